@@ -1,0 +1,120 @@
+"""The Flask side of the MNS wire: the raw request, raw query parameters, XML responses.
+
+Views use these helpers instead of ``request.args``: MNS clients put receipt handles in the query
+string unencoded, and a form-decoding view of it would turn ``+`` into a space (DECISIONS §1).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+from flask import Response, current_app, g, request
+
+from gateway.protocol.auth import IncomingRequest
+from gateway.protocol.errors import MNSError
+from gateway.protocol.xml import XmlNode, render_document
+
+if TYPE_CHECKING:
+    from gateway.config import Settings
+    from gateway.store.base import Store
+
+MNS_VERSION = "2015-06-06"
+XML_CONTENT_TYPE = "text/xml;charset=utf-8"
+
+
+@dataclass
+class GatewayContext:
+    """What the views need, attached to the Flask app as ``app.extensions["mns"]``."""
+
+    settings: Settings
+    store: Store
+    access_keys: dict[str, str]
+    services: dict[str, Any]
+
+
+def gateway() -> GatewayContext:
+    return current_app.extensions["mns"]
+
+
+def new_request_id() -> str:
+    """24 uppercase hex characters, like the service's ``x-mns-request-id``."""
+    return f"{int(time.time()) & 0xFFFFFFFF:08X}{os.getpid() & 0xFFFF:04X}{secrets.token_hex(6).upper()}"
+
+
+def raw_uri() -> str:
+    """Path and query exactly as the client sent them (what the signature covers)."""
+    environ = request.environ
+    uri = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if uri:
+        return uri
+    path = quote(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), safe="/:@!$&'()*+,;=-._~")
+    query = environ.get("QUERY_STRING", "")
+    return f"{path}?{query}" if query else path
+
+
+def incoming_request() -> IncomingRequest:
+    return IncomingRequest(
+        method=request.method,
+        raw_uri=raw_uri(),
+        headers=tuple(request.headers.items()),
+        body=request.get_data(cache=True),
+    )
+
+
+def query_params() -> dict[str, str]:
+    """Query parameters with lowercased names; values percent-decoded but ``+`` kept literally."""
+    query = raw_uri().partition("?")[2]
+    params: dict[str, str] = {}
+    for item in query.split("&"):
+        if item:
+            name, _, value = item.partition("=")
+            params[unquote(name).lower()] = unquote(value)
+    return params
+
+
+def is_meta_override() -> bool:
+    return query_params().get("metaoverride", "").lower() == "true"
+
+
+def xml_response(root: str, nodes: Sequence[XmlNode], status: int = 200) -> Response:
+    return Response(render_document(root, nodes), status=status, content_type=XML_CONTENT_TYPE)
+
+
+def empty_response(status: int, location: str | None = None) -> Response:
+    response = Response(b"", status=status)
+    if location:
+        response.headers["Location"] = location
+    return response
+
+
+def error_response(error: MNSError) -> Response:
+    host = gateway().settings.base_url
+    nodes: list[XmlNode] = [
+        ("Code", error.code),
+        ("Message", error.message),
+        ("RequestId", g.get("request_id") or new_request_id()),
+        ("HostId", host),
+    ]
+    return xml_response("Error", nodes, status=error.status)
+
+
+def list_paging(default_limit: int = 1000) -> tuple[str, str, int]:
+    """``x-mns-prefix``, ``x-mns-marker`` and ``x-mns-ret-number`` (1-1000, default 1000)."""
+    prefix = request.headers.get("x-mns-prefix", "")
+    marker = request.headers.get("x-mns-marker", "")
+    raw_limit = request.headers.get("x-mns-ret-number")
+    if raw_limit is None:
+        return prefix, marker, default_limit
+    try:
+        limit = int(raw_limit)
+    except ValueError as exc:
+        raise MNSError("InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000.") from exc
+    if not 1 <= limit <= 1000:
+        raise MNSError("InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000.")
+    return prefix, marker, limit

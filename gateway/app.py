@@ -1,0 +1,97 @@
+"""``create_app``: wires the MNS API blueprints, authentication, error mapping and health checks.
+
+Every side effect arrives as an argument (store, clock, access keys), so tests build an app on a
+temporary store with a fixed clock and drive it through Flask's test client or a real server.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, Response, g, request
+from werkzeug.exceptions import HTTPException
+
+from gateway.api import topics
+from gateway.api.context import (
+    MNS_VERSION,
+    GatewayContext,
+    error_response,
+    gateway,
+    incoming_request,
+    new_request_id,
+)
+from gateway.config import Settings
+from gateway.protocol.auth import authenticate
+from gateway.protocol.errors import MNSError
+from gateway.store.base import Store
+
+log = logging.getLogger(__name__)
+
+#: Paths served without MNS authentication: probes, metrics and signing certificates.
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
+
+_HTTP_ERRORS = {404: "ResourceNotFound", 405: "MethodNotAllowed", 413: "RequestBodyTooLarge"}
+
+
+def create_app(
+    settings: Settings,
+    store: Store,
+    access_keys: dict[str, str],
+    *,
+    clock: Callable[[], float] = time.time,
+    services: dict[str, Any] | None = None,
+) -> Flask:
+    app = Flask("gateway")
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.extensions["mns"] = GatewayContext(settings, store, access_keys, services or {})
+    app.register_blueprint(topics.blueprint)
+    _install_hooks(app, clock)
+    _install_probes(app)
+    return app
+
+
+def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
+    @app.before_request
+    def authenticate_request() -> None:
+        g.request_id = new_request_id()
+        if request.path.startswith(PUBLIC_PREFIXES):
+            return
+        length = request.content_length
+        if length is not None and length > gateway().settings.max_body_bytes:
+            raise MNSError("RequestBodyTooLarge")
+        g.access_key_id = authenticate(incoming_request(), gateway().access_keys, clock())
+
+    @app.after_request
+    def mns_headers(response: Response) -> Response:
+        response.headers["x-mns-request-id"] = g.get("request_id") or new_request_id()
+        response.headers["x-mns-version"] = MNS_VERSION
+        return response
+
+    @app.errorhandler(MNSError)
+    def mns_error(error: MNSError) -> Response:
+        return error_response(error)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> Response:
+        code = _HTTP_ERRORS.get(error.code or 500, "InvalidRequestURL")
+        return error_response(MNSError(code))
+
+    @app.errorhandler(Exception)
+    def internal_error(error: Exception) -> Response:
+        log.exception("unhandled error in %s %s", request.method, request.path)
+        return error_response(MNSError("InternalError"))
+
+
+def _install_probes(app: Flask) -> None:
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response(b"ok\n", content_type="text/plain")
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        ready = gateway().store.ping()
+        return Response(b"ready\n" if ready else b"store unavailable\n",
+                        status=200 if ready else 503, content_type="text/plain")

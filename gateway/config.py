@@ -1,0 +1,108 @@
+"""One frozen settings object, built from command-line flags and ``MNS_GATEWAY_*`` variables.
+
+Flags win over the environment, the environment over defaults. Nothing here touches the disk:
+resolving generated credentials is :mod:`gateway.credentials`' job.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+ENV_PREFIX = "MNS_GATEWAY_"
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
+    """Access keys from ``MNS_GATEWAY_ACCESS_KEY_ID``/``_SECRET`` and ``MNS_GATEWAY_ACCESS_KEYS``.
+
+    ``MNS_GATEWAY_ACCESS_KEYS`` holds ``id:secret`` pairs separated by commas, so several
+    applications (or a key being rotated) can be configured at once.
+    """
+    keys: dict[str, str] = {}
+    key_id = env.get(f"{ENV_PREFIX}ACCESS_KEY_ID", "").strip()
+    secret = env.get(f"{ENV_PREFIX}ACCESS_KEY_SECRET", "").strip()
+    if key_id and secret:
+        keys[key_id] = secret
+    for pair in _split_list(env.get(f"{ENV_PREFIX}ACCESS_KEYS", "")):
+        pair_id, sep, pair_secret = pair.partition(":")
+        if not sep or not pair_id or not pair_secret:
+            raise ValueError(f"{ENV_PREFIX}ACCESS_KEYS entries must be id:secret, got {pair!r}")
+        keys[pair_id] = pair_secret
+    return keys
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the gateway needs to know about its deployment."""
+
+    data_dir: Path = Path("./mns-data")
+    host: str = "127.0.0.1"
+    port: int = 8080
+    access_keys: Mapping[str, str] = field(default_factory=dict)
+    account_id: str = "1234567890"
+    region: str = "local"
+    public_url: str = ""
+    retry_scale: float = 1.0
+    max_body_bytes: int = 512 * 1024
+    sqlite_synchronous: str = "FULL"
+    workers: int = 1
+    threads: int = 64
+    delivery_threads: int = 8
+    log_dir: Path | None = None
+    egress_allow: tuple[str, ...] = ()
+    egress_deny: tuple[str, ...] = ()
+    push_timeout: float = 5.0
+    signing_key_file: Path | None = None
+    signing_cert_file: Path | None = None
+    admin_access_keys: tuple[str, ...] = ()
+
+    @property
+    def base_url(self) -> str:
+        """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "gateway.sqlite3"
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _env_path(env: Mapping[str, str], name: str) -> Path | None:
+    value = env.get(f"{ENV_PREFIX}{name}", "").strip()
+    return Path(value) if value else None
+
+
+def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
+    """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
+    env = os.environ if env is None else env
+    get = lambda name, default: env.get(f"{ENV_PREFIX}{name}", default)  # noqa: E731
+    return Settings(
+        data_dir=Path(get("DATA_DIR", "./mns-data")),
+        host=get("HOST", "127.0.0.1"),
+        port=int(get("PORT", "8080")),
+        access_keys=parse_access_keys(env),
+        account_id=get("ACCOUNT_ID", "1234567890"),
+        region=get("REGION", "local"),
+        public_url=get("PUBLIC_URL", ""),
+        retry_scale=float(get("RETRY_SCALE", "1.0")),
+        max_body_bytes=int(get("MAX_BODY_BYTES", str(512 * 1024))),
+        sqlite_synchronous=get("SQLITE_SYNCHRONOUS", "FULL").upper(),
+        workers=int(get("WORKERS", "1")),
+        threads=int(get("THREADS", "64")),
+        delivery_threads=int(get("DELIVERY_THREADS", "8")),
+        log_dir=_env_path(env, "LOG_DIR"),
+        egress_allow=_split_list(get("EGRESS_ALLOW", "")),
+        egress_deny=_split_list(get("EGRESS_DENY", "")),
+        push_timeout=float(get("PUSH_TIMEOUT", "5")),
+        signing_key_file=_env_path(env, "SIGNING_KEY_FILE"),
+        signing_cert_file=_env_path(env, "SIGNING_CERT_FILE"),
+        admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
+    )

@@ -1,0 +1,63 @@
+"""The gateway's records, as plain immutable values passed between the store, API and workers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+#: Messages in a topic live one day (DECISIONS §3).
+TOPIC_MESSAGE_RETENTION_SECONDS = 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    create_time: int
+    last_modify_time: int
+    maximum_message_size: int = 65536
+    logging_enabled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    topic_name: str
+    name: str
+    endpoint: str
+    notify_strategy: str = "BACKOFF_RETRY"
+    notify_content_format: str = "XML"
+    filter_tag: str | None = None
+    create_time: int = 0
+    last_modify_time: int = 0
+
+    def same_definition(self, other: Subscription) -> bool:
+        """Whether re-subscribing with ``other`` is the idempotent 204 rather than a 409."""
+        return (
+            self.endpoint,
+            self.notify_strategy,
+            self.notify_content_format,
+            self.filter_tag,
+        ) == (other.endpoint, other.notify_strategy, other.notify_content_format, other.filter_tag)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMessage:
+    id: str
+    topic_name: str
+    body: str
+    body_md5: str
+    publish_time_ms: int
+    tag: str | None = None
+    #: MessageAttributes (DirectMail/DirectSMS), UserProperties, SystemProperties, MessageGroupId,
+    #: kept as the client sent them so later issues can hand them on unchanged.
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the marker of the next, ``None`` on the last page."""
+
+    items: Sequence[T]
+    next_marker: str | None

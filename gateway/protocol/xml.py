@@ -1,0 +1,84 @@
+"""Hardened parsing of untrusted request XML and rendering of MNS response XML.
+
+Requests are parsed with defusedxml, which refuses DTDs, entity declarations and external
+references outright: a billion-laughs body or an XXE probe is a client error, never work for us.
+Elements are matched by local name because clients send the MNS namespace with or without the
+trailing slash, or none at all (DECISIONS §1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from xml.etree.ElementTree import Element, ParseError
+from xml.sax.saxutils import escape
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
+
+from gateway.protocol.errors import MNSError
+
+NAMESPACE = "http://mns.aliyuncs.com/doc/v1/"
+
+#: A rendered child: (name, text) or (name, [children...]).
+XmlNode = tuple[str, "str | Sequence[XmlNode]"]
+
+
+def local_name(element: Element) -> str:
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def parse_document(body: bytes, expected_root: str) -> Element:
+    """Parse ``body`` and insist that its root element is ``expected_root`` (by local name)."""
+    if not body.strip():
+        raise MNSError("MalformedXML", "The request body is empty.")
+    try:
+        root = fromstring(body, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as exc:
+        raise MNSError(
+            "MalformedXML", "DTDs, entity declarations and external references are not allowed."
+        ) from exc
+    except (ParseError, ValueError) as exc:
+        raise MNSError("MalformedXML") from exc
+    if local_name(root) != expected_root:
+        raise MNSError(
+            "InvalidArgument",
+            "The XML you provided did not validate against our published schema, "
+            f"cause by Element {local_name(root)}.",
+        )
+    return root
+
+
+def child(element: Element, name: str) -> Element | None:
+    for node in element:
+        if local_name(node) == name:
+            return node
+    return None
+
+
+def child_text(element: Element, name: str) -> str | None:
+    """The text of the first child called ``name``; ``None`` when absent, ``""`` when empty."""
+    node = child(element, name)
+    if node is None:
+        return None
+    return node.text or ""
+
+
+def children(element: Element, name: str) -> list[Element]:
+    return [node for node in element if local_name(node) == name]
+
+
+def _render_nodes(nodes: Sequence[XmlNode]) -> str:
+    parts: list[str] = []
+    for name, value in nodes:
+        inner = escape(value) if isinstance(value, str) else _render_nodes(value)
+        parts.append(f"<{name}>{inner}</{name}>")
+    return "".join(parts)
+
+
+def render_document(root: str, nodes: Sequence[XmlNode]) -> bytes:
+    """An MNS response document: the XML declaration, the namespaced root, the children."""
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<{root} xmlns="{NAMESPACE}">'
+        f"{_render_nodes(nodes)}</{root}>"
+    ).encode()

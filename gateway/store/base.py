@@ -1,0 +1,109 @@
+"""The store: the gateway's one way to persistent state, independent of the database behind it.
+
+``Database`` is the narrow seam a backend implements (SQLite now, PostgreSQL for several
+replicas later); :class:`Store` holds the domain operations on top of it and owns the clock, so
+tests control time by handing in their own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Protocol, TypeVar
+
+from gateway.model import Page, Subscription, Topic, TopicMessage
+from gateway.protocol.errors import MNSError
+from gateway.store import topics as sql
+
+T = TypeVar("T")
+
+
+class Database(Protocol):
+    def read(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(connection)`` for reading, on one consistent snapshot."""
+
+    def write(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(connection)`` in a transaction committed before this returns."""
+
+    def ping(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class Store:
+    """Domain operations over a :class:`Database`."""
+
+    def __init__(self, database: Database, clock: Callable[[], float] = time.time) -> None:
+        self.database = database
+        self.clock = clock
+
+    def now_seconds(self) -> int:
+        return int(self.clock())
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # topics -------------------------------------------------------------------------------
+    def create_topic(self, name: str, maximum_message_size: int, logging_enabled: bool) -> bool:
+        now = self.now_seconds()
+        topic = Topic(name, now, now, maximum_message_size, logging_enabled)
+        return self.database.write(partial(sql.create_topic, topic=topic))
+
+    def set_topic_attributes(
+        self, name: str, maximum_message_size: int | None, logging_enabled: bool | None
+    ) -> None:
+        now = self.now_seconds()
+        self.database.write(
+            lambda c: sql.set_topic_attributes(c, name, maximum_message_size, logging_enabled, now)
+        )
+
+    def get_topic(self, name: str) -> tuple[Topic, int]:
+        """The topic and its current message count."""
+        now_ms = self.now_ms()
+
+        def work(conn: Any) -> tuple[Topic, int]:
+            return sql.require_topic(conn, name), sql.message_count(conn, name, now_ms)
+
+        return self.database.read(work)
+
+    def delete_topic(self, name: str) -> None:
+        self.database.write(partial(sql.delete_topic, name=name))
+
+    def list_topics(self, prefix: str, marker: str, limit: int) -> Page[Topic]:
+        return self.database.read(lambda c: sql.list_topics(c, prefix, marker, limit))
+
+    # subscriptions ------------------------------------------------------------------------
+    def subscribe(self, subscription: Subscription) -> bool:
+        return self.database.write(partial(sql.subscribe, subscription=subscription))
+
+    def set_notify_strategy(self, topic_name: str, name: str, strategy: str) -> None:
+        now = self.now_seconds()
+        self.database.write(lambda c: sql.set_notify_strategy(c, topic_name, name, strategy, now))
+
+    def get_subscription(self, topic_name: str, name: str) -> Subscription:
+        found = self.database.read(lambda c: sql.get_subscription(c, topic_name, name))
+        if found is None:
+            raise MNSError("SubscriptionNotExist")
+        return found
+
+    def unsubscribe(self, topic_name: str, name: str) -> None:
+        self.database.write(lambda c: sql.unsubscribe(c, topic_name, name))
+
+    def list_subscriptions(
+        self, topic_name: str, prefix: str, marker: str, limit: int
+    ) -> Page[Subscription]:
+        return self.database.read(
+            lambda c: sql.list_subscriptions(c, topic_name, prefix, marker, limit)
+        )
+
+    # messages -----------------------------------------------------------------------------
+    def publish(self, message: TopicMessage) -> int:
+        return self.database.write(partial(sql.publish, message=message))
+
+    # lifecycle ----------------------------------------------------------------------------
+    def ping(self) -> bool:
+        return self.database.ping()
+
+    def close(self) -> None:
+        self.database.close()

@@ -1,0 +1,98 @@
+"""Table definitions, written in SQL that SQLite and PostgreSQL both accept.
+
+Times are integers: resource times in epoch seconds (as MNS reports them), message and delivery
+times in epoch milliseconds. Leases (``lease_owner``, ``lease_expires_at``) rather than locks mark
+claimed work, so a worker that dies simply lets its lease lapse.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+TABLES = (
+    """
+    CREATE TABLE IF NOT EXISTS topics (
+        name TEXT PRIMARY KEY,
+        create_time BIGINT NOT NULL,
+        last_modify_time BIGINT NOT NULL,
+        maximum_message_size INTEGER NOT NULL,
+        logging_enabled INTEGER NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS subscriptions (
+        topic_name TEXT NOT NULL,
+        name TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        filter_tag TEXT,
+        notify_strategy TEXT NOT NULL,
+        notify_content_format TEXT NOT NULL,
+        create_time BIGINT NOT NULL,
+        last_modify_time BIGINT NOT NULL,
+        PRIMARY KEY (topic_name, name)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS topic_messages (
+        id TEXT PRIMARY KEY,
+        topic_name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        body_md5 TEXT NOT NULL,
+        tag TEXT,
+        attributes TEXT NOT NULL,
+        publish_time BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS topic_messages_topic ON topic_messages (topic_name, expires_at)",
+    """
+    CREATE TABLE IF NOT EXISTS deliveries (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        topic_name TEXT NOT NULL,
+        subscription_name TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at BIGINT NOT NULL,
+        lease_owner TEXT,
+        lease_expires_at BIGINT,
+        created_at BIGINT NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at)",
+    "CREATE INDEX IF NOT EXISTS deliveries_message ON deliveries (message_id)",
+    """
+    CREATE INDEX IF NOT EXISTS deliveries_subscription
+        ON deliveries (topic_name, subscription_name)
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS delivery_attempts (
+        delivery_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        attempted_at BIGINT NOT NULL,
+        status_code INTEGER,
+        outcome TEXT NOT NULL,
+        error TEXT,
+        latency_ms DOUBLE PRECISION,
+        PRIMARY KEY (delivery_id, attempt)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS dead_letters (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        topic_name TEXT NOT NULL,
+        subscription_name TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        notify_strategy TEXT NOT NULL,
+        notify_content_format TEXT NOT NULL,
+        body TEXT NOT NULL,
+        body_md5 TEXT NOT NULL,
+        tag TEXT,
+        attributes TEXT NOT NULL,
+        publish_time BIGINT NOT NULL,
+        attempts TEXT NOT NULL,
+        dead_at BIGINT NOT NULL,
+        replayed_at BIGINT
+    )
+    """,
+)

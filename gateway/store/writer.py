@@ -1,0 +1,143 @@
+"""A single writer thread that commits many callers' work in one transaction (group commit).
+
+SQLite allows one writer at a time. Letting every request thread fight for the write lock makes
+them sleep in SQLite's busy handler (milliseconds at a time), which is what collapses threaded
+servers. Instead, request threads hand their write as a function to this thread and wait; it runs
+whatever has queued up inside one ``BEGIN IMMEDIATE … COMMIT``, each job under its own savepoint
+so one job's error rolls back only that job. One fsync then covers the whole batch.
+
+Between processes (several gunicorn workers on one data dir) an ``fcntl`` lock file serialises
+the writers; a blocked ``flock`` wakes as soon as the lock is free, unlike the busy handler.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class _Job(Generic[T]):
+    __slots__ = ("done", "error", "result", "work")
+
+    def __init__(self, work: Callable[[sqlite3.Connection], T]) -> None:
+        self.work = work
+        self.done = threading.Event()
+        self.result: T | None = None
+        self.error: BaseException | None = None
+
+
+class _Stop:
+    """Sentinel that ends the writer thread."""
+
+
+class GroupCommitWriter:
+    """Runs write jobs on one connection in batched transactions."""
+
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        lock_path: Path,
+        max_batch: int = 512,
+    ) -> None:
+        self._connect = connect
+        self._lock_path = lock_path
+        self._max_batch = max_batch
+        self._jobs: queue.SimpleQueue[_Job[Any] | _Stop] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+        self._start_lock = threading.Lock()
+
+    def submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(connection)`` inside a committed transaction and return its result."""
+        self._ensure_started()
+        job: _Job[T] = _Job(work)
+        self._jobs.put(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.result  # type: ignore[return-value]
+
+    def close(self) -> None:
+        if self._thread is not None and self._pid == os.getpid():
+            self._jobs.put(_Stop())
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _ensure_started(self) -> None:
+        # A forked child (gunicorn worker) inherits no threads: start a writer of its own.
+        if self._thread is not None and self._pid == os.getpid():
+            return
+        with self._start_lock:
+            if self._thread is None or self._pid != os.getpid():
+                self._jobs = queue.SimpleQueue()
+                self._pid = os.getpid()
+                self._thread = threading.Thread(
+                    target=self._run, name="mns-store-writer", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        connection = self._connect()
+        lock_file = open(self._lock_path, "a+b")  # noqa: SIM115 - held for the thread's life
+        try:
+            while True:
+                batch = self._next_batch()
+                if batch is None:
+                    return
+                fcntl.flock(lock_file, fcntl.LOCK_EX)
+                try:
+                    self._commit(connection, batch)
+                finally:
+                    fcntl.flock(lock_file, fcntl.LOCK_UN)
+                for job in batch:
+                    job.done.set()
+        finally:
+            lock_file.close()
+            connection.close()
+
+    def _next_batch(self) -> list[_Job[Any]] | None:
+        first = self._jobs.get()
+        if isinstance(first, _Stop):
+            return None
+        batch = [first]
+        while len(batch) < self._max_batch:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(job, _Stop):
+                self._jobs.put(job)
+                break
+            batch.append(job)
+        return batch
+
+    @staticmethod
+    def _commit(connection: sqlite3.Connection, batch: list[_Job[Any]]) -> None:
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            for job in batch:
+                job.error = exc
+            return
+        for job in batch:
+            connection.execute("SAVEPOINT job")
+            try:
+                job.result = job.work(connection)
+            except BaseException as exc:  # handed back to the submitting thread
+                connection.execute("ROLLBACK TO job")
+                job.error = exc
+            connection.execute("RELEASE job")
+        try:
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            connection.execute("ROLLBACK")
+            for job in batch:
+                job.error = job.error or exc
