@@ -93,5 +93,8 @@ def _install_probes(app: Flask) -> None:
     @app.get("/readyz")
     def readyz() -> Response:
         ready = gateway().store.ping()
-        return Response(b"ready\n" if ready else b"store unavailable\n",
-                        status=200 if ready else 503, content_type="text/plain")
+        return Response(
+            b"ready\n" if ready else b"store unavailable\n",
+            status=200 if ready else 503,
+            content_type="text/plain",
+        )

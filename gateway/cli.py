@@ -27,7 +27,9 @@ def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     # Resolve (and print) generated credentials once, before gunicorn forks its workers.
     announce_generated_keys(resolve_access_keys(settings.access_keys, settings.data_dir)[1])
-    print(f"mns-gateway listening on {settings.base_url} (data dir {settings.data_dir})", flush=True)
+    print(
+        f"mns-gateway listening on {settings.base_url} (data dir {settings.data_dir})", flush=True
+    )
     GatewayServer(settings).run()
     return 0
 

@@ -39,6 +39,13 @@ class RunningGateway:
     def raw(self) -> RawClient:
         return RawClient("127.0.0.1", self.port, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
 
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the arbiter and every worker, mid-whatever."""
+        import signal
+
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -67,10 +74,14 @@ def wait_until_ready(port: int, process: subprocess.Popen[bytes], timeout: float
     raise RuntimeError("gateway did not become ready")
 
 
-def start_gateway(data_dir: Path, extra_env: dict[str, str] | None = None,
-                  args: tuple[str, ...] = ()) -> RunningGateway:
+def start_gateway(
+    data_dir: Path,
+    extra_env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    port: int | None = None,
+) -> RunningGateway:
     """``mns-gateway serve`` in a subprocess, exactly as the README starts it."""
-    port = free_port()
+    port = port or free_port()
     env = {
         **os.environ,
         "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
@@ -78,10 +89,24 @@ def start_gateway(data_dir: Path, extra_env: dict[str, str] | None = None,
         "MNS_GATEWAY_RETRY_SCALE": "0.01",
         **(extra_env or {}),
     }
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port),
-               "--data-dir", str(data_dir), *args]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "gateway.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        *args,
+    ]
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     gateway = RunningGateway(process, port, data_dir, env)
     try:
         wait_until_ready(port, process)

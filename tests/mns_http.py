@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
 
+from defusedxml.ElementTree import fromstring
+
 from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
 from gateway.protocol.xml import local_name
-
-from defusedxml.ElementTree import fromstring
 
 
 @dataclass
@@ -43,8 +43,14 @@ class RawClient:
     extra_headers: dict[str, str] = field(default_factory=dict)
 
     def headers_for(
-        self, method: str, uri: str, body: bytes, *, date: float | None = None,
-        content_md5: str | None = None, headers: dict[str, str] | None = None,
+        self,
+        method: str,
+        uri: str,
+        body: bytes,
+        *,
+        date: float | None = None,
+        content_md5: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> dict[str, str]:
         out = {"x-mns-version": "2015-06-06", "Date": formatdate(date or time.time(), usegmt=True)}
         if body:
@@ -52,14 +58,25 @@ class RawClient:
             out["Content-MD5"] = content_md5 if content_md5 is not None else sdk_content_md5(body)
         out.update(self.extra_headers)
         out.update(headers or {})
-        request = IncomingRequest(method, uri, tuple(out.items()), body)
+        request = IncomingRequest.from_pairs(method, uri, out.items(), body)
         out["Authorization"] = f"MNS {self.key_id}:{sign(self.secret, string_to_sign(request))}"
         return out
 
-    def send(self, method: str, uri: str, body: bytes = b"", headers: dict[str, str] | None = None,
-             *, sign_request: bool = True, **options: object) -> RawResponse:
-        final = (self.headers_for(method, uri, body, headers=headers, **options)  # type: ignore[arg-type]
-                 if sign_request else dict(headers or {}))
+    def send(
+        self,
+        method: str,
+        uri: str,
+        body: bytes = b"",
+        headers: dict[str, str] | None = None,
+        *,
+        sign_request: bool = True,
+        **options: object,
+    ) -> RawResponse:
+        final = (
+            self.headers_for(method, uri, body, headers=headers, **options)  # type: ignore[arg-type]
+            if sign_request
+            else dict(headers or {})
+        )
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
             connection.request(method, uri, body=body, headers=final)

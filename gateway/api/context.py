@@ -44,7 +44,8 @@ def gateway() -> GatewayContext:
 
 def new_request_id() -> str:
     """24 uppercase hex characters, like the service's ``x-mns-request-id``."""
-    return f"{int(time.time()) & 0xFFFFFFFF:08X}{os.getpid() & 0xFFFF:04X}{secrets.token_hex(6).upper()}"
+    seconds = int(time.time()) & 0xFFFFFFFF
+    return f"{seconds:08X}{os.getpid() & 0xFFFF:04X}{secrets.token_hex(6).upper()}"
 
 
 def raw_uri() -> str:
@@ -53,16 +54,31 @@ def raw_uri() -> str:
     uri = environ.get("RAW_URI") or environ.get("REQUEST_URI")
     if uri:
         return uri
-    path = quote(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), safe="/:@!$&'()*+,;=-._~")
+    path = quote(
+        environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), safe="/:@!$&'()*+,;=-._~"
+    )
     query = environ.get("QUERY_STRING", "")
     return f"{path}?{query}" if query else path
+
+
+def _lowercase_headers(environ: dict[str, Any]) -> dict[str, str]:
+    """Header names from the WSGI environ, lowercased (cheaper than ``request.headers``)."""
+    headers = {
+        key[5:].replace("_", "-").lower(): value
+        for key, value in environ.items()
+        if key.startswith("HTTP_")
+    }
+    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(key):
+            headers[key.replace("_", "-").lower()] = environ[key]
+    return headers
 
 
 def incoming_request() -> IncomingRequest:
     return IncomingRequest(
         method=request.method,
         raw_uri=raw_uri(),
-        headers=tuple(request.headers.items()),
+        headers=_lowercase_headers(request.environ),
         body=request.get_data(cache=True),
     )
 
@@ -114,7 +130,11 @@ def list_paging(default_limit: int = 1000) -> tuple[str, str, int]:
     try:
         limit = int(raw_limit)
     except ValueError as exc:
-        raise MNSError("InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000.") from exc
+        raise MNSError(
+            "InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000."
+        ) from exc
     if not 1 <= limit <= 1000:
-        raise MNSError("InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000.")
+        raise MNSError(
+            "InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000."
+        )
     return prefix, marker, limit

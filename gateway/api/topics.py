@@ -225,8 +225,10 @@ def _message_attributes(root: Element) -> dict[str, Any]:
                 raise MNSError("InvalidArgument", f"{local_name(entry)} must be JSON.") from exc
             direct[local_name(entry)] = text
         attributes["MessageAttributes"] = direct
-    for container, item in (("UserProperties", "PropertyValue"),
-                            ("SystemProperties", "SystemPropertyValue")):
+    for container, item in (
+        ("UserProperties", "PropertyValue"),
+        ("SystemProperties", "SystemPropertyValue"),
+    ):
         if values := _properties(root, container, item):
             attributes[container] = values
     group = child_text(root, "MessageGroupId")

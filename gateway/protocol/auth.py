@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import calendar
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
+from email.utils import parsedate_tz
+from functools import lru_cache
 
 from gateway.protocol.errors import MNSError
 
@@ -24,27 +26,29 @@ MAX_CLOCK_SKEW_SECONDS = 15 * 60
 class IncomingRequest:
     """A request exactly as it arrived, before any decoding.
 
-    ``headers`` is an iterable of (name, value) pairs so that the caller's header casing and
-    duplicates survive; the functions below compare names case-insensitively.
+    Header names are lowercased once, on construction: MNS compares them case-insensitively and
+    signs the ``x-mns-*`` ones lowercased anyway.
     """
 
     method: str
     raw_uri: str
-    headers: tuple[tuple[str, str], ...]
+    headers: Mapping[str, str]
     body: bytes
 
+    @classmethod
+    def from_pairs(
+        cls, method: str, raw_uri: str, pairs: Iterable[tuple[str, str]], body: bytes
+    ) -> IncomingRequest:
+        return cls(method, raw_uri, {name.lower(): value for name, value in pairs}, body)
+
     def header(self, name: str) -> str | None:
-        wanted = name.lower()
-        for key, value in self.headers:
-            if key.lower() == wanted:
-                return value
-        return None
+        return self.headers.get(name)
 
 
-def canonical_mns_headers(headers: Iterable[tuple[str, str]]) -> str:
-    """``name:value\\n`` for every ``x-mns-*`` header, names lowercased and sorted."""
+def canonical_mns_headers(headers: Mapping[str, str]) -> str:
+    """``name:value`` lines for every ``x-mns-*`` header (names already lowercase), sorted."""
     pairs = sorted(
-        (name.lower(), value.strip()) for name, value in headers if name.lower().startswith("x-mns-")
+        (name, value.strip()) for name, value in headers.items() if name.startswith("x-mns-")
     )
     return "".join(f"{name}:{value}\n" for name, value in pairs)
 
@@ -77,18 +81,30 @@ def parse_authorization(value: str) -> tuple[str, str]:
     return key_id, signature
 
 
+@lru_cache(maxsize=1024)
+def parse_http_date(value: str) -> int | None:
+    """Epoch seconds of an RFC 1123 date with a zone, ``None`` if it is not one.
+
+    Cached: every request signed within the same second carries the same string.
+    """
+    parsed = parsedate_tz(value)
+    if parsed is None or parsed[9] is None:
+        return None
+    try:
+        return calendar.timegm((*parsed[:6], 0, 1, 0)) - parsed[9]
+    except (OverflowError, ValueError):
+        return None
+
+
 def check_date(request: IncomingRequest, now: float) -> None:
     """Reject a missing, unparseable or stale Date (or x-mns-date)."""
     value = request.header("x-mns-date") or request.header("date")
     if not value:
         raise MNSError("MissingDateHeader")
-    try:
-        sent = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError) as exc:
-        raise MNSError("InvalidDateHeader") from exc
-    if sent.tzinfo is None:
+    sent = parse_http_date(value)
+    if sent is None:
         raise MNSError("InvalidDateHeader")
-    if abs(sent.timestamp() - now) > MAX_CLOCK_SKEW_SECONDS:
+    if abs(sent - now) > MAX_CLOCK_SKEW_SECONDS:
         raise MNSError("TimeExpired")
 
 

@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
 
-_QUEUE = re.compile(r"acs:mns:(?P<region>[A-Za-z0-9-]+):(?P<account>[A-Za-z0-9-]+):queues/(?P<queue>.+)")
+_QUEUE = re.compile(
+    r"acs:mns:(?P<region>[A-Za-z0-9-]+):(?P<account>[A-Za-z0-9-]+):queues/(?P<queue>.+)"
+)
 _MAIL = re.compile(r"mail:directmail:(?P<address>[^@\s:]+@[^@\s:]+\.[^@\s:]+)")
 _SMS = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?[0-9]{5,20})")
 RESERVED_PATH_PREFIX = "/mns-reserved-"

@@ -12,7 +12,10 @@ from typing import Final
 #: code -> (HTTP status, default message), from the seeds' "MNS错误码表" and the per-operation
 #: "Special error" tables.
 ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
-    "AccessDenied": (403, "The OwnerId that your Access Key Id associated to is forbidden for this operation."),
+    "AccessDenied": (
+        403,
+        "The OwnerId that your Access Key Id associated to is forbidden for this operation.",
+    ),
     "InvalidAccessKeyId": (403, "The AccessKey Id you provided is not exist."),
     "InternalError": (500, "Internal error."),
     "InvalidAuthorizationHeader": (400, "The Authorization header format is invalid."),
@@ -49,7 +52,10 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
         "The topic name you provided is invalid. TopicName should start with alpha or digit and "
         "contain only alpha, digit or -.",
     ),
-    "TopicNameLengthError": (400, "Topic name length is out of range, should be between 1 and 256."),
+    "TopicNameLengthError": (
+        400,
+        "Topic name length is out of range, should be between 1 and 256.",
+    ),
     "TopicNotExist": (404, "The Topic you provided does not exist."),
     "SubscriptionNameInvalid": (
         400,

@@ -67,8 +67,13 @@ def create_topic(conn: Connection, topic: Topic) -> bool:
     conn.execute(
         "INSERT INTO topics (name, create_time, last_modify_time, maximum_message_size,"
         " logging_enabled) VALUES (?, ?, ?, ?, ?)",
-        (topic.name, topic.create_time, topic.last_modify_time, topic.maximum_message_size,
-         int(topic.logging_enabled)),
+        (
+            topic.name,
+            topic.create_time,
+            topic.last_modify_time,
+            topic.maximum_message_size,
+            int(topic.logging_enabled),
+        ),
     )
     return True
 
@@ -90,14 +95,14 @@ def set_topic_attributes(
 
 
 def delete_topic(conn: Connection, name: str) -> None:
-    """Delete the topic with its subscriptions, messages and pending deliveries (seed: DeleteTopic)."""
+    """Delete the topic with its subscriptions, messages and pending deliveries."""
     conn.execute(
         "DELETE FROM delivery_attempts WHERE delivery_id IN"
         " (SELECT id FROM deliveries WHERE topic_name = ?)",
         (name,),
     )
     for table in ("deliveries", "topic_messages", "subscriptions"):
-        conn.execute(f"DELETE FROM {table} WHERE topic_name = ?", (name,))  # noqa: S608
+        conn.execute(f"DELETE FROM {table} WHERE topic_name = ?", (name,))
     conn.execute("DELETE FROM topics WHERE name = ?", (name,))
 
 
@@ -143,8 +148,16 @@ def subscribe(conn: Connection, subscription: Subscription) -> bool:
     conn.execute(
         "INSERT INTO subscriptions (topic_name, name, endpoint, filter_tag, notify_strategy,"
         " notify_content_format, create_time, last_modify_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (s.topic_name, s.name, s.endpoint, s.filter_tag, s.notify_strategy,
-         s.notify_content_format, s.create_time, s.last_modify_time),
+        (
+            s.topic_name,
+            s.name,
+            s.endpoint,
+            s.filter_tag,
+            s.notify_strategy,
+            s.notify_content_format,
+            s.create_time,
+            s.last_modify_time,
+        ),
     )
     return True
 
@@ -208,15 +221,29 @@ def publish(conn: Connection, message: TopicMessage) -> int:
     conn.execute(
         "INSERT INTO topic_messages (id, topic_name, body, body_md5, tag, attributes,"
         " publish_time, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (message.id, message.topic_name, message.body, message.body_md5, message.tag,
-         json.dumps(message.attributes), message.publish_time_ms, expires),
+        (
+            message.id,
+            message.topic_name,
+            message.body,
+            message.body_md5,
+            message.tag,
+            json.dumps(message.attributes),
+            message.publish_time_ms,
+            expires,
+        ),
     )
     conn.executemany(
         "INSERT INTO deliveries (id, message_id, topic_name, subscription_name, attempts,"
         " next_attempt_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
         [
-            (uuid.uuid4().hex, message.id, message.topic_name, sub.name,
-             message.publish_time_ms, message.publish_time_ms)
+            (
+                uuid.uuid4().hex,
+                message.id,
+                message.topic_name,
+                sub.name,
+                message.publish_time_ms,
+                message.publish_time_ms,
+            )
             for sub in targets
         ],
     )

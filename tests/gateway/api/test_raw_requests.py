@@ -13,7 +13,9 @@ import pytest
 
 from tests.mns_http import RawClient
 
-TOPIC_XML = b'<?xml version="1.0" encoding="UTF-8"?><Topic xmlns="http://mns.aliyuncs.com/doc/v1/"/>'
+TOPIC_XML = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Topic xmlns="http://mns.aliyuncs.com/doc/v1/"/>'
+)
 
 
 def message_xml(body: str) -> bytes:
@@ -50,8 +52,13 @@ def test_every_response_has_lowercase_mns_headers(raw: RawClient, topic: str) ->
 
 
 def test_missing_authorization(raw: RawClient, topic: str) -> None:
-    response = raw.send("POST", f"/topics/{topic}/messages", message_xml("x"), sign_request=False,
-                        headers={"Date": "Sat, 21 Nov 2026 00:00:00 GMT"})
+    response = raw.send(
+        "POST",
+        f"/topics/{topic}/messages",
+        message_xml("x"),
+        sign_request=False,
+        headers={"Date": "Sat, 21 Nov 2026 00:00:00 GMT"},
+    )
     assert_error(response, 400, "MissingAuthorizationHeader")
     assert message_count(raw, topic) == b"1"
 
@@ -59,8 +66,9 @@ def test_missing_authorization(raw: RawClient, topic: str) -> None:
 def test_bad_signature(raw: RawClient, topic: str) -> None:
     headers = raw.headers_for("POST", f"/topics/{topic}/messages", message_xml("x"))
     headers["Authorization"] = headers["Authorization"][:-4] + "AAA="
-    response = raw.send("POST", f"/topics/{topic}/messages", message_xml("x"), headers,
-                        sign_request=False)
+    response = raw.send(
+        "POST", f"/topics/{topic}/messages", message_xml("x"), headers, sign_request=False
+    )
     assert_error(response, 403, "SignatureDoesNotMatch")
     assert message_count(raw, topic) == b"1"
 
@@ -91,8 +99,9 @@ def test_malformed_authorization(raw: RawClient, topic: str, value: str) -> None
 
 @pytest.mark.parametrize("offset", [-16 * 60, 16 * 60])
 def test_stale_or_future_date(raw: RawClient, topic: str, offset: int) -> None:
-    response = raw.send("POST", f"/topics/{topic}/messages", message_xml("x"),
-                        date=time.time() + offset)
+    response = raw.send(
+        "POST", f"/topics/{topic}/messages", message_xml("x"), date=time.time() + offset
+    )
     assert_error(response, 408, "TimeExpired")
     assert message_count(raw, topic) == b"1"
 
@@ -159,17 +168,25 @@ def test_malformed_xml(raw: RawClient, topic: str, body: bytes) -> None:
 
 
 def test_wrong_root_element(raw: RawClient, topic: str) -> None:
-    response = raw.send("POST", f"/topics/{topic}/messages", b"<Topic><MessageBody>x</MessageBody></Topic>")
+    response = raw.send(
+        "POST", f"/topics/{topic}/messages", b"<Topic><MessageBody>x</MessageBody></Topic>"
+    )
     assert_error(response, 400, "InvalidArgument")
 
 
 def test_missing_message_body(raw: RawClient, topic: str) -> None:
-    response = raw.send("POST", f"/topics/{topic}/messages", b"<Message><MessageTag>a</MessageTag></Message>")
+    response = raw.send(
+        "POST", f"/topics/{topic}/messages", b"<Message><MessageTag>a</MessageTag></Message>"
+    )
     assert_error(response, 400, "InvalidArgument")
 
 
 def test_namespace_variants_are_accepted(raw: RawClient, topic: str) -> None:
-    for xmlns in ("", ' xmlns="http://mns.aliyuncs.com/doc/v1"', ' xmlns="http://mns.aliyuncs.com/doc/v1/"'):
+    for xmlns in (
+        "",
+        ' xmlns="http://mns.aliyuncs.com/doc/v1"',
+        ' xmlns="http://mns.aliyuncs.com/doc/v1/"',
+    ):
         body = f"<Message{xmlns}><MessageBody>ns</MessageBody></Message>".encode()
         assert raw.send("POST", f"/topics/{topic}/messages", body).status == 201
     assert message_count(raw, topic) == b"4"
@@ -210,35 +227,53 @@ def test_names_at_and_beyond_the_limits(raw: RawClient) -> None:
     assert_error(raw.send("PUT", "/topics/-starts-with-dash", TOPIC_XML), 400, "TopicNameInvalid")
     assert_error(raw.send("PUT", "/topics/has_underscore", TOPIC_XML), 400, "TopicNameInvalid")
     sub = b"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint></Subscription>"
-    assert_error(raw.send("PUT", f"/topics/{longest}/subscriptions/{'s' * 257}", sub), 400,
-                 "SubscriptionNameLengthError")
-    assert_error(raw.send("PUT", f"/topics/{longest}/subscriptions/bad.name", sub), 400,
-                 "SubscriptionNameInvalid")
+    assert_error(
+        raw.send("PUT", f"/topics/{longest}/subscriptions/{'s' * 257}", sub),
+        400,
+        "SubscriptionNameLengthError",
+    )
+    assert_error(
+        raw.send("PUT", f"/topics/{longest}/subscriptions/bad.name", sub),
+        400,
+        "SubscriptionNameInvalid",
+    )
 
 
 @pytest.mark.parametrize("tag", ["", "x" * 17])
 def test_filter_tag_length(raw: RawClient, topic: str, tag: str) -> None:
-    body = (f"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint>"
-            f"<FilterTag>{tag}</FilterTag></Subscription>").encode()
+    body = (
+        f"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint>"
+        f"<FilterTag>{tag}</FilterTag></Subscription>"
+    ).encode()
     assert_error(raw.send("PUT", f"/topics/{topic}/subscriptions/s", body), 400, "InvalidArgument")
 
 
-@pytest.mark.parametrize("element,value", [("NotifyStrategy", "NEVER"), ("NotifyContentFormat", "YAML")])
+@pytest.mark.parametrize(
+    "element,value", [("NotifyStrategy", "NEVER"), ("NotifyContentFormat", "YAML")]
+)
 def test_unknown_strategy_or_format(raw: RawClient, topic: str, element: str, value: str) -> None:
-    body = (f"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint>"
-            f"<{element}>{value}</{element}></Subscription>").encode()
+    body = (
+        f"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint>"
+        f"<{element}>{value}</{element}></Subscription>"
+    ).encode()
     assert_error(raw.send("PUT", f"/topics/{topic}/subscriptions/s", body), 400, "InvalidArgument")
 
 
 def test_message_tag_too_long(raw: RawClient, topic: str) -> None:
-    body = b"<Message><MessageBody>x</MessageBody><MessageTag>" + b"t" * 17 + b"</MessageTag></Message>"
+    body = (
+        b"<Message><MessageBody>x</MessageBody><MessageTag>"
+        + b"t" * 17
+        + b"</MessageTag></Message>"
+    )
     assert_error(raw.send("POST", f"/topics/{topic}/messages", body), 400, "InvalidArgument")
     assert message_count(raw, topic) == b"1"
 
 
 def test_direct_mail_must_be_json(raw: RawClient, topic: str) -> None:
-    body = (b"<Message><MessageBody>x</MessageBody><MessageAttributes>"
-            b"<DirectMail>{not json</DirectMail></MessageAttributes></Message>")
+    body = (
+        b"<Message><MessageBody>x</MessageBody><MessageAttributes>"
+        b"<DirectMail>{not json</DirectMail></MessageAttributes></Message>"
+    )
     assert_error(raw.send("POST", f"/topics/{topic}/messages", body), 400, "InvalidArgument")
 
 

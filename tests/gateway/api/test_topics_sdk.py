@@ -39,7 +39,9 @@ def test_create_get_set_delete_topic(account: Account, unique: str) -> None:
     topic.delete()  # deleting a missing topic succeeds, as on the service
 
 
-def test_recreate_topic_same_attributes_is_204_different_is_409(account: Account, unique: str) -> None:
+def test_recreate_topic_same_attributes_is_204_different_is_409(
+    account: Account, unique: str
+) -> None:
     topic = account.get_topic(unique)
     topic.create(TopicMeta(maximum_message_size=1024))
     topic.create(TopicMeta(maximum_message_size=1024))  # identical: 204, no error
@@ -73,7 +75,9 @@ def test_list_topics_with_prefix_and_paging(account: Account, unique: str) -> No
 
 def test_list_topics_with_meta(raw, unique: str) -> None:  # type: ignore[no-untyped-def]
     assert raw.send("PUT", f"/topics/{unique}", b"<Topic/>").status == 201
-    response = raw.send("GET", "/topics", headers={"x-mns-prefix": unique, "x-mns-with-meta": "true"})
+    response = raw.send(
+        "GET", "/topics", headers={"x-mns-prefix": unique, "x-mns-with-meta": "true"}
+    )
     assert response.status == 200
     assert f"<TopicName>{unique}</TopicName>".encode() in response.body
     assert b"<MaximumMessageSize>65536</MaximumMessageSize>" in response.body
@@ -89,8 +93,12 @@ def test_subscription_lifecycle(account: Account, unique: str) -> None:
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
     subscription = topic.get_subscription("sub-1")
-    meta = SubscriptionMeta("http://127.0.0.1:9/hook", notify_strategy="EXPONENTIAL_DECAY_RETRY",
-                            notify_content_format="SIMPLIFIED", filter_tag="important")
+    meta = SubscriptionMeta(
+        "http://127.0.0.1:9/hook",
+        notify_strategy="EXPONENTIAL_DECAY_RETRY",
+        notify_content_format="SIMPLIFIED",
+        filter_tag="important",
+    )
     url = subscription.subscribe(meta)
     assert url.endswith(f"/topics/{unique}/subscriptions/sub-1")
     subscription.subscribe(meta)  # identical: 204
@@ -107,7 +115,9 @@ def test_subscription_lifecycle(account: Account, unique: str) -> None:
     assert subscription.get_attributes().notify_strategy == "BACKOFF_RETRY"
 
     different = SubscriptionMeta("http://127.0.0.1:9/other")
-    assert server_error(lambda: subscription.subscribe(different)).type == "SubscriptionAlreadyExist"
+    assert (
+        server_error(lambda: subscription.subscribe(different)).type == "SubscriptionAlreadyExist"
+    )
 
     subscription.unsubscribe()
     assert server_error(subscription.get_attributes).type == "SubscriptionNotExist"
@@ -118,18 +128,26 @@ def test_subscription_defaults_and_any_case(account: Account, unique: str) -> No
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
     sub = topic.get_subscription("plain")
-    sub.subscribe(SubscriptionMeta("http://127.0.0.1:9/", notify_strategy="exponential_decay_retry"))
+    sub.subscribe(
+        SubscriptionMeta("http://127.0.0.1:9/", notify_strategy="exponential_decay_retry")
+    )
     attributes = sub.get_attributes()
     assert attributes.notify_strategy == "EXPONENTIAL_DECAY_RETRY"
     assert attributes.notify_content_format == "XML"
     assert attributes.filter_tag == ""
 
 
-@pytest.mark.parametrize("endpoint", [
-    "http://example.test", "https://example.test:8443/path?x=1",
-    "acs:mns:cn-hangzhou:12345:queues/my-queue", "mail:directmail:someone@example.test",
-    "sms:directsms:anonymous", "sms:directsms:13800000000",
-])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "http://example.test",
+        "https://example.test:8443/path?x=1",
+        "acs:mns:cn-hangzhou:12345:queues/my-queue",
+        "mail:directmail:someone@example.test",
+        "sms:directsms:anonymous",
+        "sms:directsms:13800000000",
+    ],
+)
 def test_every_endpoint_form_is_accepted(account: Account, unique: str, endpoint: str) -> None:
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
@@ -137,11 +155,21 @@ def test_every_endpoint_form_is_accepted(account: Account, unique: str, endpoint
     assert topic.get_subscription("s").get_attributes().endpoint == endpoint
 
 
-@pytest.mark.parametrize("endpoint", [
-    "ftp://example.test/", "http://", "http://host/mns-reserved-x", "acs:mns:r:1:queues/-bad",
-    "mail:directmail:not-an-address", "sms:directsms:abc", "tcp://127.0.0.1:1",
-])
-def test_unknown_endpoint_forms_are_endpoint_invalid(account: Account, unique: str, endpoint: str) -> None:
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "ftp://example.test/",
+        "http://",
+        "http://host/mns-reserved-x",
+        "acs:mns:r:1:queues/-bad",
+        "mail:directmail:not-an-address",
+        "sms:directsms:abc",
+        "tcp://127.0.0.1:1",
+    ],
+)
+def test_unknown_endpoint_forms_are_endpoint_invalid(
+    account: Account, unique: str, endpoint: str
+) -> None:
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
     error = server_error(lambda: topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint)))
@@ -151,7 +179,10 @@ def test_unknown_endpoint_forms_are_endpoint_invalid(account: Account, unique: s
 
 def test_subscribe_to_missing_topic(account: Account, unique: str) -> None:
     sub = account.get_topic(unique).get_subscription("s")
-    assert server_error(lambda: sub.subscribe(SubscriptionMeta("http://x.test/"))).type == "TopicNotExist"
+    assert (
+        server_error(lambda: sub.subscribe(SubscriptionMeta("http://x.test/"))).type
+        == "TopicNotExist"
+    )
 
 
 def test_list_subscriptions_paging(account: Account, unique: str) -> None:
@@ -182,8 +213,9 @@ def test_publish_counts_and_md5(account: Account, unique: str) -> None:
 def test_publish_with_direct_mail_sms_and_properties(account: Account, unique: str) -> None:
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
-    mail = DirectMailInfo(account_name="a@example.test", subject="s", address_type=0,
-                          is_html=0, reply_to_address=0)
+    mail = DirectMailInfo(
+        account_name="a@example.test", subject="s", address_type=0, is_html=0, reply_to_address=0
+    )
     message = TopicMessage("body", direct_mail=mail)
     assert topic.publish_message(message).message_id
     sms = DirectSMSInfo(free_sign_name="sign", template_code="T1", single=True)
@@ -194,13 +226,13 @@ def test_publish_with_direct_mail_sms_and_properties(account: Account, unique: s
 def test_publish_accepts_group_id_and_properties(raw, unique: str) -> None:  # type: ignore[no-untyped-def]
     assert raw.send("PUT", f"/topics/{unique}", b"<Topic/>").status == 201
     body = (
-        '<?xml version="1.0" encoding="UTF-8"?><Message xmlns="http://mns.aliyuncs.com/doc/v1/">'
-        "<MessageBody>hi</MessageBody><MessageGroupId>group-1</MessageGroupId>"
-        "<UserProperties><PropertyValue><Name>k</Name><Value>v</Value><Type>STRING</Type>"
-        "</PropertyValue></UserProperties>"
-        "<SystemProperties><SystemPropertyValue><Name>TRACE</Name><Value>1</Value>"
-        "<Type>STRING</Type></SystemPropertyValue></SystemProperties></Message>"
-    ).encode()
+        b'<?xml version="1.0" encoding="UTF-8"?><Message xmlns="http://mns.aliyuncs.com/doc/v1/">'
+        b"<MessageBody>hi</MessageBody><MessageGroupId>group-1</MessageGroupId>"
+        b"<UserProperties><PropertyValue><Name>k</Name><Value>v</Value><Type>STRING</Type>"
+        b"</PropertyValue></UserProperties>"
+        b"<SystemProperties><SystemPropertyValue><Name>TRACE</Name><Value>1</Value>"
+        b"<Type>STRING</Type></SystemPropertyValue></SystemProperties></Message>"
+    )
     response = raw.send("POST", f"/topics/{unique}/messages", body)
     assert response.status == 201
     assert b"<MessageGroupId>group-1</MessageGroupId>" in response.body

@@ -1,0 +1,178 @@
+"""Shared pieces of the benchmarks: start a gateway, pre-sign requests, drive wrk, read its figures.
+
+The load generator is wrk (``apt-get install wrk``): a C event loop costs a fraction of the server's
+CPU per request, so on this 2-core machine it does not become the bottleneck. Requests are signed
+once; a signature stays valid for the 15-minute Date window, which covers a benchmark run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.mns_http import RawClient  # noqa: E402
+
+KEY_ID, SECRET = "bench-key", "bench-secret"
+
+WRK_SCRIPT = """
+local body = os.getenv("BENCH_BODY")
+local headers = {}
+for line in string.gmatch(os.getenv("BENCH_HEADERS"), "[^\\n]+") do
+  local name, value = string.match(line, "^([^:]+): (.*)$")
+  headers[name] = value
+end
+local method, uri = os.getenv("BENCH_METHOD"), os.getenv("BENCH_URI")
+request = function() return wrk.format(method, uri, headers, body) end
+done = function(summary, latency, requests)
+  io.write(string.format('BENCH {"requests": %d, "seconds": %f, "p50_ms": %f, "p99_ms": %f, ' ..
+    '"errors": %d, "non2xx": %d}\\n', summary.requests, summary.duration / 1e6,
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def gateway_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MNS_GATEWAY_ACCESS_KEY_ID": KEY_ID,
+        "MNS_GATEWAY_ACCESS_KEY_SECRET": SECRET,
+        "MNS_GATEWAY_DATA_DIR": str(data_dir),
+        **extra,
+    }
+
+
+def _wait_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("gateway exited during start-up")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("gateway did not become ready")
+
+
+@contextmanager
+def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClient]:
+    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app)."""
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir:
+        environment = gateway_env(Path(data_dir), **env)
+        if mode == "serve":
+            command = [
+                sys.executable,
+                "-m",
+                "gateway.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+            ]
+        else:
+            command = [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-w",
+                str(workers),
+                "-k",
+                "gthread",
+                "--threads",
+                "32",
+                "-b",
+                f"127.0.0.1:{port}",
+                "--no-control-socket",
+                "gateway.wsgi:app",
+            ]
+        process = subprocess.Popen(
+            command,
+            env=environment,
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_ready(port, process)
+            yield RawClient("127.0.0.1", port, KEY_ID, SECRET)
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def require_wrk() -> str:
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise SystemExit("wrk is required for this benchmark: apt-get install wrk")
+    return wrk
+
+
+def run_wrk(
+    client: RawClient,
+    method: str,
+    uri: str,
+    body: bytes,
+    *,
+    seconds: int = 10,
+    connections: int = 16,
+    rate: int | None = None,
+) -> dict[str, float]:
+    """Replay one pre-signed request for ``seconds``; return requests/s and latency percentiles."""
+    headers = client.headers_for(method, uri, body)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT)
+    env = {
+        **os.environ,
+        "BENCH_BODY": body.decode(),
+        "BENCH_METHOD": method,
+        "BENCH_URI": uri,
+        "BENCH_HEADERS": "\n".join(f"{k}: {v}" for k, v in headers.items()),
+    }
+    command = [
+        require_wrk(),
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "-s",
+        script.name,
+        f"http://{client.host}:{client.port}",
+    ]
+    try:
+        output = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=seconds + 30, check=True
+        ).stdout
+    finally:
+        os.unlink(script.name)
+    line = next(line for line in output.splitlines() if line.startswith("BENCH "))
+    figures = json.loads(line[len("BENCH ") :])
+    figures["rps"] = figures["requests"] / figures["seconds"]
+    return figures

@@ -1,0 +1,78 @@
+"""Store operations with an injected clock: times, retention, fan-out by FilterTag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.model import Subscription, TopicMessage
+from gateway.protocol.errors import MNSError
+from gateway.store.base import Store
+from gateway.store.sqlite import SQLiteDatabase
+
+
+class FakeClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture()
+def clock() -> FakeClock:
+    return FakeClock(1_700_000_000.0)
+
+
+@pytest.fixture()
+def store(tmp_path: Path, clock: FakeClock) -> Store:
+    s = Store(SQLiteDatabase(tmp_path / "db.sqlite3"), clock=clock)
+    yield s
+    s.close()
+
+
+def message(topic: str, tag: str | None, now_ms: int) -> TopicMessage:
+    return TopicMessage(
+        id=f"m-{tag}-{now_ms}",
+        topic_name=topic,
+        body="b",
+        body_md5="X",
+        publish_time_ms=now_ms,
+        tag=tag,
+    )
+
+
+def test_times_come_from_the_clock(store: Store, clock: FakeClock) -> None:
+    assert store.create_topic("t", 65536, False) is True
+    clock.now += 60
+    store.set_topic_attributes("t", 2048, None)
+    topic, count = store.get_topic("t")
+    assert (topic.create_time, topic.last_modify_time) == (1_700_000_000, 1_700_000_060)
+    assert (topic.maximum_message_size, topic.logging_enabled, count) == (2048, False, 0)
+
+
+def test_fan_out_follows_filter_tags(store: Store, clock: FakeClock) -> None:
+    store.create_topic("t", 65536, False)
+    for name, tag in (("all", None), ("red", "red"), ("blue", "blue")):
+        store.subscribe(Subscription("t", name, "http://127.0.0.1:9/", filter_tag=tag))
+    assert store.publish(message("t", "red", store.now_ms())) == 2
+    assert store.publish(message("t", None, store.now_ms() + 1)) == 1
+    assert store.publish(message("t", "green", store.now_ms() + 2)) == 1
+
+
+def test_message_count_drops_after_one_day(store: Store, clock: FakeClock) -> None:
+    store.create_topic("t", 65536, False)
+    store.publish(message("t", None, store.now_ms()))
+    assert store.get_topic("t")[1] == 1
+    clock.now += 86400 + 1
+    assert store.get_topic("t")[1] == 0
+
+
+def test_publish_checks_size_in_utf8_bytes(store: Store) -> None:
+    store.create_topic("t", 1024, False)
+    big = TopicMessage(id="m", topic_name="t", body="é" * 513, body_md5="X", publish_time_ms=1)
+    with pytest.raises(MNSError) as caught:
+        store.publish(big)
+    assert caught.value.code == "InvalidArgument"
+    assert store.get_topic("t")[1] == 0
