@@ -14,7 +14,8 @@ from typing import Any
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 
-from gateway.api import topics
+from gateway.api import admin, queues, topics
+from gateway.api.certs import create_certs_blueprint
 from gateway.api.context import (
     MNS_VERSION,
     GatewayContext,
@@ -48,6 +49,10 @@ def create_app(
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.extensions["mns"] = GatewayContext(settings, store, access_keys, services or {})
     app.register_blueprint(topics.blueprint)
+    app.register_blueprint(queues.blueprint)
+    app.register_blueprint(admin.blueprint)
+    if (keyring := (services or {}).get("keyring")) is not None:
+        app.register_blueprint(create_certs_blueprint(keyring))
     _install_hooks(app, clock)
     _install_probes(app)
     return app
@@ -89,6 +94,12 @@ def _install_probes(app: Flask) -> None:
     @app.get("/healthz")
     def healthz() -> Response:
         return Response(b"ok\n", content_type="text/plain")
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        registry = gateway().services.get("metrics")
+        body = registry.render() if registry is not None else b""
+        return Response(body, content_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/readyz")
     def readyz() -> Response:

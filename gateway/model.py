@@ -61,3 +61,40 @@ class Page(Generic[T]):
 
     items: Sequence[T]
     next_marker: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try at delivering a message to a subscription, as kept for dead letters."""
+
+    attempt: int
+    attempted_at_ms: int
+    outcome: str
+    status_code: int | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryJob:
+    """A claimed delivery: the message, where it goes, and how many attempts came before."""
+
+    delivery_id: str
+    attempts: int
+    message: TopicMessage
+    subscription: Subscription
+    route: str
+    logging_enabled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A message that exhausted its subscription's retry schedule, with every attempt."""
+
+    id: str
+    message: TopicMessage
+    subscription: Subscription
+    attempts: Sequence[Attempt]
+    reason: str
+    dead_at_ms: int
+    replayed_at_ms: int | None = None

@@ -1,13 +1,16 @@
-"""Assembling a running gateway: store, credentials and app from settings; gunicorn to serve it.
+"""Assembling a running gateway from settings: store, keys, delivery worker, app; and gunicorn.
 
-Gunicorn's gthread worker holds many idle keep-alive and long-poll connections per process
-while the group-commit writer keeps SQLite writes from contending between those threads.
+Gunicorn's gthread worker holds many idle keep-alive and long-poll connections per process while
+the group-commit writer keeps SQLite writes from contending between those threads. Each worker
+process builds its own app (no preload), so every process has its own store writer, key ring and
+delivery worker; leases in the store keep their work apart.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
@@ -16,6 +19,13 @@ from gunicorn.app.base import BaseApplication
 from gateway.app import create_app
 from gateway.config import Settings
 from gateway.credentials import resolve_access_keys
+from gateway.delivery.egress import EgressPolicy
+from gateway.delivery.senders import HttpSender, SenderRegistry
+from gateway.delivery.signing import KeyRing
+from gateway.delivery.transport import PushTransport
+from gateway.delivery.worker import DeliveryWorker, WorkerOptions
+from gateway.metrics import GatewayMetrics
+from gateway.oplog import OperationLog, open_operation_log
 from gateway.store.base import Store
 from gateway.store.sqlite import SQLiteDatabase
 
@@ -24,6 +34,14 @@ log = logging.getLogger(__name__)
 
 def open_store(settings: Settings) -> Store:
     return Store(SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous))
+
+
+def open_keyring(settings: Settings) -> KeyRing:
+    return KeyRing(
+        settings.data_dir / "keys",
+        private_key_file=settings.signing_key_file,
+        certificate_file=settings.signing_cert_file,
+    )
 
 
 def announce_generated_keys(keys: dict[str, str] | None) -> None:
@@ -38,11 +56,81 @@ def announce_generated_keys(keys: dict[str, str] | None) -> None:
             )
 
 
+@dataclass
+class Runtime:
+    """The long-lived parts of one gateway process."""
+
+    settings: Settings
+    store: Store
+    keyring: KeyRing
+    metrics: GatewayMetrics
+    oplog: OperationLog
+    worker: DeliveryWorker | None = None
+
+
+def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
+    store = open_store(settings)
+    metrics = GatewayMetrics()
+    metrics.track_due(store.due_count)
+    runtime = Runtime(
+        settings,
+        store,
+        open_keyring(settings),
+        metrics,
+        open_operation_log(
+            str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
+        ),
+    )
+    if with_worker and settings.delivery_threads > 0:
+        runtime.worker = build_worker(runtime)
+    return runtime
+
+
+def build_worker(runtime: Runtime) -> DeliveryWorker:
+    settings = runtime.settings
+    transport = PushTransport(
+        EgressPolicy(settings.egress_allow, settings.egress_deny),
+        max_per_host=settings.max_pushes_per_route,
+        default_timeout=settings.push_timeout,
+    )
+    http = HttpSender(
+        transport,
+        runtime.keyring,
+        public_url=settings.base_url,
+        account_id=settings.account_id,
+        timeout=settings.push_timeout,
+        clock=runtime.store.clock,
+    )
+    options = WorkerOptions(
+        threads=settings.delivery_threads,
+        max_per_route=settings.max_pushes_per_route,
+        lease_seconds=settings.lease_seconds,
+        retry_scale=settings.retry_scale,
+    )
+    return DeliveryWorker(
+        runtime.store,
+        SenderRegistry(http),
+        options,
+        metrics=runtime.metrics,
+        oplog=runtime.oplog,
+        account_id=settings.account_id,
+    )
+
+
 def build_app(settings: Settings) -> Flask:
-    """The WSGI app for one process: its own store connection and writer thread."""
+    """The WSGI app for one process, with its delivery worker running beside it."""
     keys, generated = resolve_access_keys(settings.access_keys, settings.data_dir)
     announce_generated_keys(generated)
-    return create_app(settings, open_store(settings), keys)
+    runtime = build_runtime(settings, with_worker=True)
+    services: dict[str, Any] = {
+        "keyring": runtime.keyring,
+        "metrics": runtime.metrics,
+        "oplog": runtime.oplog,
+    }
+    if runtime.worker is not None:
+        services["delivery"] = runtime.worker
+        runtime.worker.start()
+    return create_app(settings, runtime.store, keys, services=services)
 
 
 class GatewayServer(BaseApplication):  # type: ignore[misc]

@@ -260,7 +260,8 @@ def publish_message(topic_name: str) -> Response:
     validate_name("topic", topic_name)
     store = gateway().store
     message = _parse_message(topic_name, _body_root("Message"), store.now_ms())
-    store.publish(message)
+    if store.publish(message) and (worker := gateway().services.get("delivery")) is not None:
+        worker.wake()
     nodes: list[XmlNode] = [("MessageId", message.id), ("MessageBodyMD5", message.body_md5)]
     if group := message.attributes.get("MessageGroupId"):
         nodes.append(("MessageGroupId", group))

@@ -71,3 +71,21 @@ def parse_endpoint(value: str) -> Endpoint:
     if match := _SMS.fullmatch(value):
         return SmsEndpoint(match["phone"])
     raise MNSError("EndpointInvalid")
+
+
+def route_of(endpoint: str) -> str:
+    """The unit that delivery concurrency is bounded by: scheme, host and port for HTTP.
+
+    Deliveries to one slow route must not hold up the others, so the workers count in-flight
+    pushes per route. Non-HTTP endpoints are their own route kind (``queue``, ``mail``, ``sms``).
+    """
+    parsed = parse_endpoint(endpoint)
+    if isinstance(parsed, HttpEndpoint):
+        parts = urlsplit(parsed.url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+    if isinstance(parsed, QueueEndpoint):
+        return f"queue:{parsed.region}:{parsed.account_id}"
+    if isinstance(parsed, MailEndpoint):
+        return "mail"
+    return "sms"

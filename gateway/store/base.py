@@ -12,9 +12,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from gateway.model import Page, Subscription, Topic, TopicMessage
+from gateway.model import Attempt, DeadLetter, DeliveryJob, Page, Subscription, Topic, TopicMessage
 from gateway.protocol.errors import MNSError
+from gateway.store import deliveries
 from gateway.store import topics as sql
+from gateway.store.queues import QueueStore
 
 T = TypeVar("T")
 
@@ -37,6 +39,7 @@ class Store:
     def __init__(self, database: Database, clock: Callable[[], float] = time.time) -> None:
         self.database = database
         self.clock = clock
+        self.queues = QueueStore(database, clock)
 
     def now_seconds(self) -> int:
         return int(self.clock())
@@ -100,6 +103,66 @@ class Store:
     # messages -----------------------------------------------------------------------------
     def publish(self, message: TopicMessage) -> int:
         return self.database.write(partial(sql.publish, message=message))
+
+    # deliveries ---------------------------------------------------------------------------
+    def claim_deliveries(
+        self, owner: str, lease_seconds: float, limit: int, skip_routes: frozenset[str]
+    ) -> list[DeliveryJob]:
+        now = self.now_ms()
+        lease_ms = int(lease_seconds * 1000)
+        return self.database.write(
+            lambda c: deliveries.claim(c, owner, now, lease_ms, limit, skip_routes)
+        )
+
+    def release_deliveries(self, owner: str, delivery_ids: list[str]) -> None:
+        self.database.write(lambda c: deliveries.release(c, owner, delivery_ids))
+
+    def complete_delivery(self, delivery_id: str) -> None:
+        self.database.write(partial(deliveries.complete, delivery_id=delivery_id))
+
+    def retry_delivery(self, job: DeliveryJob, owner: str, attempt: Attempt, delay: float) -> bool:
+        due = self.now_ms() + int(delay * 1000)
+        return self.database.write(
+            lambda c: deliveries.retry_later(c, job.delivery_id, owner, attempt, due)
+        )
+
+    def dead_letter(self, job: DeliveryJob, attempt: Attempt | None, reason: str) -> str | None:
+        now = self.now_ms()
+        return self.database.write(lambda c: deliveries.dead_letter(c, job, attempt, reason, now))
+
+    def next_due_ms(self) -> int | None:
+        return self.database.read(deliveries.next_due_ms)
+
+    def due_count(self) -> int:
+        now = self.now_ms()
+        return self.database.read(lambda c: deliveries.due_count(c, now))
+
+    def expire_deliveries(self, limit: int = 500) -> list[str]:
+        """Dead-letter deliveries whose message outlived retention; purge unneeded old messages."""
+        now = self.now_ms()
+
+        def work(conn: Any) -> list[str]:
+            jobs = deliveries.expired_jobs(conn, now, limit)
+            letters = [deliveries.dead_letter(conn, job, None, "expired", now) for job in jobs]
+            deliveries.purge_expired_messages(conn, now)
+            return [letter for letter in letters if letter]
+
+        return self.database.write(work)
+
+    # dead letters -------------------------------------------------------------------------
+    def list_dead_letters(
+        self, marker: str = "", limit: int = 100, topic_name: str | None = None
+    ) -> Page[DeadLetter]:
+        return self.database.read(
+            lambda c: deliveries.list_dead_letters(c, marker, limit, topic_name)
+        )
+
+    def get_dead_letter(self, letter_id: str) -> DeadLetter:
+        return self.database.read(lambda c: deliveries.get_dead_letter(c, letter_id))
+
+    def replay_dead_letter(self, letter_id: str) -> str:
+        now = self.now_ms()
+        return self.database.write(lambda c: deliveries.replay(c, letter_id, now))
 
     # lifecycle ----------------------------------------------------------------------------
     def ping(self) -> bool:

@@ -27,6 +27,7 @@ TABLES = (
         filter_tag TEXT,
         notify_strategy TEXT NOT NULL,
         notify_content_format TEXT NOT NULL,
+        route TEXT NOT NULL,
         create_time BIGINT NOT NULL,
         last_modify_time BIGINT NOT NULL,
         PRIMARY KEY (topic_name, name)
@@ -91,8 +92,10 @@ TABLES = (
         attributes TEXT NOT NULL,
         publish_time BIGINT NOT NULL,
         attempts TEXT NOT NULL,
+        reason TEXT NOT NULL,
         dead_at BIGINT NOT NULL,
         replayed_at BIGINT
     )
     """,
+    "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
 )

@@ -13,6 +13,7 @@ from typing import Any
 
 from gateway.fanout import matching_subscriptions
 from gateway.model import TOPIC_MESSAGE_RETENTION_SECONDS, Page, Subscription, Topic, TopicMessage
+from gateway.protocol.endpoints import route_of
 from gateway.protocol.errors import MNSError
 
 Connection = Any  # a DB-API connection whose rows support access by column name
@@ -147,7 +148,8 @@ def subscribe(conn: Connection, subscription: Subscription) -> bool:
     s = subscription
     conn.execute(
         "INSERT INTO subscriptions (topic_name, name, endpoint, filter_tag, notify_strategy,"
-        " notify_content_format, create_time, last_modify_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " notify_content_format, route, create_time, last_modify_time)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             s.topic_name,
             s.name,
@@ -155,6 +157,7 @@ def subscribe(conn: Connection, subscription: Subscription) -> bool:
             s.filter_tag,
             s.notify_strategy,
             s.notify_content_format,
+            route_of(s.endpoint),
             s.create_time,
             s.last_modify_time,
         ),

@@ -1,0 +1,32 @@
+"""Push delivery: turning a topic message into the signed HTTP POST that Alibaba Cloud MNS sends.
+
+The package is split so that everything a receiver could observe is decided by pure functions
+that tests can pin byte for byte, and the only IO lives in two thin shells:
+
+- :mod:`~gateway.delivery.retry`     when to try again (pure; schedules from the seeds).
+- :mod:`~gateway.delivery.formats`   body, headers, string to sign, request path (pure).
+- :mod:`~gateway.delivery.signing`   RSA-SHA1 signatures and the key ring (files in ``keys/``).
+- :mod:`~gateway.delivery.egress`    which resolved addresses a push may connect to (pure).
+- :mod:`~gateway.delivery.transport` the pooled urllib3 client that performs one attempt.
+
+One attempt, as the delivery worker performs it::
+
+    key = keyring.current
+    rendered = render(notification, ContentFormat.parse(subscription.notify_content_format))
+    headers = push_headers(notification, rendered, date=http_date(now), request_id=new_id,
+                           signing_cert_url=cert_url(public_url, key.key_id))
+    headers = sign_headers(key, headers, push_path(endpoint_url))
+    result = transport.send(endpoint_url, headers, rendered.body, timeout=push_timeout)
+    delay = None if result.ok else retry_delay(strategy, retries_done, rng=rng, scale=scale)
+
+(:func:`~gateway.delivery.signing.build_signed_push` does the middle three steps in one call.)
+
+Every error raised on purpose by this package derives from :class:`DeliveryError`, so callers
+can tell our refusals from bugs with one ``except``.
+"""
+
+from __future__ import annotations
+
+
+class DeliveryError(Exception):
+    """Root of every exception the delivery package raises deliberately."""

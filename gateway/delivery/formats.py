@@ -1,0 +1,231 @@
+"""What a push looks like on the wire: body, headers, string to sign and request path (pure).
+
+Receivers written for Alibaba Cloud MNS parse these bytes, some of them by hand and some looking
+headers up case-sensitively, so every spelling here follows DECISIONS §4 exactly. Nothing in this
+module does IO or reads a clock: the caller passes the Date and request id, which keeps every
+output reproducible in tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from email.utils import formatdate
+from enum import StrEnum
+from typing import Final
+from xml.sax.saxutils import escape
+
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
+
+from gateway.delivery import DeliveryError
+
+MNS_VERSION: Final = "2015-06-06"
+MNS_NAMESPACE: Final = "http://mns.aliyuncs.com/doc/v1/"
+USER_AGENT: Final = "Aliyun Notification Service Agent"
+DEFAULT_PUSH_PATH: Final = "/notifications"
+
+#: Characters XML 1.0 cannot carry at all, not even as character references.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+#: A carriage return would be normalised to a line feed by every XML parser; keep it as "&#13;".
+_XML_ESCAPES: Final = {"\r": "&#13;"}
+
+
+class UnknownFormatError(DeliveryError, ValueError):
+    """A NotifyContentFormat value that is not XML, JSON or SIMPLIFIED."""
+
+
+class UnrenderableMessageError(DeliveryError, ValueError):
+    """The message cannot be expressed in the requested format or in an HTTP header.
+
+    Bodies reach the gateway through XML requests, so this only happens when a store holds data
+    that no client could have published; retrying cannot help, the worker should dead-letter it.
+    """
+
+
+class InvalidEndpointError(DeliveryError, ValueError):
+    """An endpoint URL that cannot be turned into a request path."""
+
+
+class ContentFormat(StrEnum):
+    XML = "XML"
+    JSON = "JSON"
+    SIMPLIFIED = "SIMPLIFIED"
+
+    @classmethod
+    def parse(cls, text: str) -> ContentFormat:
+        try:
+            return cls(text.strip().upper())
+        except ValueError:
+            raise UnknownFormatError(f"unknown NotifyContentFormat {text!r}") from None
+
+
+CONTENT_TYPES: Final[dict[ContentFormat, str]] = {
+    ContentFormat.XML: "text/xml;charset=utf-8",
+    ContentFormat.JSON: "application/json;charset=utf-8",
+    ContentFormat.SIMPLIFIED: "text/plain;charset=utf-8",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PushNotification:
+    """One message as one subscription sees it: everything the body and headers are built from."""
+
+    topic_owner: str
+    topic_name: str
+    subscriber: str
+    subscription_name: str
+    message_id: str
+    message: str
+    #: Uppercase hex MD5 of the UTF-8 body, the MessageBodyMD5 PublishMessage returned.
+    message_md5: str
+    message_tag: str | None
+    publish_time_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPush:
+    body: bytes
+    content_type: str
+
+
+def message_md5(message: str) -> str:
+    """MessageMD5/MessageBodyMD5: uppercase hex MD5 of the UTF-8 bytes (DECISIONS §1)."""
+    return hashlib.md5(message.encode("utf-8")).hexdigest().upper()
+
+
+def http_date(epoch_seconds: float) -> str:
+    """An RFC 1123 GMT date, the only Date format the seeds allow."""
+    return formatdate(epoch_seconds, usegmt=True)
+
+
+def _fields(notification: PushNotification) -> list[tuple[str, str]]:
+    """Body fields in the order of the seed's XML sample; MessageTag only when there is one."""
+    fields = [
+        ("TopicOwner", notification.topic_owner),
+        ("TopicName", notification.topic_name),
+        ("Subscriber", notification.subscriber),
+        ("SubscriptionName", notification.subscription_name),
+        ("MessageId", notification.message_id),
+        ("Message", notification.message),
+        ("MessageMD5", notification.message_md5),
+    ]
+    if notification.message_tag is not None:
+        fields.append(("MessageTag", notification.message_tag))
+    fields.append(("PublishTime", str(notification.publish_time_ms)))
+    return fields
+
+
+def _render_xml(notification: PushNotification) -> str:
+    parts = [f'<?xml version="1.0" encoding="utf-8"?><Notification xmlns="{MNS_NAMESPACE}">']
+    for name, value in _fields(notification):
+        if _XML_FORBIDDEN.search(value):
+            raise UnrenderableMessageError(f"{name} holds a character XML 1.0 cannot carry")
+        parts.append(f"<{name}>{escape(value, _XML_ESCAPES)}</{name}>")
+    parts.append("</Notification>")
+    return "".join(parts)
+
+
+def render(notification: PushNotification, fmt: ContentFormat) -> RenderedPush:
+    """The request body and its Content-Type for one NotifyContentFormat.
+
+    XML is written compactly (no whitespace between elements) because the seed's sample is not
+    well-formed and whitespace would become text nodes for receivers that read mixed content.
+    """
+    if fmt is ContentFormat.XML:
+        text = _render_xml(notification)
+    elif fmt is ContentFormat.JSON:
+        text = json.dumps(dict(_fields(notification)), ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = notification.message
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnrenderableMessageError("the message is not valid Unicode text") from exc
+    return RenderedPush(body=body, content_type=CONTENT_TYPES[fmt])
+
+
+def content_md5(body: bytes) -> str:
+    """Base64 of the lowercase hex MD5, as in the seed's XML push example (44 characters)."""
+    return base64.b64encode(hashlib.md5(body).hexdigest().encode("ascii")).decode("ascii")
+
+
+def push_headers(
+    notification: PushNotification,
+    rendered: RenderedPush,
+    *,
+    date: str,
+    request_id: str,
+    signing_cert_url: str,
+) -> list[tuple[str, str]]:
+    """Every header of a push but ``Authorization``, in the order DECISIONS §4 lists them.
+
+    :func:`gateway.delivery.signing.sign_headers` inserts ``Authorization`` after ``Date``.
+    Host and Content-Length are added by the HTTP client.
+    """
+    headers = [
+        ("Content-md5", content_md5(rendered.body)),
+        ("Content-Type", rendered.content_type),
+        ("Date", date),
+        ("User-Agent", USER_AGENT),
+        ("x-mns-request-id", request_id),
+        ("x-mns-version", MNS_VERSION),
+        ("x-mns-signing-cert-url", base64.b64encode(signing_cert_url.encode()).decode("ascii")),
+        ("x-mns-message-id", notification.message_id),
+        ("x-mns-publish-time", str(notification.publish_time_ms)),
+        ("x-mns-topic-owner", notification.topic_owner),
+        ("x-mns-topic-name", notification.topic_name),
+        ("x-mns-subscriber", notification.subscriber),
+        ("x-mns-subscription-name", notification.subscription_name),
+    ]
+    if notification.message_tag is not None:
+        headers.append(("x-mns-message-tag", notification.message_tag))
+    for name, value in headers:
+        if any(c in value for c in "\r\n\0"):
+            raise UnrenderableMessageError(f"header {name} would contain a line break")
+    return headers
+
+
+def _header(headers: Sequence[tuple[str, str]], name: str) -> str:
+    lowered = name.lower()
+    return next((value for key, value in headers if key.lower() == lowered), "")
+
+
+def string_to_sign(method: str, headers: Sequence[tuple[str, str]], path_and_query: str) -> str:
+    """The text the push signature covers (seed "Endpoint签名认证").
+
+    ``METHOD\\nContent-MD5\\nContent-Type\\nDate\\n`` + each ``x-mns-*`` header as lowercased
+    ``name:value\\n`` sorted by name + the request path and query exactly as sent. Header values
+    are used verbatim: a receiver only sees what is on the wire.
+    """
+    mns_headers = sorted(
+        (name.lower(), value) for name, value in headers if name.lower().startswith("x-mns-")
+    )
+    lines = [
+        method.upper(),
+        _header(headers, "Content-MD5"),
+        _header(headers, "Content-Type"),
+        _header(headers, "Date"),
+    ]
+    canonical_headers = "".join(f"{name}:{value}\n" for name, value in mns_headers)
+    return "\n".join(lines) + "\n" + canonical_headers + path_and_query
+
+
+def push_path(endpoint_url: str) -> str:
+    """The request target a push is POSTed to: the URL's path and query, normalised.
+
+    An endpoint without a path gets ``/notifications`` (seed "HttpEndpoint"). The normalisation
+    is urllib3's own (percent-encoding of unsafe characters, dot segments removed), so the path
+    that is signed is byte for byte the one :class:`~gateway.delivery.transport.PushTransport`
+    writes in the request line.
+    """
+    try:
+        url = parse_url(endpoint_url)
+    except LocationParseError as exc:
+        raise InvalidEndpointError(f"cannot parse endpoint URL {endpoint_url!r}") from exc
+    path = url.path or DEFAULT_PUSH_PATH
+    return path if url.query is None else f"{path}?{url.query}"

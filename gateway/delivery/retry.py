@@ -1,0 +1,71 @@
+"""The two retry schedules of the seed section "NotifyStrategy", as pure functions.
+
+The schedule state (how many retries were made) lives in the store, not here, so a restarted
+worker resumes a schedule where it stopped: it asks :func:`retry_delay` with the persisted count.
+Randomness is injected so tests can pin the backoff with a seeded ``random.Random``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from enum import StrEnum
+from typing import Final
+
+from gateway.delivery import DeliveryError
+
+#: BACKOFF_RETRY: "重试 3 次，每次重试的间隔时间是 10秒 到 20秒 之间的随机值".
+BACKOFF_RETRIES: Final = 3
+BACKOFF_MIN_SECONDS: Final = 10.0
+BACKOFF_MAX_SECONDS: Final = 20.0
+
+#: EXPONENTIAL_DECAY_RETRY: 1, 2, 4, ..., 256 s, then 167 x 512 s — 176 retries, 86,015 s.
+EXPONENTIAL_DECAY_INTERVALS: Final[tuple[int, ...]] = tuple(2**n for n in range(9)) + (512,) * 167
+
+
+class UnknownStrategyError(DeliveryError, ValueError):
+    """A NotifyStrategy value that is neither BACKOFF_RETRY nor EXPONENTIAL_DECAY_RETRY."""
+
+
+class NotifyStrategy(StrEnum):
+    BACKOFF_RETRY = "BACKOFF_RETRY"
+    EXPONENTIAL_DECAY_RETRY = "EXPONENTIAL_DECAY_RETRY"
+
+    @classmethod
+    def parse(cls, text: str) -> NotifyStrategy:
+        """Accept any case: the seed's own table spells it ``EXponential_Decay_Retry``."""
+        try:
+            return cls(text.strip().upper())
+        except ValueError:
+            raise UnknownStrategyError(f"unknown NotifyStrategy {text!r}") from None
+
+
+def max_retries(strategy: NotifyStrategy) -> int:
+    """Retries after the first attempt before the message becomes a dead letter."""
+    if strategy is NotifyStrategy.BACKOFF_RETRY:
+        return BACKOFF_RETRIES
+    return len(EXPONENTIAL_DECAY_INTERVALS)
+
+
+def retry_delay(
+    strategy: NotifyStrategy,
+    retries_done: int,
+    *,
+    rng: random.Random,
+    scale: float = 1.0,
+) -> float | None:
+    """Seconds to wait before the next attempt, or ``None`` when the schedule is exhausted.
+
+    ``retries_done`` counts the retries already made after the first attempt, so after a failed
+    first attempt the caller passes 0. ``scale`` (``MNS_GATEWAY_RETRY_SCALE``) multiplies every
+    interval so that end-to-end tests can run a day-long schedule in minutes.
+    """
+    if retries_done < 0:
+        raise ValueError(f"retries_done must be >= 0, got {retries_done}")
+    if not (math.isfinite(scale) and scale >= 0):
+        raise ValueError(f"scale must be a finite number >= 0, got {scale}")
+    if retries_done >= max_retries(strategy):
+        return None
+    if strategy is NotifyStrategy.BACKOFF_RETRY:
+        return rng.uniform(BACKOFF_MIN_SECONDS, BACKOFF_MAX_SECONDS) * scale
+    return EXPONENTIAL_DECAY_INTERVALS[retries_done] * scale

@@ -1,0 +1,237 @@
+"""The delivery worker: claims due deliveries under a lease and pushes them on a thread pool.
+
+One dispatcher thread claims work; a pool of threads sends it. Concurrency is bounded in two
+places: in total (the pool size) and per route (scheme, host and port), so a slow or dead endpoint
+can hold at most ``max_per_route`` threads while healthy endpoints use the rest. Claims skip routes
+that are already full, and anything a claim returns beyond a route's free slots is handed back.
+
+All time comes from the injected clock through the store, and retry delays come from the pure
+schedules in :mod:`gateway.delivery.retry`, so tests drive the whole loop deterministically with
+:meth:`DeliveryWorker.dispatch_once` and :meth:`DeliveryWorker.drain`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from gateway.delivery.retry import NotifyStrategy, retry_delay
+from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
+from gateway.delivery.transport import PushResult
+from gateway.metrics import GatewayMetrics
+from gateway.model import Attempt, DeliveryJob
+from gateway.oplog import Action, NullOperationLog, OperationLog
+from gateway.store.base import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    threads: int = 16
+    max_per_route: int = 8
+    lease_seconds: float = 60.0
+    retry_scale: float = 1.0
+    idle_wait: float = 0.25
+    expiry_interval: float = 60.0
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        store: Store,
+        senders: SenderRegistry,
+        options: WorkerOptions = WorkerOptions(),
+        *,
+        metrics: GatewayMetrics | None = None,
+        oplog: OperationLog | None = None,
+        rng: random.Random | None = None,
+        account_id: str = "",
+    ) -> None:
+        self.store = store
+        self.senders = senders
+        self.options = options
+        self.metrics = metrics or GatewayMetrics()
+        self.oplog = oplog or NullOperationLog()
+        self.rng = rng or random.Random()
+        self.account_id = account_id
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._inflight: Counter[str] = Counter()
+        self._idle = threading.Condition()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(options.threads, thread_name_prefix="mns-push")
+        self._thread: threading.Thread | None = None
+        self._next_expiry = 0.0
+
+    # lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="mns-dispatch", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Look for work now (called after a publish in this process)."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._pool.shutdown(wait=True, cancel_futures=False)
+
+    # dispatching --------------------------------------------------------------------------
+    def _free_slots(self) -> tuple[int, frozenset[str]]:
+        with self._idle:
+            free = self.options.threads - sum(self._inflight.values())
+            full = frozenset(
+                route for route, n in self._inflight.items() if n >= self.options.max_per_route
+            )
+        return free, full
+
+    def dispatch_once(self) -> int:
+        """Claim what is due and fits, start sending it; return how many were started."""
+        free, full = self._free_slots()
+        if free <= 0:
+            return 0
+        jobs = self.store.claim_deliveries(self.owner, self.options.lease_seconds, free, full)
+        started, handed_back = [], []
+        with self._idle:
+            for job in jobs:
+                if self._inflight[job.route] >= self.options.max_per_route:
+                    handed_back.append(job.delivery_id)
+                    continue
+                self._inflight[job.route] += 1
+                started.append(job)
+        if handed_back:
+            self.store.release_deliveries(self.owner, handed_back)
+        for job in started:
+            self._pool.submit(self._process, job)
+        return len(started)
+
+    def drain(self, timeout: float = 10.0) -> None:
+        """Wait until nothing is in flight (tests use this after :meth:`dispatch_once`)."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while sum(self._inflight.values()) and time.monotonic() < deadline:
+                self._idle.wait(deadline - time.monotonic())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                started = self.dispatch_once()
+                self._expire_if_due()
+            except Exception:  # the store may be briefly unavailable; keep the worker alive
+                log.exception("delivery dispatch failed")
+                started = 0
+            if started and self._free_slots()[0] > 0:
+                continue
+            self._wake.wait(self._idle_wait(busy=bool(started)))
+            self._wake.clear()
+
+    def _idle_wait(self, busy: bool) -> float:
+        if busy:
+            return self.options.idle_wait
+        next_due = self.store.next_due_ms()
+        if next_due is None:
+            return self.options.idle_wait
+        until_due = next_due / 1000 - self.store.clock()
+        return max(0.0, min(self.options.idle_wait, until_due))
+
+    def _expire_if_due(self) -> None:
+        now = time.monotonic()
+        if now >= self._next_expiry:
+            self._next_expiry = now + self.options.expiry_interval
+            for _ in self.store.expire_deliveries():
+                self.metrics.dead_letters.labels("expired").inc()
+
+    # one delivery -------------------------------------------------------------------------
+    def _process(self, job: DeliveryJob) -> None:
+        try:
+            self._attempt(job)
+        except Exception:  # the lease will lapse and another attempt will be made
+            log.exception("delivery %s failed unexpectedly", job.delivery_id)
+        finally:
+            with self._idle:
+                self._inflight[job.route] -= 1
+                if self._inflight[job.route] <= 0:
+                    del self._inflight[job.route]
+                self._idle.notify_all()
+            self._wake.set()
+
+    def _attempt(self, job: DeliveryJob) -> None:
+        number = job.attempts + 1
+        started_ms = self.store.now_ms()
+        try:
+            result = self.senders.for_route(job.route).send(job)
+        except PermanentDeliveryError as exc:
+            attempt = Attempt(number, started_ms, "rejected", None, str(exc), None)
+            self._log(job, attempt)
+            self._bury(job, attempt, str(exc))
+            return
+        attempt = Attempt(
+            number, started_ms, result.outcome.value, result.status, result.error, result.latency_ms
+        )
+        self._count(result)
+        self._log(job, attempt)
+        if result.ok:
+            self.store.complete_delivery(job.delivery_id)
+            return
+        strategy = NotifyStrategy.parse(job.subscription.notify_strategy)
+        delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
+        if delay is None:
+            self._bury(job, attempt, "retries exhausted")
+        else:
+            self.store.retry_delivery(job, self.owner, attempt, delay)
+
+    def _bury(self, job: DeliveryJob, attempt: Attempt, reason: str) -> None:
+        if self.store.dead_letter(job, attempt, reason) is not None:
+            self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
+            self._log(job, None, action=Action.DEAD_LETTER, error=reason)
+
+    def _count(self, result: PushResult) -> None:
+        self.metrics.attempts.labels(
+            "succeeded" if result.ok else "failed", result.outcome.value
+        ).inc()
+        self.metrics.push_latency.observe(result.latency_ms / 1000)
+
+    def _log(
+        self,
+        job: DeliveryJob,
+        attempt: Attempt | None,
+        *,
+        action: Action = Action.PUSH_MESSAGE,
+        error: str | None = None,
+    ) -> None:
+        if not job.logging_enabled:
+            return
+        record: dict[str, object] = {
+            "Time": self.store.now_ms(),
+            "Action": action.value,
+            "AccountId": self.account_id,
+            "TopicName": job.message.topic_name,
+            "SubscriptionName": job.subscription.name,
+            "MessageId": job.message.id,
+            "Endpoint": job.subscription.endpoint,
+            "PublishTime": job.message.publish_time_ms,
+        }
+        if attempt is not None:
+            record.update(
+                Attempt=attempt.attempt,
+                Outcome=attempt.outcome,
+                StatusCode=attempt.status_code,
+                LatencyMs=attempt.latency_ms,
+                Error=attempt.error,
+            )
+        elif error:
+            record["Error"] = error
+        self.oplog.write(record)
+

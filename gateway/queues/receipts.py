@@ -1,0 +1,92 @@
+"""Receipt handles: unforgeable, single-use tokens naming one receive of one message.
+
+A handle is standard base64 of ``version | nonce | next_visible_time | message_id | mac``:
+
+- ``nonce`` is 63 random bits drawn on every receive and every ChangeMessageVisibility and stored
+  with the message. The store accepts a handle only while its nonce and NextVisibleTime are the
+  message's current ones and that time has not passed, so a handle dies as soon as the message
+  is deleted, re-received, changed or visible again: single use without a table of spent handles.
+- ``mac`` is a truncated HMAC-SHA256 over the queue name and the payload, keyed by a secret the
+  store keeps in the database (shared by every worker process, surviving restarts). A handle the
+  gateway did not issue, or one issued for another queue, is rejected before touching the data.
+
+Handles contain ``+``, ``/`` and ``=``; clients put them in query strings unencoded, which works
+because the API reads the raw query string (DECISIONS §1).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import secrets
+import struct
+from dataclasses import dataclass
+from typing import Final
+
+from gateway.protocol.errors import MNSError
+
+_VERSION: Final = 1
+_HEADER = struct.Struct(">BQQ")  # version, nonce, next visible time (ms)
+_MAC_BYTES: Final = 16
+_MAX_ID_BYTES: Final = 128
+SECRET_BYTES: Final = 32
+
+
+def new_nonce() -> int:
+    """A fresh receipt nonce; 63 bits so it fits a signed BIGINT column."""
+    return secrets.randbits(63)
+
+
+def new_secret() -> bytes:
+    return secrets.token_bytes(SECRET_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What a verified handle names: one receive of one message, valid until ``visible_at``."""
+
+    message_id: str
+    nonce: int
+    visible_at: int
+
+
+class ReceiptSigner:
+    """Issues and verifies handles with one secret."""
+
+    def __init__(self, secret: bytes) -> None:
+        if len(secret) < 16:
+            raise ValueError("a receipt secret needs at least 16 bytes")
+        self._secret = secret
+
+    def _mac(self, queue_name: str, payload: bytes) -> bytes:
+        message = queue_name.encode() + b"\0" + payload
+        return hmac.new(self._secret, message, hashlib.sha256).digest()[:_MAC_BYTES]
+
+    def issue(self, queue_name: str, receipt: Receipt) -> str:
+        payload = _HEADER.pack(_VERSION, receipt.nonce, receipt.visible_at)
+        payload += receipt.message_id.encode("ascii")
+        return base64.b64encode(payload + self._mac(queue_name, payload)).decode("ascii")
+
+    def verify(self, queue_name: str, handle: str) -> Receipt:
+        """The receipt ``handle`` names; 400 ``ReceiptHandleError`` unless we issued it for
+        ``queue_name``. Whether it is still current is the store's question."""
+        # A client that form-encoded the query string turned '+' into a space: undo that.
+        raw = _decode(handle.strip().replace(" ", "+"))
+        if len(raw) <= _HEADER.size + _MAC_BYTES or len(raw) > _HEADER.size + _MAX_ID_BYTES:
+            raise MNSError("ReceiptHandleError")
+        payload, mac = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
+        if not hmac.compare_digest(mac, self._mac(queue_name, payload)):
+            raise MNSError("ReceiptHandleError")
+        version, nonce, visible_at = _HEADER.unpack_from(payload)
+        if version != _VERSION:
+            raise MNSError("ReceiptHandleError")
+        return Receipt(payload[_HEADER.size :].decode("ascii"), nonce, visible_at)
+
+
+def _decode(handle: str) -> bytes:
+    try:
+        return base64.b64decode(handle.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise MNSError("ReceiptHandleError") from exc

@@ -1,0 +1,121 @@
+"""The queue model's values: queue attributes with their ranges, stored and received messages.
+
+Plain frozen dataclasses passed between the API views, the store and the pure rules, so each
+layer can be tested without the others. Times follow MNS: queue times in epoch seconds, message
+times in epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeRange:
+    """One settable queue attribute: its XML element, inclusive range and default."""
+
+    element: str
+    low: int
+    high: int
+    default: int
+    unit: str = "seconds"
+
+
+#: CreateQueue's table in the API reference (DECISIONS §2: MessageRetentionPeriod up to 604800).
+DELAY_SECONDS: Final = AttributeRange("DelaySeconds", 0, 604800, 0)
+MAXIMUM_MESSAGE_SIZE: Final = AttributeRange("MaximumMessageSize", 1024, 65536, 65536, "bytes")
+MESSAGE_RETENTION_PERIOD: Final = AttributeRange("MessageRetentionPeriod", 60, 604800, 259200)
+VISIBILITY_TIMEOUT: Final = AttributeRange("VisibilityTimeout", 1, 43200, 30)
+POLLING_WAIT_SECONDS: Final = AttributeRange("PollingWaitSeconds", 0, 30, 0)
+QUEUE_RANGES: Final = (
+    DELAY_SECONDS,
+    MAXIMUM_MESSAGE_SIZE,
+    MESSAGE_RETENTION_PERIOD,
+    VISIBILITY_TIMEOUT,
+    POLLING_WAIT_SECONDS,
+)
+
+#: Per-message and per-request parameters.
+PRIORITY: Final = AttributeRange("Priority", 1, 16, 8, "")
+WAIT_SECONDS: Final = AttributeRange("waitseconds", 0, 30, 0)
+BATCH_SIZE: Final = AttributeRange("numOfMessages", 1, 16, 16, "")
+#: The SDK lets ChangeMessageVisibility pass 0 ("visible again now"); the queue attribute can't.
+CHANGE_VISIBILITY_TIMEOUT: Final = AttributeRange("VisibilityTimeout", 0, 43200, 30)
+MAX_BATCH_BODY_BYTES: Final = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class QueueAttributes:
+    """The six attributes a client sets; the defaults are the service's."""
+
+    delay_seconds: int = DELAY_SECONDS.default
+    maximum_message_size: int = MAXIMUM_MESSAGE_SIZE.default
+    message_retention_period: int = MESSAGE_RETENTION_PERIOD.default
+    visibility_timeout: int = VISIBILITY_TIMEOUT.default
+    polling_wait_seconds: int = POLLING_WAIT_SECONDS.default
+    logging_enabled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    name: str
+    create_time: int
+    last_modify_time: int
+    attributes: QueueAttributes
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCounts:
+    """GetQueueAttributes' ActiveMessages, InactiveMessages and DelayMessages."""
+
+    active: int = 0
+    inactive: int = 0
+    delayed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message as a producer sent it; ``delay_seconds`` ``None`` means the queue's default."""
+
+    body: str
+    priority: int = PRIORITY.default
+    delay_seconds: int | None = None
+    #: UserProperties, SystemProperties and MessageGroupId exactly as sent, returned unchanged.
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SentMessage:
+    message_id: str
+    body_md5: str
+    visible_at: int
+    #: Only for a message sent Delayed: the seeds' SendMessage returns a handle for it.
+    receipt_handle: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueMessage:
+    """A stored message as receive and peek report it."""
+
+    message_id: str
+    body: str
+    body_md5: str
+    priority: int
+    enqueue_time: int
+    next_visible_time: int
+    dequeue_count: int
+    #: EnqueueTime while the message was never received (the seeds' rule).
+    first_dequeue_time: int
+    properties: dict[str, Any] = field(default_factory=dict)
+    receipt_handle: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VisibilityChange:
+    """ChangeMessageVisibility's answer: the message's next handle and NextVisibleTime."""
+
+    message_id: str
+    receipt_handle: str
+    next_visible_time: int

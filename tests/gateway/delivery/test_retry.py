@@ -1,0 +1,107 @@
+"""The retry schedules of the seed section "NotifyStrategy", pinned interval by interval."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gateway.delivery import DeliveryError
+from gateway.delivery.retry import (
+    NotifyStrategy,
+    UnknownStrategyError,
+    max_retries,
+    retry_delay,
+)
+
+BACKOFF = NotifyStrategy.BACKOFF_RETRY
+EXPONENTIAL = NotifyStrategy.EXPONENTIAL_DECAY_RETRY
+
+
+def schedule(strategy: NotifyStrategy, *, seed: int = 7, scale: float = 1.0) -> list[float]:
+    """Every delay until the schedule says stop (bounded well above the longest schedule)."""
+    rng = random.Random(seed)
+    delays: list[float] = []
+    for retries_done in range(1000):
+        delay = retry_delay(strategy, retries_done, rng=rng, scale=scale)
+        if delay is None:
+            return delays
+        delays.append(delay)
+    raise AssertionError("the schedule never ended")
+
+
+def test_exponential_decay_intervals_are_exactly_the_seeds() -> None:
+    delays = schedule(EXPONENTIAL)
+
+    assert delays[:10] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    assert delays == [2**n for n in range(9)] + [512] * 167
+    assert len(delays) == 176
+    assert sum(delays) == 86_015
+
+
+def test_exponential_decay_is_exhausted_after_176_retries() -> None:
+    rng = random.Random(0)
+    assert retry_delay(EXPONENTIAL, 175, rng=rng) == 512
+    assert retry_delay(EXPONENTIAL, 176, rng=rng) is None
+    assert retry_delay(EXPONENTIAL, 10_000, rng=rng) is None
+    assert max_retries(EXPONENTIAL) == 176
+
+
+def test_scale_multiplies_every_exponential_interval() -> None:
+    delays = schedule(EXPONENTIAL, scale=0.01)
+
+    assert delays[:3] == pytest.approx([0.01, 0.02, 0.04])
+    assert delays[-1] == pytest.approx(5.12)
+    assert sum(delays) == pytest.approx(860.15)
+
+
+def test_backoff_retries_three_times_between_10_and_20_seconds() -> None:
+    delays = schedule(BACKOFF, seed=42)
+
+    assert len(delays) == 3 == max_retries(BACKOFF)
+    reference = random.Random(42)
+    assert delays == [reference.uniform(10, 20) for _ in range(3)]
+
+
+def test_backoff_stays_within_its_bounds_for_many_seeds() -> None:
+    delays = [delay for seed in range(300) for delay in schedule(BACKOFF, seed=seed)]
+
+    assert len(delays) == 900
+    assert all(10 <= delay <= 20 for delay in delays)
+    assert min(delays) < 10.5 and max(delays) > 19.5  # the whole range is used, not a constant
+
+
+def test_backoff_scale_shrinks_the_bounds() -> None:
+    delays = [d for seed in range(50) for d in schedule(BACKOFF, seed=seed, scale=0.01)]
+
+    assert all(0.1 <= delay <= 0.2 for delay in delays)
+
+
+def test_backoff_is_exhausted_after_three_retries() -> None:
+    assert retry_delay(BACKOFF, 3, rng=random.Random(1)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("BACKOFF_RETRY", BACKOFF),
+        ("backoff_retry", BACKOFF),
+        ("EXponential_Decay_Retry", EXPONENTIAL),  # the seed's own spelling
+        (" exponential_decay_retry ", EXPONENTIAL),
+    ],
+)
+def test_strategy_parses_in_any_case(text: str, expected: NotifyStrategy) -> None:
+    assert NotifyStrategy.parse(text) is expected
+
+
+def test_unknown_strategy_is_a_delivery_error_and_a_value_error() -> None:
+    with pytest.raises(UnknownStrategyError) as caught:
+        NotifyStrategy.parse("LINEAR_RETRY")
+    assert isinstance(caught.value, DeliveryError)
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(("retries_done", "scale"), [(-1, 1.0), (0, -0.5), (0, float("nan"))])
+def test_nonsense_arguments_are_rejected(retries_done: int, scale: float) -> None:
+    with pytest.raises(ValueError):
+        retry_delay(EXPONENTIAL, retries_done, rng=random.Random(0), scale=scale)

@@ -1,0 +1,240 @@
+"""The delivery worker on a real SQLite store with an injected clock and in-process senders.
+
+Time never passes for real here: the test moves the clock to each scheduled attempt, so both
+retry schedules run to exhaustion (EXPONENTIAL_DECAY_RETRY spans a day) in well under a second.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
+from gateway.delivery.transport import PushOutcome, PushResult
+from gateway.delivery.worker import DeliveryWorker, WorkerOptions
+from gateway.model import DeliveryJob, Subscription, TopicMessage
+from gateway.store.base import Store
+from gateway.store.sqlite import SQLiteDatabase
+
+T0 = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ScriptedSender:
+    """Answers with the scripted results in turn, then with ``then``; records every job."""
+
+    def __init__(self, *script: PushResult, then: PushResult | None = None) -> None:
+        self.script = list(script)
+        self.then = then or ok()
+        self.jobs: list[DeliveryJob] = []
+        self.gate: threading.Event | None = None
+        self.progress = threading.Event()
+
+    def send(self, job: DeliveryJob) -> PushResult:
+        self.jobs.append(job)
+        self.progress.set()
+        if self.gate is not None:
+            self.gate.wait(10)
+        return self.script.pop(0) if self.script else self.then
+
+
+def ok() -> PushResult:
+    return PushResult(204, PushOutcome.SUCCESS, None, 1.0)
+
+
+def failed(status: int = 500) -> PushResult:
+    return PushResult(status, PushOutcome.HTTP_ERROR, f"HTTP {status}", 1.0)
+
+
+@pytest.fixture()
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture()
+def store(tmp_path: Path, clock: Clock) -> Iterator[Store]:
+    s = Store(SQLiteDatabase(tmp_path / "db.sqlite3", synchronous="NORMAL"), clock=clock)
+    yield s
+    s.close()
+
+
+def make_worker(store: Store, sender: object, **options: object) -> DeliveryWorker:
+    opts = WorkerOptions(**{"threads": 4, "max_per_route": 2, "lease_seconds": 30, **options})
+    return DeliveryWorker(store, SenderRegistry(sender), opts, rng=random.Random(7))  # type: ignore[arg-type]
+
+
+def publish(
+    store: Store,
+    strategy: str = "BACKOFF_RETRY",
+    endpoint: str = "http://a.test/",
+    count: int = 1,
+    subscription: str = "s",
+) -> list[str]:
+    """``count`` messages on a topic of their own with one subscription, ``subscription``."""
+    topic = f"t-{subscription}"
+    store.create_topic(topic, 65536, False)
+    store.subscribe(Subscription(topic, subscription, endpoint, notify_strategy=strategy))
+    ids = []
+    for i in range(count):
+        message_id = f"M{subscription}{i}"
+        store.publish(TopicMessage(message_id, topic, f"body {i}", "X", store.now_ms()))
+        ids.append(message_id)
+    return ids
+
+
+def run_until_idle(worker: DeliveryWorker, clock: Clock, store: Store, limit: int = 400) -> int:
+    """Dispatch, wait for the pool, jump the clock to the next due attempt; count dispatches."""
+    dispatched = 0
+    for _ in range(limit):
+        started = worker.dispatch_once()
+        worker.drain()
+        dispatched += started
+        next_due = store.next_due_ms()
+        if next_due is None:
+            return dispatched
+        clock.now = max(clock.now, next_due / 1000)
+    raise AssertionError("deliveries never settled")
+
+
+def test_success_removes_the_delivery(store: Store, clock: Clock) -> None:
+    sender = ScriptedSender()
+    publish(store)
+    worker = make_worker(store, sender)
+    assert run_until_idle(worker, clock, store) == 1
+    assert store.due_count() == 0 and store.list_dead_letters().items == []
+    assert sender.jobs[0].message.body == "body 0" and sender.jobs[0].attempts == 0
+
+
+def test_backoff_retry_three_retries_then_dead_letter(store: Store, clock: Clock) -> None:
+    sender = ScriptedSender(then=failed(503))
+    publish(store, "BACKOFF_RETRY")
+    worker = make_worker(store, sender)
+    assert run_until_idle(worker, clock, store) == 4
+    gaps = [
+        b.attempted_at_ms - a.attempted_at_ms
+        for a, b in itertools.pairwise(letter_attempts(store))
+    ]
+    assert len(gaps) == 3 and all(10_000 <= gap <= 20_000 for gap in gaps)
+    (letter,) = store.list_dead_letters().items
+    assert letter.reason == "retries exhausted"
+    assert [a.status_code for a in letter.attempts] == [503] * 4
+
+
+def letter_attempts(store: Store) -> list:  # type: ignore[type-arg]
+    return list(store.list_dead_letters().items[0].attempts)
+
+
+def test_exponential_decay_retry_runs_a_day_then_dead_letter(store: Store, clock: Clock) -> None:
+    sender = ScriptedSender(then=PushResult(None, PushOutcome.CONNECTION_ERROR, "refused", 0.1))
+    publish(store, "EXPONENTIAL_DECAY_RETRY")
+    worker = make_worker(store, sender)
+    assert run_until_idle(worker, clock, store) == 177
+    attempts = letter_attempts(store)
+    assert len(attempts) == 177
+    assert attempts[-1].attempted_at_ms - attempts[0].attempted_at_ms == 86_015_000
+    gaps = [
+        b.attempted_at_ms - a.attempted_at_ms for a, b in itertools.pairwise(attempts)
+    ]
+    assert gaps[:10] == [1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000, 512000]
+
+
+def test_retry_then_success_keeps_no_dead_letter(store: Store, clock: Clock) -> None:
+    sender = ScriptedSender(failed(500), PushResult(None, PushOutcome.TIMEOUT, "timed out", 5000))
+    publish(store, "EXPONENTIAL_DECAY_RETRY")
+    assert run_until_idle(make_worker(store, sender), clock, store) == 3
+    assert [job.attempts for job in sender.jobs] == [0, 1, 2]
+    assert store.list_dead_letters().items == []
+
+
+def test_retry_scale_shrinks_intervals(store: Store, clock: Clock) -> None:
+    sender = ScriptedSender(failed())
+    publish(store, "EXPONENTIAL_DECAY_RETRY")
+    worker = make_worker(store, sender, retry_scale=0.01)
+    worker.dispatch_once()
+    worker.drain()
+    assert store.next_due_ms() == int(T0 * 1000) + 10  # 1 s x 0.01
+
+
+def test_permanent_error_is_dead_lettered_at_once(store: Store, clock: Clock) -> None:
+    class Unreachable:
+        def send(self, job: DeliveryJob) -> PushResult:
+            raise PermanentDeliveryError("no sms here")
+
+    publish(store)
+    assert run_until_idle(make_worker(store, Unreachable()), clock, store) == 1
+    (letter,) = store.list_dead_letters().items
+    assert letter.reason == "no sms here" and len(letter.attempts) == 1
+
+
+def test_replay_redelivers_with_the_same_message_id(store: Store, clock: Clock) -> None:
+    sender = ScriptedSender(failed(), failed(), failed(), failed())
+    (message_id,) = publish(store)
+    worker = make_worker(store, sender)
+    run_until_idle(worker, clock, store)
+    (letter,) = store.list_dead_letters().items
+    store.replay_dead_letter(letter.id)
+    run_until_idle(worker, clock, store)
+    assert sender.jobs[-1].message.id == message_id and sender.jobs[-1].attempts == 0
+    assert store.get_dead_letter(letter.id).replayed_at_ms == int(clock.now * 1000)
+    assert store.due_count() == 0
+
+
+def test_slow_route_cannot_take_every_thread(store: Store, clock: Clock) -> None:
+    slow, fast = ScriptedSender(), ScriptedSender()
+    slow.gate = threading.Event()
+
+    class ByRoute:
+        def send(self, job: DeliveryJob) -> PushResult:
+            return (slow if "slow" in job.route else fast).send(job)
+
+    publish(store, endpoint="http://slow.test/", count=6, subscription="slow")
+    publish(store, endpoint="http://fast.test/", count=6, subscription="fast")
+    worker = make_worker(store, ByRoute(), threads=4, max_per_route=2)
+    try:
+        for _ in range(50):  # each round starts what fits, then waits for the fast route to move
+            fast.progress.clear()
+            worker.dispatch_once()
+            if len(fast.jobs) == 6:
+                break
+            fast.progress.wait(2)
+        assert len(fast.jobs) == 6
+        assert len(slow.jobs) == 2  # never more than max_per_route on the stuck route
+    finally:
+        slow.gate.set()
+        worker.drain()
+    run_until_idle(worker, clock, store)
+    assert len(slow.jobs) == 6
+
+
+def test_lapsed_lease_is_claimed_by_another_worker(store: Store, clock: Clock) -> None:
+    publish(store)
+    crashed = store.claim_deliveries(
+        "dead-worker", lease_seconds=30, limit=10, skip_routes=frozenset()
+    )
+    assert len(crashed) == 1
+    sender = ScriptedSender()
+    worker = make_worker(store, sender)
+    assert worker.dispatch_once() == 0  # still leased
+    clock.now += 31
+    assert run_until_idle(worker, clock, store) == 1
+    assert sender.jobs[0].message.id == crashed[0].message.id
+
+
+def test_expired_messages_become_dead_letters(store: Store, clock: Clock) -> None:
+    publish(store)
+    clock.now += 86_400 + 1
+    assert len(store.expire_deliveries()) == 1
+    assert store.list_dead_letters().items[0].reason == "expired"
+    assert store.get_topic("t-s")[1] == 0
