@@ -1,20 +1,24 @@
 """Receiver throughput under gunicorn: verified pushes vs. the same app without verification.
 
-Run: ``.venv/bin/python bench/receiver.py [--seconds 8] [--workers 2]`` (about 30 s in all).
+Run: ``.venv/bin/python bench/receiver.py [--seconds 3] [--rounds 4] [--workers 2]`` (~35 s).
 
 What it does, all on 127.0.0.1:
 
 1. Serves a throwaway signing certificate from a local HTTP server that counts its GETs.
-2. Pre-signs XML pushes (2048-bit key, like our gateway's) whose certificate URL points there.
-3. Runs gunicorn (``--workers 2``, gthread) twice: once with the ``MNSReceiver`` blueprint, once
-   with a plain route that parses and dispatches the same body without verifying anything.
-   Each run is loaded by ``wrk`` when it is installed (``apt-get install -y wrk``), otherwise by
-   several Python client processes with keep-alive connections; the report says which.
-4. Runs a short third pass with ``--preload`` and ``prefetch_certificate`` at startup, to show
+2. Pre-signs an XML push (2048-bit key, like our gateway's) whose certificate URL points there.
+3. Starts two gunicorn servers (``--workers 2``, sync workers, so the kernel spreads
+   connections evenly): one with the ``MNSReceiver`` blueprint, one with a plain route that
+   parses and dispatches the same body without verifying anything.
+4. Loads them in alternating rounds, so background load on a shared machine hits both alike,
+   with ``wrk`` when installed (``apt-get install -y wrk``), otherwise with several Python
+   client processes; the report says which.
+5. Runs a short third server with ``--preload`` and ``prefetch_certificate`` at startup, to show
    the certificate fetched once for the whole server rather than once per worker.
 
-Prints requests/s, latency percentiles, the verified/unverified ratio and certificate fetches.
-Target: verification costs under 20% of throughput; one fetch per URL per process.
+Prints requests/s, latency percentiles and the worker CPU time per request of each app, the
+verified/unverified ratio of both (CPU time is the steadier figure when other processes compete
+for the cores), and the certificate fetches. Target: verification costs under 20% of
+throughput; one fetch per URL.
 """
 
 from __future__ import annotations
@@ -127,22 +131,36 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class Server:
+    port: int
+    pid: int
+
+    def worker_cpu_seconds(self) -> float:
+        """User + system CPU time of the worker processes so far (Linux /proc)."""
+        children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        ticks = 0
+        for child in children:
+            fields = Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def gunicorn(mode: str, cert_url: str, workers: int, *, preload: bool = False) -> Iterator[int]:
+def gunicorn(mode: str, cert_url: str, workers: int, *, preload: bool = False) -> Iterator[Server]:
     """A gunicorn server for ``mode``, on a free port, stopped (and waited for) on exit."""
     port = free_port()
     env = {**os.environ, "BENCH_MODE": mode, "BENCH_CERT_URL": cert_url,
            "BENCH_PREFETCH": "1" if preload else "0"}  # fmt: skip
     command = [
         sys.executable, "-m", "gunicorn", "--chdir", str(ROOT), "--bind", f"127.0.0.1:{port}",
-        "--workers", str(workers), "--worker-class", "gthread", "--threads", "4",
-        "--log-level", "warning", *(["--preload"] if preload else []),
-        "bench.receiver:create_app()",
+        "--workers", str(workers), "--worker-class", "sync", "--log-level", "warning",
+        *(["--preload"] if preload else []), "bench.receiver:create_app()",
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env)
     try:
         wait_until_listening(port, process)
-        yield port
+        yield Server(port, process.pid)
     finally:
         process.terminate()
         try:
@@ -176,10 +194,15 @@ class Load:
     errors: int
     seconds: float
     latency_ms: dict[str, float]
+    cpu_seconds: float = 0.0
 
     @property
     def per_second(self) -> float:
         return self.requests / self.seconds
+
+    @property
+    def cpu_us_per_request(self) -> float:
+        return self.cpu_seconds / self.requests * 1e6
 
 
 def run_wrk(port: int, signed: SignedRequest, seconds: float) -> Load:
@@ -260,8 +283,10 @@ def run_python_clients(port: int, signed: SignedRequest, seconds: float) -> Load
 # ---------------------------------------------------------------- the measurement
 
 
-def run_load(port: int, signed: SignedRequest, seconds: float, use_wrk: bool) -> Load:
-    load = (run_wrk if use_wrk else run_python_clients)(port, signed, seconds)
+def run_load(server: Server, signed: SignedRequest, seconds: float, use_wrk: bool) -> Load:
+    cpu_before = server.worker_cpu_seconds()
+    load = (run_wrk if use_wrk else run_python_clients)(server.port, signed, seconds)
+    load.cpu_seconds = server.worker_cpu_seconds() - cpu_before
     if load.errors > load.requests / 100:
         raise SystemExit(f"{load.errors} of {load.requests + load.errors} requests were not 204")
     return load
@@ -274,21 +299,25 @@ class Rounds:
     verified: list[Load]
     unverified: list[Load]
 
-    @property
-    def ratios(self) -> list[float]:
+    def ratios(self, figure: str) -> list[float]:
+        """verified/unverified throughput per round; for CPU, the inverse ratio of cost."""
         pairs = zip(self.verified, self.unverified, strict=True)
+        if figure == "cpu":
+            return [u.cpu_us_per_request / v.cpu_us_per_request for v, u in pairs]
         return [v.per_second / u.per_second for v, u in pairs]
 
 
-def alternate(ports: dict[str, int], signed: SignedRequest, args: argparse.Namespace) -> Rounds:
+def alternate(
+    servers: dict[str, Server], signed: SignedRequest, args: argparse.Namespace
+) -> Rounds:
     use_wrk = shutil.which("wrk") is not None
-    for port in ports.values():  # warm-up: workers import, connect, fetch the certificate
-        run_load(port, signed, 1.0, use_wrk)
+    for server in servers.values():  # warm-up: workers import, connect, fetch the certificate
+        run_load(server, signed, 1.0, use_wrk)
     rounds = Rounds([], [])
     for index in range(args.rounds):
         order = ("verified", "unverified") if index % 2 == 0 else ("unverified", "verified")
         for mode in order:
-            getattr(rounds, mode).append(run_load(ports[mode], signed, args.seconds, use_wrk))
+            getattr(rounds, mode).append(run_load(servers[mode], signed, args.seconds, use_wrk))
     return rounds
 
 
@@ -298,8 +327,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="runs per server, alternating")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     args = parser.parse_args()
-    generator = "wrk" if shutil.which("wrk") else f"{PYTHON_CLIENTS} Python client processes"
-    print(f"load generator: {generator}; gunicorn {args.workers} workers (gthread); "
+    use_wrk = shutil.which("wrk") is not None
+    generator = "wrk" if use_wrk else f"{PYTHON_CLIENTS} Python client processes"
+    print(f"load generator: {generator}; gunicorn {args.workers} sync workers; "
           f"{args.rounds} rounds of {args.seconds:g} s per server")  # fmt: skip
     certs = CertificateServer()
     try:
@@ -307,14 +337,13 @@ def main() -> None:
         certs.pem = identity.certificate_pem
         signed = sign_notification(identity, "x" * 256, format="XML", topic_name="bench")
         with (
-            gunicorn("verified", certs.url, args.workers) as verified_port,
-            gunicorn("unverified", certs.url, args.workers) as unverified_port,
+            gunicorn("verified", certs.url, args.workers) as verified,
+            gunicorn("unverified", certs.url, args.workers) as unverified,
         ):
-            ports = {"verified": verified_port, "unverified": unverified_port}
-            rounds = alternate(ports, signed, args)
+            rounds = alternate({"verified": verified, "unverified": unverified}, signed, args)
         lazy_fetches, certs.fetches = certs.fetches, 0
-        with gunicorn("verified", certs.url, args.workers, preload=True) as port:
-            run_load(port, signed, 1.0, shutil.which("wrk") is not None)
+        with gunicorn("verified", certs.url, args.workers, preload=True) as preloaded:
+            run_load(preloaded, signed, 1.0, use_wrk)
         preloaded_fetches = certs.fetches
     finally:
         certs.close()
@@ -323,30 +352,31 @@ def main() -> None:
 
 def report(rounds: Rounds, lazy: int, preloaded: int, workers: int) -> None:
     for name in ("verified", "unverified"):
-        loads: list[Load] = getattr(rounds, name)
-        total = Load(
-            sum(load.requests for load in loads),
-            sum(load.errors for load in loads),
-            sum(load.seconds for load in loads),
-            {
-                k: statistics.median(load.latency_ms[k] for load in loads)
-                for k in loads[0].latency_ms
-            },
-        )
-        print(describe(name, total))
-    ratio = statistics.median(rounds.ratios)
-    cost = 1 - ratio
-    print("per-round ratios: " + ", ".join(f"{r:.3f}" for r in rounds.ratios))
-    print(f"ratio verified/unverified (median): {ratio:.3f}; verification costs {cost:.1%} "
-          f"(target < {TARGET_COST:.0%}: {'met' if cost < TARGET_COST else 'MISSED'})")  # fmt: skip
+        print(describe(name, getattr(rounds, name)))
+    for figure, label in (("throughput", "throughput"), ("cpu", "CPU time/request")):
+        ratios = rounds.ratios(figure)
+        ratio = statistics.median(ratios)
+        verdict = "met" if 1 - ratio < TARGET_COST else "MISSED"
+        print(f"verified/unverified by {label}: median {ratio:.3f} "
+              f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); verification costs "
+              f"{1 - ratio:.1%}, target < {TARGET_COST:.0%}: {verdict}")  # fmt: skip
     print(f"certificate fetches for 1 URL: {lazy} with {workers} workers fetching lazily "
           f"(one per process), {preloaded} with --preload + prefetch_certificate")  # fmt: skip
 
 
-def describe(name: str, load: Load) -> str:
-    latency = ", ".join(f"{k} {v:.2f} ms" for k, v in load.latency_ms.items())
-    counts = f"{load.requests} ok, {load.errors} errors"
-    return f"{name:<11} {load.per_second:9.0f} req/s  ({counts}; median {latency})"
+def describe(name: str, loads: list[Load]) -> str:
+    requests = sum(load.requests for load in loads)
+    seconds = sum(load.seconds for load in loads)
+    cpu_us = sum(load.cpu_seconds for load in loads) / requests * 1e6
+    latency = ", ".join(
+        f"{k} {statistics.median(load.latency_ms[k] for load in loads):.2f} ms"
+        for k in loads[0].latency_ms
+    )
+    errors = sum(load.errors for load in loads)
+    return (
+        f"{name:<11} {requests / seconds:7.0f} req/s, {cpu_us:5.0f} us worker CPU/request "
+        f"({requests} ok, {errors} errors; median {latency})"
+    )
 
 
 if __name__ == "__main__":

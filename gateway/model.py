@@ -98,3 +98,13 @@ class DeadLetter:
     reason: str
     dead_at_ms: int
     replayed_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What becomes of a delivery after an attempt: done, tried again later, or dead-lettered."""
+
+    job: DeliveryJob
+    attempt: Attempt | None
+    retry_at_ms: int | None = None
+    dead_reason: str | None = None

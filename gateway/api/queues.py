@@ -1,7 +1,84 @@
-"""Queue and message views (being written: issue 5)."""
+"""Queue management views: CreateQueue, SetQueueAttributes, GetQueueAttributes, DeleteQueue,
+ListQueue. Message views live in :mod:`gateway.api.messages`, nested in this blueprint so the
+app registers one blueprint for the whole queue model."""
 
 from __future__ import annotations
 
-from flask import Blueprint
+from xml.etree.ElementTree import Element
+
+from flask import Blueprint, Response, request
+
+from gateway.api import messages
+from gateway.api.context import (
+    empty_response,
+    gateway,
+    is_meta_override,
+    list_paging,
+    xml_response,
+)
+from gateway.protocol.names import validate_name
+from gateway.protocol.xml import XmlNode, parse_document
+from gateway.queues.records import QueueAttributes
+from gateway.queues.wire import queue_attribute_changes, queue_nodes
+from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("queues", __name__)
+blueprint.register_blueprint(messages.blueprint)
+
+
+def _queues() -> QueueStore:
+    return gateway().store.queues
+
+
+def _queue_url(name: str) -> str:
+    return f"{gateway().settings.base_url}/queues/{name}"
+
+
+def _queue_body() -> Element | None:
+    """The ``<Queue>`` body; an empty body means "no attributes" (all defaults on create)."""
+    body = request.get_data(cache=True)
+    return parse_document(body, "Queue") if body.strip() else None
+
+
+@blueprint.put("/queues/<name>")
+def put_queue(name: str) -> Response:
+    """CreateQueue (201 new, 204 identical, 409 different), or SetQueueAttributes with
+    ``?metaoverride=true`` (only the attributes sent change)."""
+    validate_name("queue", name)
+    if is_meta_override():
+        _queues().set_queue_attributes(name, queue_attribute_changes(_queue_body(), defaults=False))
+        return empty_response(204)
+    attributes = QueueAttributes(**queue_attribute_changes(_queue_body(), defaults=True))
+    created = _queues().create_queue(name, attributes)
+    return empty_response(201 if created else 204, location=_queue_url(name))
+
+
+@blueprint.get("/queues/<name>")
+def get_queue(name: str) -> Response:
+    validate_name("queue", name)
+    queue, counts = _queues().get_queue(name)
+    return xml_response("Queue", queue_nodes(queue, counts))
+
+
+@blueprint.delete("/queues/<name>")
+def delete_queue(name: str) -> Response:
+    """Deletes the queue with all its messages; a missing queue is not an error."""
+    validate_name("queue", name)
+    _queues().delete_queue(name)
+    return empty_response(204)
+
+
+@blueprint.get("/queues")
+def list_queues() -> Response:
+    prefix, marker, limit = list_paging()
+    with_meta = request.headers.get("x-mns-with-meta", "").lower() == "true"
+    page = _queues().list_queues(prefix, marker, limit)
+    nodes: list[XmlNode] = []
+    for queue in page.items:
+        entry: list[XmlNode] = [("QueueURL", _queue_url(queue.name))]
+        if with_meta:
+            entry += queue_nodes(queue, None)
+        nodes.append(("Queue", entry))
+    if page.next_marker:
+        nodes.append(("NextMarker", page.next_marker))
+    return xml_response("Queues", nodes)

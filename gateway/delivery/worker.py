@@ -25,9 +25,10 @@ from dataclasses import dataclass
 
 from gateway.delivery.retry import NotifyStrategy, retry_delay
 from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
+from gateway.delivery.settler import Settler
 from gateway.delivery.transport import PushResult
 from gateway.metrics import GatewayMetrics
-from gateway.model import Attempt, DeliveryJob
+from gateway.model import Attempt, DeliveryJob, Settlement
 from gateway.oplog import Action, NullOperationLog, OperationLog
 from gateway.store.base import Store
 
@@ -65,10 +66,13 @@ class DeliveryWorker:
         self.account_id = account_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._inflight: Counter[str] = Counter()
+        self._ready: list[DeliveryJob] = []
         self._idle = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._unsettled = 0
         self._pool = ThreadPoolExecutor(options.threads, thread_name_prefix="mns-push")
+        self._settler = Settler(store, self.owner, self._settled)
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
 
@@ -87,42 +91,71 @@ class DeliveryWorker:
         if self._thread is not None:
             self._thread.join(timeout)
         self._pool.shutdown(wait=True, cancel_futures=False)
+        self._settler.stop()
 
     # dispatching --------------------------------------------------------------------------
-    def _free_slots(self) -> tuple[int, frozenset[str]]:
-        with self._idle:
-            free = self.options.threads - sum(self._inflight.values())
-            full = frozenset(
-                route for route, n in self._inflight.items() if n >= self.options.max_per_route
-            )
-        return free, full
+    # Claimed deliveries wait in ``_ready`` (still leased) until a thread and a slot on their
+    # route are free. Claiming a batch at a time keeps claims to one write per batch; capping
+    # what each route may hold (in flight plus ready) keeps a stuck route from filling the buffer.
 
-    def dispatch_once(self) -> int:
-        """Claim what is due and fits, start sending it; return how many were started."""
-        free, full = self._free_slots()
-        if free <= 0:
-            return 0
-        jobs = self.store.claim_deliveries(self.owner, self.options.lease_seconds, free, full)
-        started, handed_back = [], []
+    def _held(self) -> Counter[str]:
+        held = Counter(self._inflight)
+        held.update(job.route for job in self._ready)
+        return held
+
+    def _refill(self) -> None:
+        with self._idle:
+            room = 2 * self.options.threads - sum(self._inflight.values()) - len(self._ready)
+            if len(self._ready) >= self.options.threads or room <= 0:
+                return
+            held, cap = self._held(), 2 * self.options.max_per_route
+            full = frozenset(route for route, n in held.items() if n >= cap)
+        jobs = self.store.claim_deliveries(self.owner, self.options.lease_seconds, room, full)
+        handed_back = []
         with self._idle:
             for job in jobs:
-                if self._inflight[job.route] >= self.options.max_per_route:
+                if held[job.route] >= cap:
                     handed_back.append(job.delivery_id)
                     continue
-                self._inflight[job.route] += 1
-                started.append(job)
+                held[job.route] += 1
+                self._ready.append(job)
         if handed_back:
             self.store.release_deliveries(self.owner, handed_back)
+
+    def _start_ready(self) -> int:
+        started: list[DeliveryJob] = []
+        with self._idle:
+            free = self.options.threads - sum(self._inflight.values())
+            waiting: list[DeliveryJob] = []
+            for job in self._ready:
+                if len(started) < free and self._inflight[job.route] < self.options.max_per_route:
+                    self._inflight[job.route] += 1
+                    started.append(job)
+                else:
+                    waiting.append(job)
+            self._ready = waiting
         for job in started:
             self._pool.submit(self._process, job)
         return len(started)
 
+    def dispatch_once(self) -> int:
+        """Claim what is due and fits, start what can run now; return how many started."""
+        self._refill()
+        return self._start_ready()
+
     def drain(self, timeout: float = 10.0) -> None:
-        """Wait until nothing is in flight (tests use this after :meth:`dispatch_once`)."""
+        """Wait until no push is in flight or unrecorded (tests call it after dispatch_once).
+
+        Claimed deliveries still waiting for a thread are not waited for: only the next
+        :meth:`dispatch_once` starts them.
+        """
         deadline = time.monotonic() + timeout
         with self._idle:
-            while sum(self._inflight.values()) and time.monotonic() < deadline:
+            while self._busy() and time.monotonic() < deadline:
                 self._idle.wait(deadline - time.monotonic())
+
+    def _busy(self) -> bool:
+        return bool(sum(self._inflight.values()) or self._unsettled)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -132,7 +165,7 @@ class DeliveryWorker:
             except Exception:  # the store may be briefly unavailable; keep the worker alive
                 log.exception("delivery dispatch failed")
                 started = 0
-            if started and self._free_slots()[0] > 0:
+            if started and len(self._ready) < self.options.threads:
                 continue
             self._wake.wait(self._idle_wait(busy=bool(started)))
             self._wake.clear()
@@ -156,18 +189,22 @@ class DeliveryWorker:
     # one delivery -------------------------------------------------------------------------
     def _process(self, job: DeliveryJob) -> None:
         try:
-            self._attempt(job)
+            settlement = self._attempt(job)
         except Exception:  # the lease will lapse and another attempt will be made
             log.exception("delivery %s failed unexpectedly", job.delivery_id)
-        finally:
-            with self._idle:
-                self._inflight[job.route] -= 1
-                if self._inflight[job.route] <= 0:
-                    del self._inflight[job.route]
-                self._idle.notify_all()
-            self._wake.set()
+            settlement = None
+        with self._idle:
+            self._inflight[job.route] -= 1
+            if self._inflight[job.route] <= 0:
+                del self._inflight[job.route]
+            if settlement is not None:
+                self._unsettled += 1
+            self._idle.notify_all()
+        if settlement is not None:
+            self._settler.submit(settlement)
+        self._wake.set()
 
-    def _attempt(self, job: DeliveryJob) -> None:
+    def _attempt(self, job: DeliveryJob) -> Settlement:
         number = job.attempts + 1
         started_ms = self.store.now_ms()
         try:
@@ -175,27 +212,29 @@ class DeliveryWorker:
         except PermanentDeliveryError as exc:
             attempt = Attempt(number, started_ms, "rejected", None, str(exc), None)
             self._log(job, attempt)
-            self._bury(job, attempt, str(exc))
-            return
+            return Settlement(job, attempt, dead_reason=str(exc))
         attempt = Attempt(
             number, started_ms, result.outcome.value, result.status, result.error, result.latency_ms
         )
         self._count(result)
         self._log(job, attempt)
         if result.ok:
-            self.store.complete_delivery(job.delivery_id)
-            return
+            return Settlement(job, attempt)
         strategy = NotifyStrategy.parse(job.subscription.notify_strategy)
         delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
         if delay is None:
-            self._bury(job, attempt, "retries exhausted")
-        else:
-            self.store.retry_delivery(job, self.owner, attempt, delay)
+            return Settlement(job, attempt, dead_reason="retries exhausted")
+        return Settlement(job, attempt, retry_at_ms=self.store.now_ms() + int(delay * 1000))
 
-    def _bury(self, job: DeliveryJob, attempt: Attempt, reason: str) -> None:
-        if self.store.dead_letter(job, attempt, reason) is not None:
-            self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
-            self._log(job, None, action=Action.DEAD_LETTER, error=reason)
+    def _settled(self, batch: list[Settlement], letters: list[str | None]) -> None:
+        for settlement, letter in zip(batch, letters, strict=True):
+            if letter is not None:
+                reason = settlement.dead_reason or "unknown"
+                self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
+                self._log(settlement.job, None, action=Action.DEAD_LETTER, error=reason)
+        with self._idle:
+            self._unsettled -= len(batch)
+            self._idle.notify_all()
 
     def _count(self, result: PushResult) -> None:
         self.metrics.attempts.labels(
@@ -234,4 +273,3 @@ class DeliveryWorker:
         elif error:
             record["Error"] = error
         self.oplog.write(record)
-

@@ -38,6 +38,10 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     ),
     "QueueNameLengthError": (400, "Queue name length should between 1 and 256."),
     "QueueNotExist": (404, "The queue name you provided is not exist."),
+    "QueueNumExceededLimit": (
+        400,
+        "The number of the queues you created has exceeded the limit.",
+    ),
     "ReceiptHandleError": (400, "The receipt handle you provide is not valid."),
     "SignatureDoesNotMatch": (
         403,

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gateway.protocol.errors import invalid_argument
+
 
 @dataclass(frozen=True, slots=True)
 class AttributeRange:
@@ -20,6 +22,19 @@ class AttributeRange:
     high: int
     default: int
     unit: str = "seconds"
+
+    def parse(self, value: str | None, default: int | None) -> int | None:
+        """``value`` as an integer in range; ``default`` when absent; else the seeds' 400
+        ``InvalidArgument`` "The value of {element} should between {low} and {high} {unit}"."""
+        if value is None:
+            return default
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+        if number is None or not self.low <= number <= self.high:
+            raise invalid_argument(self.element, self.low, self.high, self.unit)
+        return number
 
 
 #: CreateQueue's table in the API reference (DECISIONS §2: MessageRetentionPeriod up to 604800).

@@ -12,7 +12,15 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from gateway.model import Attempt, DeadLetter, DeliveryJob, Page, Subscription, Topic, TopicMessage
+from gateway.model import (
+    DeadLetter,
+    DeliveryJob,
+    Page,
+    Settlement,
+    Subscription,
+    Topic,
+    TopicMessage,
+)
 from gateway.protocol.errors import MNSError
 from gateway.store import deliveries
 from gateway.store import topics as sql
@@ -117,18 +125,12 @@ class Store:
     def release_deliveries(self, owner: str, delivery_ids: list[str]) -> None:
         self.database.write(lambda c: deliveries.release(c, owner, delivery_ids))
 
-    def complete_delivery(self, delivery_id: str) -> None:
-        self.database.write(partial(deliveries.complete, delivery_id=delivery_id))
-
-    def retry_delivery(self, job: DeliveryJob, owner: str, attempt: Attempt, delay: float) -> bool:
-        due = self.now_ms() + int(delay * 1000)
-        return self.database.write(
-            lambda c: deliveries.retry_later(c, job.delivery_id, owner, attempt, due)
-        )
-
-    def dead_letter(self, job: DeliveryJob, attempt: Attempt | None, reason: str) -> str | None:
+    def settle(self, owner: str, settlements: list[Settlement]) -> list[str | None]:
+        """Record many attempts' outcomes in one transaction; dead letter ids where made."""
         now = self.now_ms()
-        return self.database.write(lambda c: deliveries.dead_letter(c, job, attempt, reason, now))
+        return self.database.write(
+            lambda c: [deliveries.settle(c, owner, s, now) for s in settlements]
+        )
 
     def next_due_ms(self) -> int | None:
         return self.database.read(deliveries.next_due_ms)

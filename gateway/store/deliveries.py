@@ -11,7 +11,15 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from gateway.model import Attempt, DeadLetter, DeliveryJob, Page, Subscription, TopicMessage
+from gateway.model import (
+    Attempt,
+    DeadLetter,
+    DeliveryJob,
+    Page,
+    Settlement,
+    Subscription,
+    TopicMessage,
+)
 from gateway.protocol.errors import MNSError
 from gateway.store.topics import _subscription, get_subscription
 
@@ -153,6 +161,18 @@ def retry_later(
     if updated:
         _record_attempt(conn, delivery_id, attempt)
     return bool(updated)
+
+
+def settle(conn: Connection, owner: str, settlement: Settlement, now_ms: int) -> str | None:
+    """Apply one attempt's outcome; returns the dead letter id when one was made."""
+    job = settlement.job
+    if settlement.dead_reason is not None:
+        return dead_letter(conn, job, settlement.attempt, settlement.dead_reason, now_ms)
+    if settlement.retry_at_ms is not None and settlement.attempt is not None:
+        retry_later(conn, job.delivery_id, owner, settlement.attempt, settlement.retry_at_ms)
+        return None
+    complete(conn, job.delivery_id)
+    return None
 
 
 def _attempts(conn: Connection, delivery_id: str) -> list[Attempt]:

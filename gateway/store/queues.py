@@ -1,14 +1,370 @@
-"""Queue and queue-message operations (being written: issue 5)."""
+"""Queue and queue-message operations: the queue model's domain methods over a Database.
+
+Every mutation is one job on the group-commit writer (:meth:`Database.write`), so a receive's
+claim is serialised with every other write, in this process and (through the writer's file lock)
+in every other process on the same SQLite file: no Active message is ever handed to two
+receivers. Reads go through :meth:`Database.read` snapshots. Wake-ups for long-polling receivers
+are sent only after the commit that made a message receivable.
+
+For topic subscriptions that deliver into a local queue (QueueEndpoint bridging):
+:meth:`QueueStore.enqueue_in` adds a message using the caller's connection, *inside* the
+caller's own write job, so "delivery done" and "message enqueued" commit together; after that
+job returns, :meth:`QueueStore.notify` wakes the queue's receivers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from gateway.model import Page
+from gateway.protocol.errors import MNSError
+from gateway.queues import receipts
+from gateway.queues.message_ids import MessageIdFactory
+from gateway.queues.receipts import Receipt, ReceiptSigner
+from gateway.queues.records import (
+    MessageCounts,
+    NewMessage,
+    Queue,
+    QueueAttributes,
+    QueueMessage,
+    SentMessage,
+    VisibilityChange,
+)
+from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
+from gateway.queues.waiters import (
+    DEFAULT_MAX_WAITERS,
+    DEFAULT_RECHECK_SECONDS,
+    WaiterHub,
+    long_poll,
+)
+from gateway.queues.wake_socket import WakeChannel
+from gateway.store import queue_sql as sql
+
+Connection = Any
+
+#: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
+DEFAULT_MAX_QUEUES: Final = 1000
+PURGE_INTERVAL_SECONDS: Final = 60.0
+PURGE_BATCH: Final = 1000
+TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
 
 
 class QueueStore:
-    """Queue operations over a :class:`gateway.store.base.Database`."""
+    """Queue operations over a :class:`gateway.store.base.Database`.
 
-    def __init__(self, database: Any, clock: Callable[[], float]) -> None:
+    ``wake_dir`` is where processes sharing the database exchange wake-ups (default: ``wake/``
+    beside a SQLite file; ``None`` without one: same-process wake-ups only). ``max_waiters``
+    caps concurrent long polls per process, ``max_queues`` the number of queues (``None``: no
+    limit). ``receipt_secret`` overrides the secret otherwise kept in the database.
+    """
+
+    def __init__(
+        self,
+        database: Any,
+        clock: Callable[[], float],
+        *,
+        wake_dir: Path | None = None,
+        max_waiters: int = DEFAULT_MAX_WAITERS,
+        max_queues: int | None = DEFAULT_MAX_QUEUES,
+        recheck_seconds: float = DEFAULT_RECHECK_SECONDS,
+        receipt_secret: bytes | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.database = database
         self.clock = clock
+        self.max_queues = max_queues
+        self.waiters = WaiterHub(max_waiters)
+        self._recheck_seconds = recheck_seconds
+        self._monotonic = monotonic
+        self._ids = MessageIdFactory()
+        self._signer = ReceiptSigner(receipt_secret) if receipt_secret else None
+        self._last_purge = monotonic()
+        database_path = getattr(database, "path", None)
+        if wake_dir is None and isinstance(database_path, Path):
+            wake_dir = database_path.parent / "wake"
+        self._channel = WakeChannel(wake_dir, self.waiters.notify) if wake_dir else None
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # queues -------------------------------------------------------------------------------
+    def create_queue(self, name: str, attributes: QueueAttributes) -> bool:
+        """True when created, False when an identical queue exists (409 for a different one)."""
+        now = int(self.clock())
+        queue = Queue(name, now, now, attributes)
+        return self.database.write(lambda c: sql.create_queue(c, queue, self.max_queues))
+
+    def set_queue_attributes(self, name: str, changes: Mapping[str, int | bool]) -> Queue:
+        now = int(self.clock())
+        queue = self.database.write(lambda c: sql.set_queue_attributes(c, name, changes, now))
+        self.notify(name)  # a shorter PollingWaitSeconds or delay concerns sleeping receivers
+        return queue
+
+    def get_queue(self, name: str) -> tuple[Queue, MessageCounts]:
+        now_ms = self.now_ms()
+
+        def work(conn: Connection) -> tuple[Queue, MessageCounts]:
+            return sql.require_queue(conn, name), sql.message_counts(conn, name, now_ms)
+
+        return self.database.read(work)
+
+    def delete_queue(self, name: str) -> None:
+        self.database.write(partial(sql.delete_queue, name=name))
+        self.notify(name)  # sleeping receivers answer QueueNotExist now rather than later
+
+    def list_queues(self, prefix: str, marker: str, limit: int) -> Page[Queue]:
+        return self.database.read(lambda c: sql.list_queues(c, prefix, marker, limit))
+
+    # sending ------------------------------------------------------------------------------
+    def send(
+        self, name: str, messages: Sequence[NewMessage]
+    ) -> tuple[Queue, list[SentMessage | MNSError]]:
+        """Store ``messages``; a message over MaximumMessageSize fails alone (batch partial
+        failure), anything else fails the request."""
+        now_ms = self.now_ms()
+        purge = self._purge_due()
+
+        def work(conn: Connection) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
+            queue = sql.require_queue(conn, name)
+            results = [self._prepare(queue, message, now_ms) for message in messages]
+            sql.insert_messages(conn, [r for r in results if isinstance(r, sql.StoredMessage)])
+            if purge:
+                sql.purge_expired(conn, now_ms, PURGE_BATCH)
+            return queue, results
+
+        queue, results = self.database.write(work)
+        stored = [r for r in results if isinstance(r, sql.StoredMessage)]
+        active = sum(1 for message in stored if message.visible_at <= now_ms)
+        if stored:
+            self.notify(name, None if active < len(stored) else active)
+        return queue, [r if isinstance(r, MNSError) else self._sent(r, now_ms) for r in results]
+
+    def enqueue_in(
+        self,
+        conn: Connection,
+        queue_name: str,
+        body: str,
+        *,
+        delay_seconds: int | None = None,
+        priority: int = 8,
+        now_ms: int,
+        properties: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Add a message with ``conn`` inside the caller's write job; its MessageId.
+
+        Raises ``MNSError`` ``QueueNotExist``, or ``InvalidArgument`` for a body over the
+        queue's MaximumMessageSize; the caller's job decides what a failure means. Call
+        :meth:`notify` after the job has committed.
+        """
+        queue = sql.require_queue(conn, queue_name)
+        message = NewMessage(body, priority, delay_seconds, dict(properties or {}))
+        prepared = self._prepare(queue, message, now_ms)
+        if isinstance(prepared, MNSError):
+            raise prepared
+        sql.insert_messages(conn, [prepared])
+        return prepared.id
+
+    def notify(self, queue_name: str, count: int | None = None) -> None:
+        """Wake ``count`` long-polling receivers of ``queue_name`` (all when ``None``), here and
+        in every other process on this data directory. Never raises, never blocks."""
+        self.waiters.notify(queue_name, count)
+        if self._channel is not None:
+            self._channel.broadcast(queue_name, count)
+
+    def _prepare(
+        self, queue: Queue, message: NewMessage, now_ms: int
+    ) -> sql.StoredMessage | MNSError:
+        attributes = queue.attributes
+        if body_size(message.body) > attributes.maximum_message_size:
+            return MNSError("InvalidArgument", TOO_LARGE)
+        delay = effective_delay(message.delay_seconds, attributes.delay_seconds)
+        return sql.StoredMessage(
+            id=self._ids.new_id(now_ms),
+            queue_name=queue.name,
+            body=message.body,
+            body_md5=body_md5(message.body),
+            priority=message.priority,
+            enqueue_time=now_ms,
+            visible_at=visible_after(now_ms, delay),
+            expires_at=visible_after(now_ms, attributes.message_retention_period),
+            receipt_nonce=receipts.new_nonce(),
+            properties=message.properties,
+        )
+
+    def _sent(self, stored: sql.StoredMessage, now_ms: int) -> SentMessage:
+        handle = None
+        if stored.visible_at > now_ms:  # Delayed: the seeds' SendMessage returns a handle
+            receipt = Receipt(stored.id, stored.receipt_nonce, stored.visible_at)
+            handle = self.signer().issue(stored.queue_name, receipt)
+        return SentMessage(
+            stored.id, stored.body_md5, stored.visible_at, handle, dict(stored.properties)
+        )
+
+    # receiving ----------------------------------------------------------------------------
+    def receive(
+        self, name: str, count: int, wait_seconds: int | None
+    ) -> tuple[Queue, list[QueueMessage]]:
+        """Claim up to ``count`` Active messages; when there are none, long-poll for
+        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds)."""
+        queue, messages, _ = self._claim(name, count)
+        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
+        if messages or wait <= 0:
+            return queue, messages
+        deadline = self._monotonic() + wait
+        if self._channel is not None:
+            self._channel.start()
+        with self.waiters.register(name) as waiter:
+            if waiter is None:  # over the long-poll limit: MessageNotExist at once
+                return queue, []
+            found = long_poll(
+                waiter,
+                partial(self._attempt, name, count),
+                deadline=deadline,
+                monotonic=self._monotonic,
+                recheck_seconds=self._recheck_seconds,
+            )
+        return found or (queue, [])
+
+    def _attempt(
+        self, name: str, count: int
+    ) -> tuple[tuple[Queue, list[QueueMessage]] | None, float | None]:
+        """One look for a long poll: a cheap read first, the writer only if something is ready."""
+        now_ms = self.now_ms()
+
+        def probe(conn: Connection) -> tuple[bool, int | None]:
+            sql.require_queue(conn, name)
+            ready = bool(sql.ready_rows(conn, name, now_ms, 1))
+            return ready, None if ready else sql.next_due(conn, name, now_ms)
+
+        ready, due = self.database.read(probe)
+        if ready:
+            queue, messages, due = self._claim(name, count)
+            if messages:
+                return (queue, messages), None
+        return None, None if due is None else max(due - self.now_ms(), 0) / 1000
+
+    def _claim(self, name: str, count: int) -> tuple[Queue, list[QueueMessage], int | None]:
+        now_ms = self.now_ms()
+        purge = self._purge_due()
+
+        def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], int | None]:
+            queue = sql.require_queue(conn, name)
+            until = visible_after(now_ms, queue.attributes.visibility_timeout)
+            claimed = sql.claim(
+                conn,
+                name,
+                count,
+                now_ms=now_ms,
+                invisible_until=until,
+                new_nonce=receipts.new_nonce,
+            )
+            if purge:
+                sql.purge_expired(conn, now_ms, PURGE_BATCH)
+            return queue, claimed, None if claimed else sql.next_due(conn, name, now_ms)
+
+        queue, claimed, due = self.database.write(work)
+        return queue, [self._with_handle(name, c) for c in claimed], due
+
+    def _with_handle(self, name: str, claimed: sql.Claimed) -> QueueMessage:
+        message = claimed.message
+        receipt = Receipt(message.message_id, claimed.nonce, message.next_visible_time)
+        return replace(message, receipt_handle=self.signer().issue(name, receipt))
+
+    def peek(self, name: str, count: int) -> tuple[Queue, list[QueueMessage]]:
+        now_ms = self.now_ms()
+
+        def work(conn: Connection) -> tuple[Queue, list[QueueMessage]]:
+            return sql.require_queue(conn, name), sql.peek(conn, name, now_ms, count)
+
+        return self.database.read(work)
+
+    # receipts -----------------------------------------------------------------------------
+    def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:
+        """Delete the message ``handle`` names; its MessageId."""
+        receipt = self.signer().verify(name, handle)
+        now_ms = self.now_ms()
+
+        def work(conn: Connection) -> Queue:
+            queue = sql.require_queue(conn, name)
+            if not sql.delete_by_receipt(conn, name, receipt, now_ms):
+                raise MNSError("MessageNotExist")
+            return queue
+
+        return self.database.write(work), receipt.message_id
+
+    def delete_messages(
+        self, name: str, handles: Sequence[str]
+    ) -> tuple[Queue, list[str | MNSError]]:
+        """BatchDeleteMessage: per handle, the deleted MessageId or why it failed."""
+        checked = [_verified(self.signer(), name, handle) for handle in handles]
+        now_ms = self.now_ms()
+
+        def work(conn: Connection) -> tuple[Queue, list[str | MNSError]]:
+            queue = sql.require_queue(conn, name)
+            return queue, [_delete_one(conn, name, item, now_ms) for item in checked]
+
+        return self.database.write(work)
+
+    def change_visibility(
+        self, name: str, handle: str, seconds: int
+    ) -> tuple[Queue, VisibilityChange]:
+        receipt = self.signer().verify(name, handle)
+        now_ms = self.now_ms()
+        until, nonce = visible_after(now_ms, seconds), receipts.new_nonce()
+
+        def work(conn: Connection) -> Queue:
+            queue = sql.require_queue(conn, name)
+            if not sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
+                raise MNSError("MessageNotExist")
+            return queue
+
+        queue = self.database.write(work)
+        if seconds == 0:
+            self.notify(name, 1)
+        new_handle = self.signer().issue(name, Receipt(receipt.message_id, nonce, until))
+        return queue, VisibilityChange(receipt.message_id, new_handle, until)
+
+    def signer(self) -> ReceiptSigner:
+        """The receipt signer, its secret created in the database on first use. Never call it
+        from inside a write job (it may submit one of its own)."""
+        if self._signer is None:
+            candidate = receipts.new_secret().hex()
+            secret = self.database.write(partial(sql.receipt_secret, candidate=candidate))
+            self._signer = ReceiptSigner(bytes.fromhex(secret))
+        return self._signer
+
+    # housekeeping -------------------------------------------------------------------------
+    def _purge_due(self) -> bool:
+        """Whether this request should also delete a batch of expired messages (about once a
+        minute per process: messages nobody receives expire without anyone touching them)."""
+        now = self._monotonic()
+        if now - self._last_purge < PURGE_INTERVAL_SECONDS:
+            return False
+        self._last_purge = now
+        return True
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+
+
+def _verified(signer: ReceiptSigner, name: str, handle: str) -> Receipt | MNSError:
+    try:
+        return signer.verify(name, handle)
+    except MNSError as error:
+        return error
+
+
+def _delete_one(
+    conn: Connection, name: str, item: Receipt | MNSError, now_ms: int
+) -> str | MNSError:
+    if isinstance(item, MNSError):
+        return item
+    if sql.delete_by_receipt(conn, name, item, now_ms):
+        return item.message_id
+    return MNSError("MessageNotExist")

@@ -98,4 +98,47 @@ TABLES = (
     )
     """,
     "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
+    # queues (issue 5): message states are derived from visible_at/expires_at, never stored;
+    # queue_messages_ready serves receive (one range per priority), queue_messages_expiry the
+    # purge of expired messages.
+    """
+    CREATE TABLE IF NOT EXISTS queues (
+        name TEXT PRIMARY KEY,
+        create_time BIGINT NOT NULL,
+        last_modify_time BIGINT NOT NULL,
+        delay_seconds INTEGER NOT NULL,
+        maximum_message_size INTEGER NOT NULL,
+        message_retention_period INTEGER NOT NULL,
+        visibility_timeout INTEGER NOT NULL,
+        polling_wait_seconds INTEGER NOT NULL,
+        logging_enabled INTEGER NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS queue_messages (
+        id TEXT PRIMARY KEY,
+        queue_name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        body_md5 TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        enqueue_time BIGINT NOT NULL,
+        visible_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        dequeue_count INTEGER NOT NULL,
+        first_dequeue_time BIGINT,
+        receipt_nonce BIGINT NOT NULL,
+        properties TEXT
+    )
+    """,
+    """
+    CREATE INDEX IF NOT EXISTS queue_messages_ready
+        ON queue_messages (queue_name, priority, visible_at, id)
+    """,
+    "CREATE INDEX IF NOT EXISTS queue_messages_expiry ON queue_messages (expires_at)",
+    """
+    CREATE TABLE IF NOT EXISTS queue_secrets (
+        name TEXT PRIMARY KEY,
+        secret TEXT NOT NULL
+    )
+    """,
 )

@@ -1,0 +1,76 @@
+"""A lean push endpoint for benchmarks: asyncio, keep-alive, answers 204, records latencies.
+
+    python bench/endpoint.py PORT [--hang]
+
+Every POST is answered ``204`` (or, with ``--hang``, never: a dead endpoint that times out every
+push). ``GET /stats`` returns JSON: pushes received, first/last arrival (epoch s) and the
+publish-to-delivery latencies in ms (arrival time minus ``x-mns-publish-time``). ``GET /reset``
+clears them. Cheap per request so that the gateway, not the endpoint, is what is measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+STATS: dict[str, object] = {}
+
+
+def reset() -> None:
+    STATS.update(count=0, first=None, last=None, latencies_ms=[])
+
+
+class PushProtocol(asyncio.Protocol):
+    def __init__(self, hang: bool) -> None:
+        self.hang = hang
+        self.buffer = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while b"\r\n\r\n" in self.buffer:
+            head, _, rest = self.buffer.partition(b"\r\n\r\n")
+            headers = dict(
+                line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line
+            )
+            lowered = {k.strip().lower(): v.strip() for k, v in headers.items()}
+            length = int(lowered.get(b"content-length", b"0"))
+            if len(rest) < length:
+                return
+            self.buffer = rest[length:]
+            self.handle(head.split(b" ", 2), lowered)
+
+    def handle(self, request_line: list[bytes], headers: dict[bytes, bytes]) -> None:
+        method, target = request_line[0], request_line[1]
+        if method == b"GET":
+            if target == b"/reset":
+                reset()
+            body = json.dumps(STATS).encode()
+            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))  # type: ignore[attr-defined]
+            return
+        if self.hang:
+            return
+        now = time.time()
+        STATS["count"] = int(STATS["count"]) + 1  # type: ignore[call-overload]
+        STATS["first"] = STATS["first"] or now
+        STATS["last"] = now
+        published = headers.get(b"x-mns-publish-time")
+        if published:
+            STATS["latencies_ms"].append(now * 1000 - int(published))  # type: ignore[attr-defined]
+        self.transport.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")  # type: ignore[attr-defined]
+
+
+async def main(port: int, hang: bool) -> None:
+    reset()
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: PushProtocol(hang), "127.0.0.1", port, backlog=1024)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]), "--hang" in sys.argv[2:]))

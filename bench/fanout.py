@@ -1,0 +1,156 @@
+"""Delivered pushes per second and publish-to-delivery latency, into local endpoints.
+
+Three measurements, each printed as a table row:
+
+1. Throughput: a backlog of published messages (1 topic x 1, 10 and 100 subscriptions, all to one
+   local endpoint) is drained by ``mns-gateway worker`` processes (the API-less delivery worker,
+   as a deployment that separates the two runs it); pushes/s = pushes / (last - first arrival).
+2. The same with 10 healthy subscriptions plus one whose endpoint never answers (every push to
+   it times out), against the 10 healthy ones alone: healthy throughput should stay within 10%.
+3. Latency: ``mns-gateway serve`` (API and delivery in one process) with one subscription,
+   publishes paced at 200 msg/s for ``--seconds``; p50/p99 of arrival - x-mns-publish-time.
+
+Targets on the 2-core machine: >= 1,500 signed pushes/s; p99 < 50 ms at 200 msg/s; healthy
+throughput within 10% beside a timing-out endpoint.
+
+    .venv/bin/python bench/fanout.py [--pushes 6000] [--seconds 10] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from harness import ROOT, free_port, gateway_env, running_gateway
+
+from gateway.config import Settings
+from gateway.model import TopicMessage
+from gateway.server import open_store
+from gateway.store import topics
+
+BODY = "x" * 256
+
+
+@contextmanager
+def endpoint(hang: bool = False) -> Iterator[int]:
+    port = free_port()
+    args = [sys.executable, str(ROOT / "bench" / "endpoint.py"), str(port)] + (["--hang"] if hang else [])
+    process = subprocess.Popen(args)
+    try:
+        for _ in range(100):
+            try:
+                stats(port)
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def stats(port: int, path: str = "/stats") -> dict:  # type: ignore[type-arg]
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request("GET", path)
+    return json.loads(connection.getresponse().read())
+
+
+def prepare_backlog(data_dir: Path, routes: list[str], messages: int) -> None:
+    """Topic, subscriptions and a published backlog, written straight into the store."""
+    store = open_store(Settings(data_dir=data_dir, sqlite_synchronous="NORMAL"))
+    store.create_topic("fanout", 65536, False)
+    from gateway.model import Subscription
+
+    for i, url in enumerate(routes):
+        store.subscribe(Subscription("fanout", f"s{i:03d}", url))
+    now = store.now_ms()
+    batch = [TopicMessage(f"M{n:08d}", "fanout", BODY, "X", now) for n in range(messages)]
+    for start in range(0, len(batch), 500):
+        chunk = batch[start:start + 500]
+        store.database.write(lambda c, chunk=chunk: [topics.publish(c, m) for m in chunk])
+    store.close()
+
+
+def drain(data_dir: Path, workers: int, port: int, expected: int, timeout: float = 120) -> dict:  # type: ignore[type-arg]
+    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5")
+    processes = [subprocess.Popen([sys.executable, "-m", "gateway.cli", "worker"], env=env,
+                                  cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(workers)]
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and stats(port)["count"] < expected:
+            time.sleep(0.2)
+        return stats(port)
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(20)
+
+
+def throughput(subscriptions: int, pushes: int, workers: int, slow: bool = False) -> tuple[float, int]:
+    with endpoint() as port, endpoint(hang=True) as dead, tempfile.TemporaryDirectory() as tmp:
+        routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(subscriptions)]
+        if slow:
+            routes.append(f"http://127.0.0.1:{dead}/never")
+        messages = max(1, pushes // subscriptions)
+        prepare_backlog(Path(tmp), routes, messages)
+        result = drain(Path(tmp), workers, port, messages * subscriptions)
+        span = (result["last"] or 0) - (result["first"] or 0)
+        return (result["count"] / span if span > 0 else 0.0), result["count"]
+
+
+def paced_latency(rate: int, seconds: int) -> dict[str, float]:
+    with endpoint() as port, running_gateway("serve", 1) as client:
+        assert client.send("PUT", "/topics/paced", b"<Topic/>").status == 201
+        sub = f"<Subscription><Endpoint>http://127.0.0.1:{port}/p</Endpoint></Subscription>"
+        assert client.send("PUT", "/topics/paced/subscriptions/s", sub.encode()).status == 201
+        body = f"<Message><MessageBody>{BODY}</MessageBody></Message>".encode()
+        headers = client.headers_for("POST", "/topics/paced/messages", body)
+        connection = http.client.HTTPConnection(client.host, client.port, timeout=10)
+        total = rate * seconds
+        start = time.monotonic()
+        for n in range(total):
+            time.sleep(max(0.0, start + n / rate - time.monotonic()))
+            connection.request("POST", "/topics/paced/messages", body, headers)
+            connection.getresponse().read()
+        deadline = time.monotonic() + 10
+        while stats(port)["count"] < total and time.monotonic() < deadline:
+            time.sleep(0.1)
+        latencies = sorted(stats(port)["latencies_ms"])
+    return {"count": len(latencies), "p50": statistics.median(latencies),
+            "p99": latencies[int(len(latencies) * 0.99) - 1]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pushes", type=int, default=6000)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    print(f"throughput: backlog drained by {args.workers} `mns-gateway worker` processes")
+    for subscriptions in (1, 10, 100):
+        rate, count = throughput(subscriptions, args.pushes, args.workers)
+        print(f"  1 topic x {subscriptions:>3} subscriptions: {rate:>7.0f} pushes/s ({count} pushes)",
+              flush=True)
+    healthy, _ = throughput(10, args.pushes, args.workers)
+    beside_slow, _ = throughput(10, args.pushes, args.workers, slow=True)
+    print(f"  10 healthy alone: {healthy:.0f}/s; beside a timing-out endpoint: {beside_slow:.0f}/s "
+          f"({beside_slow / healthy:.0%} of alone)", flush=True)
+    latency = paced_latency(200, args.seconds)
+    print(f"latency at 200 msg/s on `mns-gateway serve`: p50 {latency['p50']:.1f} ms, "
+          f"p99 {latency['p99']:.1f} ms over {latency['count']} pushes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Queue message views: (Batch)SendMessage, (Batch)ReceiveMessage, (Batch)PeekMessage,
+(Batch)DeleteMessage and ChangeMessageVisibility.
+
+One URL, ``/queues/<name>/messages``, carries them all; the method, the body's root element and
+the query string tell them apart, as on the service. Query parameters come from the raw query
+string (:func:`query_params`): receipt handles arrive unencoded, ``+`` and all.
+
+For queues with ``LoggingEnabled`` every message operation also hands one record per message to
+the ``oplog`` service (``gateway().services["oplog"]``, any object with ``write(dict)``), when
+the app has one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from xml.etree.ElementTree import Element
+
+from flask import Blueprint, Response, g, request
+
+from gateway.api.context import empty_response, gateway, query_params, xml_response
+from gateway.oplog import Action
+from gateway.protocol.errors import MNSError
+from gateway.protocol.names import validate_name
+from gateway.protocol.xml import XmlNode, children, parse_document
+from gateway.queues import oplog_records as oplog
+from gateway.queues.records import BATCH_SIZE, CHANGE_VISIBILITY_TIMEOUT, WAIT_SECONDS, Queue
+from gateway.queues.wire import (
+    MAX_BATCH,
+    error_nodes,
+    message_nodes,
+    parse_batch,
+    parse_new_message,
+    root_name,
+    sent_nodes,
+)
+from gateway.store.queues import QueueStore
+
+blueprint = Blueprint("messages", __name__)
+
+Records = Callable[[oplog.RequestFacts], list[dict]]
+
+
+@blueprint.before_request
+def _start_clock() -> None:
+    g.queue_request_started = time.monotonic()
+
+
+def _queues() -> QueueStore:
+    return gateway().store.queues
+
+
+def _log(queue: Queue, records: Records) -> None:
+    """Write ``records`` to the operation log, building them only if anyone will read them."""
+    if not queue.attributes.logging_enabled:
+        return
+    log = gateway().services.get("oplog")
+    if log is None:
+        return
+    started = g.get("queue_request_started") or time.monotonic()
+    facts = oplog.RequestFacts(
+        queue_name=queue.name,
+        request_id=g.get("request_id", ""),
+        remote_address=request.remote_addr or "",
+        account_id=gateway().settings.account_id,
+        process_time_ms=(time.monotonic() - started) * 1000,
+    )
+    for record in records(facts):
+        log.write(record)
+
+
+@blueprint.post("/queues/<name>/messages")
+def send_messages(name: str) -> Response:
+    validate_name("queue", name)
+    body = request.get_data(cache=True)
+    if root_name(body) == "Messages":
+        return _batch_send(name, parse_document(body, "Messages"))
+    message = parse_new_message(parse_document(body, "Message"))
+    queue, (result,) = _queues().send(name, [message])
+    if isinstance(result, MNSError):
+        raise result
+    _log(queue, lambda facts: oplog.sent_records(facts, Action.SEND_MESSAGE, [result]))
+    return xml_response(
+        "Message", sent_nodes(result, with_handle=True, with_group=True), status=201
+    )
+
+
+def _batch_send(name: str, root: Element) -> Response:
+    """201 when every message was stored; else 500 with an ErrorCode/ErrorMessage entry in place
+    of each failed one (the SDK accepts exactly these two entry shapes then)."""
+    parsed = parse_batch(root)
+    valid = [m for m in parsed if not isinstance(m, MNSError)]
+    queue, stored = _queues().send(name, valid)
+    outcomes = iter(stored)
+    results = [item if isinstance(item, MNSError) else next(outcomes) for item in parsed]
+    sent = [r for r in results if not isinstance(r, MNSError)]
+    failed = len(sent) < len(results)
+    _log(queue, lambda facts: oplog.sent_records(facts, Action.BATCH_SEND_MESSAGE, sent))
+    nodes: list[XmlNode] = [
+        (
+            "Message",
+            error_nodes(r)
+            if isinstance(r, MNSError)
+            else sent_nodes(r, with_handle=False, with_group=not failed),
+        )
+        for r in results
+    ]
+    return xml_response("Messages", nodes, status=500 if failed else 201)
+
+
+@blueprint.get("/queues/<name>/messages")
+def receive_messages(name: str) -> Response:
+    """Receive, or peek with ``?peekonly=true``; ``numOfMessages`` makes either a batch."""
+    validate_name("queue", name)
+    params = query_params()
+    batch = BATCH_SIZE.parse(params.get("numofmessages"), None)
+    received = params.get("peekonly", "").lower() != "true"
+    if received:
+        wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
+        queue, messages = _queues().receive(name, batch or 1, wait)
+        action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
+        _log(queue, lambda facts: oplog.received_records(facts, action, messages))
+    else:
+        queue, messages = _queues().peek(name, batch or 1)
+    if not messages:
+        raise MNSError("MessageNotExist")
+    if batch is None:
+        return xml_response("Message", message_nodes(messages[0], received=received))
+    nodes: list[XmlNode] = [("Message", message_nodes(m, received=received)) for m in messages]
+    return xml_response("Messages", nodes)
+
+
+@blueprint.delete("/queues/<name>/messages")
+def delete_messages(name: str) -> Response:
+    """DeleteMessage with ``?ReceiptHandle=``, else BatchDeleteMessage with a body."""
+    validate_name("queue", name)
+    handle = query_params().get("receipthandle")
+    body = request.get_data(cache=True)
+    if handle is None and body.strip():
+        return _batch_delete(name, body)
+    if not handle:
+        raise MNSError("MissingReceiptHandle")
+    queue, message_id = _queues().delete_message(name, handle)
+    _log(
+        queue,
+        lambda facts: oplog.deleted_records(facts, Action.DELETE_MESSAGE, [(message_id, handle)]),
+    )
+    return empty_response(204)
+
+
+def _batch_delete(name: str, body: bytes) -> Response:
+    """204 when every handle deleted its message; else 404 with an ``Errors`` list naming each
+    failed handle (the seeds' example)."""
+    handles = [
+        node.text or ""
+        for node in children(parse_document(body, "ReceiptHandles"), "ReceiptHandle")
+    ]
+    if not 1 <= len(handles) <= MAX_BATCH:
+        raise MNSError(
+            "InvalidArgument", f"The count of receipt handles should between 1 and {MAX_BATCH}."
+        )
+    queue, results = _queues().delete_messages(name, handles)
+    deleted = [(r, h) for r, h in zip(results, handles, strict=True) if isinstance(r, str)]
+    _log(queue, lambda facts: oplog.deleted_records(facts, Action.BATCH_DELETE_MESSAGE, deleted))
+    errors: list[XmlNode] = [
+        ("Error", [*error_nodes(r), ("ReceiptHandle", h)])
+        for r, h in zip(results, handles, strict=True)
+        if isinstance(r, MNSError)
+    ]
+    return xml_response("Errors", errors, status=404) if errors else empty_response(204)
+
+
+@blueprint.put("/queues/<name>/messages")
+def change_visibility(name: str) -> Response:
+    """ChangeMessageVisibility: a new handle and NextVisibleTime; the old handle is spent."""
+    validate_name("queue", name)
+    params = query_params()
+    handle = params.get("receipthandle")
+    if not handle:
+        raise MNSError("MissingReceiptHandle")
+    if params.get("visibilitytimeout") is None:
+        raise MNSError("MissingVisibilityTimeout")
+    seconds = CHANGE_VISIBILITY_TIMEOUT.parse(params["visibilitytimeout"], None)
+    queue, change = _queues().change_visibility(name, handle, seconds or 0)
+    _log(queue, lambda facts: [oplog.visibility_record(facts, handle, change)])
+    nodes: list[XmlNode] = [
+        ("ReceiptHandle", change.receipt_handle),
+        ("NextVisibleTime", str(change.next_visible_time)),
+    ]
+    return xml_response("ChangeVisibility", nodes)

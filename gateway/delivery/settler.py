@@ -1,0 +1,77 @@
+"""Recording attempt outcomes off the push threads, many per transaction.
+
+A push thread that waited for its outcome to be committed (an fsync) would spend most of its
+time waiting. Instead it hands a :class:`Settlement` to the settler and takes the next delivery;
+the settler commits whatever has accumulated in one write. Until that commit the delivery is
+still leased, so nobody else takes it; if the process dies first, the lease lapses and the push
+is made again, which at-least-once delivery allows.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+from gateway.model import Settlement
+from gateway.store.base import Store
+
+log = logging.getLogger(__name__)
+
+_STOP = object()
+
+
+class Settler:
+    def __init__(
+        self,
+        store: Store,
+        owner: str,
+        on_settled: Callable[[list[Settlement], list[str | None]], None],
+        max_batch: int = 512,
+    ) -> None:
+        self.store = store
+        self.owner = owner
+        self.on_settled = on_settled
+        self.max_batch = max_batch
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="mns-settle", daemon=True)
+        self._thread.start()
+
+    def submit(self, settlement: Settlement) -> None:
+        self._queue.put(settlement)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._queue.put(_STOP)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            batch, stop = self._next_batch()
+            if batch:
+                self._settle(batch)
+            if stop:
+                return
+
+    def _next_batch(self) -> tuple[list[Settlement], bool]:
+        first = self._queue.get()
+        if first is _STOP:
+            return [], True
+        batch: list[Settlement] = [first]  # type: ignore[list-item]
+        while len(batch) < self.max_batch:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is _STOP:
+                return batch, True
+            batch.append(item)  # type: ignore[arg-type]
+        return batch, False
+
+    def _settle(self, batch: list[Settlement]) -> None:
+        try:
+            letters = self.store.settle(self.owner, batch)
+        except Exception:  # leases lapse and the deliveries are tried again
+            log.exception("could not record %d delivery outcomes", len(batch))
+            letters = [None] * len(batch)
+        self.on_settled(batch, letters)

@@ -1,0 +1,83 @@
+"""Operation-log records for queue message operations (DECISIONS §6 field names).
+
+The views build these only for queues with ``LoggingEnabled`` and hand them to the ``oplog``
+service; a batch operation yields one record per message, tagged with the batch action, which is
+how :mod:`gateway.oplog` expects them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.oplog import Action, Field
+from gateway.queues.records import QueueMessage, SentMessage, VisibilityChange
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFacts:
+    """What every record of one request shares."""
+
+    queue_name: str
+    request_id: str
+    remote_address: str
+    account_id: str
+    process_time_ms: float
+
+    def record(self, action: Action, **fields: object) -> dict[str, object]:
+        record: dict[str, object] = {
+            Field.ACTION.value: action.value,
+            Field.QUEUE_NAME.value: self.queue_name,
+            Field.REQUEST_ID.value: self.request_id,
+            Field.REMOTE_ADDRESS.value: self.remote_address,
+            Field.ACCOUNT_ID.value: self.account_id,
+            Field.PROCESS_TIME.value: round(self.process_time_ms, 3),
+        }
+        record.update({name: value for name, value in fields.items() if value is not None})
+        return record
+
+
+def sent_records(facts: RequestFacts, action: Action, sent: list[SentMessage]) -> list[dict]:
+    return [
+        facts.record(
+            action,
+            MessageId=message.message_id,
+            NextVisibleTime=message.visible_at,
+            ReceiptHandleInResponse=message.receipt_handle,
+        )
+        for message in sent
+    ]
+
+
+def received_records(
+    facts: RequestFacts, action: Action, messages: list[QueueMessage]
+) -> list[dict]:
+    return [
+        facts.record(
+            action,
+            MessageId=message.message_id,
+            ReceiptHandleInResponse=message.receipt_handle,
+            NextVisibleTime=message.next_visible_time,
+            DequeueCount=message.dequeue_count,
+        )
+        for message in messages
+    ]
+
+
+def deleted_records(
+    facts: RequestFacts, action: Action, deleted: list[tuple[str, str]]
+) -> list[dict]:
+    """``deleted``: (message id, receipt handle in the request) of each deleted message."""
+    return [
+        facts.record(action, MessageId=message_id, ReceiptHandleInRequest=handle)
+        for message_id, handle in deleted
+    ]
+
+
+def visibility_record(facts: RequestFacts, handle_in: str, change: VisibilityChange) -> dict:
+    return facts.record(
+        Action.CHANGE_MESSAGE_VISIBILITY,
+        MessageId=change.message_id,
+        ReceiptHandleInRequest=handle_in,
+        ReceiptHandleInResponse=change.receipt_handle,
+        NextVisibleTime=change.next_visible_time,
+    )

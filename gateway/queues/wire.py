@@ -1,0 +1,193 @@
+"""The queue model's XML: what producers and admins send, what consumers get back.
+
+Parsing turns request elements into :mod:`gateway.queues.records` values (raising the seeds'
+``MNSError`` for bad input); rendering turns records into the nodes of
+:func:`gateway.protocol.xml.render_document`. Element order follows the seeds' examples, and
+every element the official SDK requires is always present with text (its decoders reject a
+response otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+from xml.etree.ElementTree import Element
+
+from gateway.protocol.errors import MNSError
+from gateway.protocol.names import bool_attribute, render_bool
+from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
+from gateway.queues.records import (
+    DELAY_SECONDS,
+    MAX_BATCH_BODY_BYTES,
+    PRIORITY,
+    QUEUE_RANGES,
+    MessageCounts,
+    NewMessage,
+    Queue,
+    QueueMessage,
+    SentMessage,
+)
+from gateway.queues.states import body_size
+
+MAX_BATCH: Final = 16
+#: (container, item) of the newer SDKs' message properties, returned exactly as sent.
+PROPERTY_CONTAINERS: Final = (
+    ("UserProperties", "PropertyValue"),
+    ("SystemProperties", "SystemPropertyValue"),
+)
+#: The first element name of a document (skips ``<?xml ...?>`` and ``<!-- -->``).
+_FIRST_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
+_ATTRIBUTE_NAMES: Final = {
+    "DelaySeconds": "delay_seconds",
+    "MaximumMessageSize": "maximum_message_size",
+    "MessageRetentionPeriod": "message_retention_period",
+    "VisibilityTimeout": "visibility_timeout",
+    "PollingWaitSeconds": "polling_wait_seconds",
+}
+
+
+def root_name(body: bytes) -> str:
+    """The root element's local name, to choose between SendMessage and BatchSendMessage.
+
+    Only a hint: the chosen parse still validates the whole document.
+    """
+    match = _FIRST_ELEMENT.search(body)
+    return match.group(1).decode("ascii") if match else ""
+
+
+# queues ---------------------------------------------------------------------------------------
+def queue_attribute_changes(root: Element | None, *, defaults: bool) -> dict[str, int | bool]:
+    """The attributes in a ``<Queue>`` body by field name; with ``defaults`` every attribute,
+    the service's default standing in for an absent one (CreateQueue), else only those sent."""
+    changes: dict[str, int | bool] = {}
+    for attribute in QUEUE_RANGES:
+        text = child_text(root, attribute.element) if root is not None else None
+        value = attribute.parse(text, attribute.default if defaults else None)
+        if value is not None:
+            changes[_ATTRIBUTE_NAMES[attribute.element]] = value
+    text = child_text(root, "LoggingEnabled") if root is not None else None
+    logging = bool_attribute(text, "LoggingEnabled", False if defaults else None)
+    if logging is not None:
+        changes["logging_enabled"] = logging
+    return changes
+
+
+def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
+    """GetQueueAttributes' elements (``counts`` ``None``: ListQueue's meta, without counts)."""
+    a = queue.attributes
+    nodes: list[XmlNode] = [
+        ("QueueName", queue.name),
+        ("CreateTime", str(queue.create_time)),
+        ("LastModifyTime", str(queue.last_modify_time)),
+        ("DelaySeconds", str(a.delay_seconds)),
+        ("MaximumMessageSize", str(a.maximum_message_size)),
+        ("MessageRetentionPeriod", str(a.message_retention_period)),
+        ("VisibilityTimeout", str(a.visibility_timeout)),
+        ("PollingWaitSeconds", str(a.polling_wait_seconds)),
+    ]
+    if counts is not None:
+        nodes += [
+            ("ActiveMessages", str(counts.active)),
+            ("InactiveMessages", str(counts.inactive)),
+            ("DelayMessages", str(counts.delayed)),
+        ]
+    return [*nodes, ("LoggingEnabled", render_bool(a.logging_enabled))]
+
+
+# sending --------------------------------------------------------------------------------------
+def parse_new_message(element: Element) -> NewMessage:
+    body = child_text(element, "MessageBody")
+    if not body:
+        raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
+    priority = PRIORITY.parse(child_text(element, "Priority"), PRIORITY.default)
+    delay = DELAY_SECONDS.parse(child_text(element, "DelaySeconds"), None)
+    return NewMessage(body, priority or PRIORITY.default, delay, parse_properties(element))
+
+
+def parse_batch(root: Element) -> list[NewMessage | MNSError]:
+    """BatchSendMessage's messages; a bad message fails alone, a bad batch fails whole."""
+    entries = children(root, "Message")
+    if not 1 <= len(entries) <= MAX_BATCH:
+        raise MNSError(
+            "InvalidArgument", f"The count of messages should between 1 and {MAX_BATCH}."
+        )
+    total = sum(body_size(child_text(entry, "MessageBody") or "") for entry in entries)
+    if total > MAX_BATCH_BODY_BYTES:
+        raise MNSError(
+            "InvalidArgument",
+            f"The total size of the messages should not be larger than {MAX_BATCH_BODY_BYTES}.",
+        )
+    return [_parse_or_error(entry) for entry in entries]
+
+
+def _parse_or_error(element: Element) -> NewMessage | MNSError:
+    try:
+        return parse_new_message(element)
+    except MNSError as error:
+        return error
+
+
+def parse_properties(element: Element) -> dict[str, Any]:
+    """UserProperties, SystemProperties and MessageGroupId, kept as the client sent them."""
+    properties: dict[str, Any] = {}
+    for container, item in PROPERTY_CONTAINERS:
+        node = child(element, container)
+        if node is not None:
+            values = [
+                {local_name(f): f.text or "" for f in entry} for entry in children(node, item)
+            ]
+            if values:
+                properties[container] = values
+    group = child_text(element, "MessageGroupId")
+    if group:
+        properties["MessageGroupId"] = group
+    return properties
+
+
+def property_nodes(properties: Mapping[str, Any]) -> list[XmlNode]:
+    nodes: list[XmlNode] = []
+    if group := properties.get("MessageGroupId"):
+        nodes.append(("MessageGroupId", str(group)))
+    for container, item in PROPERTY_CONTAINERS:
+        values = properties.get(container) or []
+        entries: list[XmlNode] = [
+            (item, [(k, str(v)) for k, v in value.items()]) for value in values
+        ]
+        if entries:
+            nodes.append((container, entries))
+    return nodes
+
+
+def sent_nodes(sent: SentMessage, *, with_handle: bool, with_group: bool) -> list[XmlNode]:
+    nodes: list[XmlNode] = [("MessageId", sent.message_id), ("MessageBodyMD5", sent.body_md5)]
+    if with_handle and sent.receipt_handle:
+        nodes.append(("ReceiptHandle", sent.receipt_handle))
+    if with_group and (group := sent.properties.get("MessageGroupId")):
+        nodes.append(("MessageGroupId", str(group)))
+    return nodes
+
+
+def error_nodes(error: MNSError) -> list[XmlNode]:
+    return [("ErrorCode", error.code), ("ErrorMessage", error.message)]
+
+
+# receiving ------------------------------------------------------------------------------------
+def message_nodes(message: QueueMessage, *, received: bool) -> list[XmlNode]:
+    """A received (with ReceiptHandle and NextVisibleTime) or peeked message."""
+    nodes: list[XmlNode] = [("MessageId", message.message_id)]
+    if received and message.receipt_handle:
+        nodes.append(("ReceiptHandle", message.receipt_handle))
+    nodes += [
+        ("MessageBodyMD5", message.body_md5),
+        ("MessageBody", message.body),
+        ("EnqueueTime", str(message.enqueue_time)),
+    ]
+    if received:
+        nodes.append(("NextVisibleTime", str(message.next_visible_time)))
+    nodes += [
+        ("FirstDequeueTime", str(message.first_dequeue_time)),
+        ("DequeueCount", str(message.dequeue_count)),
+        ("Priority", str(message.priority)),
+    ]
+    return nodes + property_nodes(message.properties)

@@ -1,0 +1,301 @@
+"""Queue and queue-message statements, each run on a connection the caller provides.
+
+Anything that writes runs on the group-commit writer (one transaction, serialised across
+processes), so a claim is "select the oldest Active rows, then conditionally update each": the
+``visible_at <= now`` guard on the UPDATE is what would keep two claimers apart on a database
+with concurrent writers too (PostgreSQL), where only the statement's own row lock serialises.
+Message states are derived from times (:mod:`gateway.queues.states`), never stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from gateway.model import Page
+from gateway.protocol.errors import MNSError
+from gateway.queues.receipts import Receipt
+from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage
+from gateway.queues.states import PRIORITIES
+
+Connection = Any  # a DB-API connection whose rows support access by column name
+
+_ATTRIBUTE_COLUMNS = tuple(QueueAttributes.__dataclass_fields__)
+_READY = (
+    "SELECT * FROM queue_messages WHERE queue_name = ? AND priority = ? AND visible_at <= ?"
+    " ORDER BY visible_at, id LIMIT ?"
+)
+_NEXT_DUE = (
+    "SELECT MIN(visible_at) FROM queue_messages"
+    " WHERE queue_name = ? AND priority = ? AND visible_at > ?"
+)
+#: A receipt is current while its nonce and NextVisibleTime are the message's and not yet past.
+_CURRENT_RECEIPT = (
+    "id = ? AND queue_name = ? AND receipt_nonce = ? AND visible_at = ? AND visible_at > ?"
+    " AND expires_at > ?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A row to insert: everything about a new message, its times already computed."""
+
+    id: str
+    queue_name: str
+    body: str
+    body_md5: str
+    priority: int
+    enqueue_time: int
+    visible_at: int
+    expires_at: int
+    receipt_nonce: int
+    properties: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    message: QueueMessage
+    nonce: int
+
+
+# queues ---------------------------------------------------------------------------------------
+def _queue(row: Any) -> Queue:
+    attributes = QueueAttributes(
+        **{name: row[name] for name in _ATTRIBUTE_COLUMNS if name != "logging_enabled"},
+        logging_enabled=bool(row["logging_enabled"]),
+    )
+    return Queue(row["name"], row["create_time"], row["last_modify_time"], attributes)
+
+
+def get_queue(conn: Connection, name: str) -> Queue | None:
+    row = conn.execute("SELECT * FROM queues WHERE name = ?", (name,)).fetchone()
+    return _queue(row) if row else None
+
+
+def require_queue(conn: Connection, name: str) -> Queue:
+    queue = get_queue(conn, name)
+    if queue is None:
+        raise MNSError("QueueNotExist")
+    return queue
+
+
+def create_queue(conn: Connection, queue: Queue, max_queues: int | None) -> bool:
+    """Insert ``queue``; ``False`` when an identical one exists, 409 when a different one does."""
+    existing = get_queue(conn, queue.name)
+    if existing is not None:
+        if existing.attributes != queue.attributes:
+            raise MNSError("QueueAlreadyExist")
+        return False
+    if max_queues is not None:
+        (count,) = conn.execute("SELECT COUNT(*) FROM queues").fetchone()
+        if count >= max_queues:
+            raise MNSError("QueueNumExceededLimit")
+    values = asdict(queue.attributes)
+    values["logging_enabled"] = int(values["logging_enabled"])
+    columns = ("name", "create_time", "last_modify_time", *values)
+    conn.execute(
+        f"INSERT INTO queues ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        (queue.name, queue.create_time, queue.last_modify_time, *values.values()),
+    )
+    return True
+
+
+def set_queue_attributes(
+    conn: Connection, name: str, changes: Mapping[str, int | bool], now: int
+) -> Queue:
+    """Apply ``changes`` (attribute name -> value, absent ones unchanged); the queue after."""
+    require_queue(conn, name)
+    if changes:
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        conn.execute(
+            f"UPDATE queues SET {assignments}, last_modify_time = ? WHERE name = ?",
+            (*(int(value) for value in changes.values()), now, name),
+        )
+    return require_queue(conn, name)
+
+
+def delete_queue(conn: Connection, name: str) -> None:
+    """Delete the queue and every message in it (a missing queue is not an error)."""
+    conn.execute("DELETE FROM queue_messages WHERE queue_name = ?", (name,))
+    conn.execute("DELETE FROM queues WHERE name = ?", (name,))
+
+
+def list_queues(conn: Connection, prefix: str, marker: str, limit: int) -> Page[Queue]:
+    rows = conn.execute(
+        "SELECT * FROM queues WHERE substr(name, 1, ?) = ? AND name >= ? ORDER BY name LIMIT ?",
+        (len(prefix), prefix, marker, limit + 1),
+    ).fetchall()
+    if len(rows) > limit:
+        return Page([_queue(row) for row in rows[:limit]], rows[limit]["name"])
+    return Page([_queue(row) for row in rows], None)
+
+
+def message_counts(conn: Connection, name: str, now_ms: int) -> MessageCounts:
+    row = conn.execute(
+        "SELECT"
+        " SUM(CASE WHEN visible_at <= ? THEN 1 ELSE 0 END),"
+        " SUM(CASE WHEN visible_at > ? AND dequeue_count > 0 THEN 1 ELSE 0 END),"
+        " SUM(CASE WHEN visible_at > ? AND dequeue_count = 0 THEN 1 ELSE 0 END)"
+        " FROM queue_messages WHERE queue_name = ? AND expires_at > ?",
+        (now_ms, now_ms, now_ms, name, now_ms),
+    ).fetchone()
+    return MessageCounts(*(int(value or 0) for value in row))
+
+
+# messages -------------------------------------------------------------------------------------
+def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None:
+    conn.executemany(
+        "INSERT INTO queue_messages (id, queue_name, body, body_md5, priority, enqueue_time,"
+        " visible_at, expires_at, dequeue_count, receipt_nonce, properties)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+        [
+            (
+                m.id,
+                m.queue_name,
+                m.body,
+                m.body_md5,
+                m.priority,
+                m.enqueue_time,
+                m.visible_at,
+                m.expires_at,
+                m.receipt_nonce,
+                json.dumps(m.properties) if m.properties else None,
+            )
+            for m in messages
+        ],
+    )
+
+
+def _message(row: Any, **overrides: Any) -> QueueMessage:
+    values: dict[str, Any] = {
+        "message_id": row["id"],
+        "body": row["body"],
+        "body_md5": row["body_md5"],
+        "priority": row["priority"],
+        "enqueue_time": row["enqueue_time"],
+        "next_visible_time": row["visible_at"],
+        "dequeue_count": row["dequeue_count"],
+        "first_dequeue_time": row["first_dequeue_time"] or row["enqueue_time"],
+        "properties": json.loads(row["properties"]) if row["properties"] else {},
+    }
+    values.update(overrides)
+    return QueueMessage(**values)
+
+
+def ready_rows(conn: Connection, queue_name: str, now_ms: int, limit: int) -> list[Any]:
+    """Up to ``limit`` Active-or-expired rows in receive order (one index range per priority,
+    so Delayed and Inactive rows are never scanned)."""
+    rows: list[Any] = []
+    for priority in PRIORITIES:
+        if len(rows) >= limit:
+            break
+        rows += conn.execute(_READY, (queue_name, priority, now_ms, limit - len(rows))).fetchall()
+    return rows
+
+
+def next_due(conn: Connection, queue_name: str, now_ms: int) -> int | None:
+    """When the earliest Delayed or Inactive message becomes Active, if there is one."""
+    times: list[int] = []
+    for priority in PRIORITIES:
+        (due,) = conn.execute(_NEXT_DUE, (queue_name, priority, now_ms)).fetchone()
+        if due is not None:
+            times.append(due)
+    return min(times, default=None)
+
+
+def peek(conn: Connection, queue_name: str, now_ms: int, count: int) -> list[QueueMessage]:
+    rows = ready_rows(conn, queue_name, now_ms, count + 16)
+    return [_message(row) for row in rows if row["expires_at"] > now_ms][:count]
+
+
+def claim(
+    conn: Connection,
+    queue_name: str,
+    count: int,
+    *,
+    now_ms: int,
+    invisible_until: int,
+    new_nonce: Callable[[], int],
+) -> list[Claimed]:
+    """Make up to ``count`` Active messages Inactive until ``invisible_until``, oldest first;
+    expired rows met on the way are deleted."""
+    claimed: list[Claimed] = []
+    for _ in range(8):  # each round either fills the batch or removes expired rows
+        rows = ready_rows(conn, queue_name, now_ms, count - len(claimed))
+        expired = [(row["id"],) for row in rows if row["expires_at"] <= now_ms]
+        conn.executemany("DELETE FROM queue_messages WHERE id = ?", expired)
+        for row in rows:
+            if row["expires_at"] > now_ms:
+                taken = _take(conn, row, now_ms, invisible_until, new_nonce)
+                if taken is not None:
+                    claimed.append(taken)
+        if not expired or len(claimed) >= count:
+            break
+    return claimed
+
+
+def _take(
+    conn: Connection, row: Any, now_ms: int, until: int, new_nonce: Callable[[], int]
+) -> Claimed | None:
+    nonce = new_nonce()
+    first = row["first_dequeue_time"] or now_ms
+    updated = conn.execute(
+        "UPDATE queue_messages SET visible_at = ?, dequeue_count = dequeue_count + 1,"
+        " first_dequeue_time = ?, receipt_nonce = ? WHERE id = ? AND visible_at <= ?",
+        (until, first, nonce, row["id"], now_ms),
+    ).rowcount
+    if updated != 1:
+        return None  # another claimer got there first
+    message = _message(
+        row,
+        next_visible_time=until,
+        dequeue_count=row["dequeue_count"] + 1,
+        first_dequeue_time=first,
+    )
+    return Claimed(message, nonce)
+
+
+def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:
+    return (
+        conn.execute(
+            f"DELETE FROM queue_messages WHERE {_CURRENT_RECEIPT}",
+            _receipt_params(queue_name, receipt, now_ms),
+        ).rowcount
+        == 1
+    )
+
+
+def change_visibility(
+    conn: Connection, queue_name: str, receipt: Receipt, now_ms: int, until: int, nonce: int
+) -> bool:
+    return (
+        conn.execute(
+            f"UPDATE queue_messages SET visible_at = ?, receipt_nonce = ? WHERE {_CURRENT_RECEIPT}",
+            (until, nonce, *_receipt_params(queue_name, receipt, now_ms)),
+        ).rowcount
+        == 1
+    )
+
+
+def _receipt_params(queue_name: str, receipt: Receipt, now_ms: int) -> tuple[Any, ...]:
+    return (receipt.message_id, queue_name, receipt.nonce, receipt.visible_at, now_ms, now_ms)
+
+
+def purge_expired(conn: Connection, now_ms: int, limit: int) -> int:
+    return conn.execute(
+        "DELETE FROM queue_messages WHERE id IN"
+        " (SELECT id FROM queue_messages WHERE expires_at <= ? LIMIT ?)",
+        (now_ms, limit),
+    ).rowcount
+
+
+def receipt_secret(conn: Connection, candidate: str) -> str:
+    """The shared receipt-signing secret, stored on first use (``candidate``) and kept after."""
+    conn.execute(
+        "INSERT INTO queue_secrets (name, secret) VALUES ('receipts', ?)"
+        " ON CONFLICT (name) DO NOTHING",
+        (candidate,),
+    )
+    return conn.execute("SELECT secret FROM queue_secrets WHERE name = 'receipts'").fetchone()[0]
