@@ -63,6 +63,8 @@ class Settings:
     signing_key_file: Path | None = None
     signing_cert_file: Path | None = None
     admin_access_keys: tuple[str, ...] = ()
+    smtp_url: str = ""
+    mail_from: str = ""
 
     @property
     def base_url(self) -> str:
@@ -109,4 +111,6 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         signing_key_file=_env_path(env, "SIGNING_KEY_FILE"),
         signing_cert_file=_env_path(env, "SIGNING_CERT_FILE"),
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
+        smtp_url=get("SMTP_URL", ""),
+        mail_from=get("MAIL_FROM", ""),
     )

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from gateway.delivery import DeliveryError
 from gateway.delivery.formats import ContentFormat, PushNotification, http_date
-from gateway.delivery.signing import KeyRing, build_signed_push
+from gateway.delivery.signing import KeyRing, SigningKey, build_signed_push
 from gateway.delivery.transport import PushResult, PushTransport
 from gateway.model import DeliveryJob
 
@@ -43,7 +43,13 @@ def notification_of(job: DeliveryJob, account_id: str) -> PushNotification:
 
 
 class HttpSender:
-    """Signed MNS pushes over HTTP(S), as the real service sends them."""
+    """Signed MNS pushes over HTTP(S), as the real service sends them.
+
+    The key ring is re-read every ``key_refresh_seconds`` so that a key rotated by another
+    process (``mns-gateway keys rotate``) is used without a restart.
+    """
+
+    key_refresh_seconds = 10.0
 
     def __init__(
         self,
@@ -61,6 +67,14 @@ class HttpSender:
         self.account_id = account_id
         self.timeout = timeout
         self.clock = clock
+        self._next_refresh = 0.0
+
+    def _signing_key(self) -> SigningKey:
+        now = self.clock()
+        if now >= self._next_refresh:
+            self._next_refresh = now + self.key_refresh_seconds
+            return self.keyring.refresh()
+        return self.keyring.current
 
     def send(self, job: DeliveryJob) -> PushResult:
         try:
@@ -68,7 +82,7 @@ class HttpSender:
                 notification_of(job, self.account_id),
                 ContentFormat.parse(job.subscription.notify_content_format),
                 job.subscription.endpoint,
-                key=self.keyring.current,
+                key=self._signing_key(),
                 public_url=self.public_url,
                 date=http_date(self.clock()),
                 request_id=secrets.token_hex(12).upper(),

@@ -279,3 +279,46 @@ def test_sigkill_mid_delivery_loses_nothing(tmp_path: Path) -> None:
         finally:
             second.stop()
     assert {received_value(p, "x-mns-message-id") for p in pushes} == {published.message_id}
+
+
+def test_key_rotated_by_the_cli_is_used_without_restart(
+    gateway: RunningGateway, account: Account, unique: str
+) -> None:
+    account.get_topic(unique).create(TopicMeta())
+    with scripted_endpoint() as endpoint:
+        subscribe(account, unique, "s", endpoint.url)
+        account.get_topic(unique).publish_message(TopicMessage("before"))
+        (before,) = endpoint.wait_for(1)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gateway.cli",
+                "keys",
+                "rotate",
+                "--data-dir",
+                str(gateway.data_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env=gateway.env,
+        ).stdout
+        new_key = json.loads(out)["CurrentKeyId"]
+        deadline = time.monotonic() + 30  # the sender re-reads the key ring every 10 s
+        while time.monotonic() < deadline:
+            seen = len(endpoint.requests)
+            account.get_topic(unique).publish_message(TopicMessage("after"))
+            latest = endpoint.wait_for(seen + 1)[-1]
+            if (
+                new_key
+                in base64.b64decode(received_value(latest, "x-mns-signing-cert-url")).decode()
+            ):
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError("the rotated key was never used")
+    trusted = f"{gateway.url}/certs/"
+    assert verify_as_a_receiver(latest, trusted_prefix=trusted)
+    assert verify_as_a_receiver(before, trusted_prefix=trusted)  # old certificate still served

@@ -76,3 +76,18 @@ def test_publish_checks_size_in_utf8_bytes(store: Store) -> None:
         store.publish(big)
     assert caught.value.code == "InvalidArgument"
     assert store.get_topic("t")[1] == 0
+
+
+def test_new_subscription_gets_only_later_messages(store: Store, clock: FakeClock) -> None:
+    store.create_topic("t", 65536, False)
+    store.subscribe(Subscription("t", "early", "http://127.0.0.1:9/"))
+    assert store.publish(message("t", None, store.now_ms())) == 1
+    clock.now += 1
+    store.subscribe(Subscription("t", "late", "http://127.0.0.1:9/"))
+    assert store.publish(message("t", None, store.now_ms())) == 2
+    pending = store.database.read(
+        lambda c: c.execute(
+            "SELECT subscription_name, COUNT(*) FROM deliveries GROUP BY subscription_name"
+        ).fetchall()
+    )
+    assert dict(map(tuple, pending)) == {"early": 2, "late": 1}
