@@ -1,17 +1,17 @@
 """Receiver throughput under gunicorn: verified pushes vs. the same app without verification.
 
-Run: ``.venv/bin/python bench/receiver.py [--seconds 3] [--rounds 4] [--workers 2]`` (~35 s).
+Run: ``.venv/bin/python bench/receiver.py [--seconds 3] [--rounds 5] [--workers 2]`` (~45 s).
 
 What it does, all on 127.0.0.1:
 
 1. Serves a throwaway signing certificate from a local HTTP server that counts its GETs.
 2. Pre-signs an XML push (2048-bit key, like our gateway's) whose certificate URL points there.
 3. Starts two gunicorn servers (``--workers 2``, sync workers, so the kernel spreads
-   connections evenly): one with the ``MNSReceiver`` blueprint, one with a plain route that
-   parses and dispatches the same body without verifying anything.
+   connections evenly): one with the ``MNSReceiver`` blueprint, and one with the same
+   blueprint whose ``verify`` does nothing, so the difference is verification alone.
 4. Loads them in alternating rounds, so background load on a shared machine hits both alike,
-   with ``wrk`` when installed (``apt-get install -y wrk``), otherwise with several Python
-   client processes; the report says which.
+   with ``wrk`` when installed (``apt-get install -y wrk``), otherwise (or with
+   ``--python-clients``) with several Python client processes; the report says which.
 5. Runs a short third server with ``--preload`` and ``prefetch_certificate`` at startup, to show
    the certificate fetched once for the whole server rather than once per worker.
 
@@ -46,12 +46,10 @@ from pathlib import Path
 # `receiver` package; the repository root has to come first.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flask import Flask, Response, request
+from flask import Flask
 
-from receiver import MNSReceiver, Notification
-from receiver.notification import parse_notification
+from receiver import MNSReceiver, Notification, SignedPush
 from receiver.testing import SignedRequest, SigningIdentity, sign_notification
-from receiver.verify import lowercase_headers
 
 ROOT = Path(__file__).resolve().parents[1]
 CERT_PATH = "/certs/bench.pem"
@@ -66,23 +64,22 @@ def accept(notification: Notification) -> None:
     """The handler: as cheap as possible, so the bench measures the receiver, not the work."""
 
 
+class UnverifiedReceiver(MNSReceiver):
+    """The baseline: the same blueprint, body reading, parsing and dispatch, minus verify."""
+
+    def verify(self, push: SignedPush) -> None:
+        pass
+
+
 def create_app() -> Flask:
-    """Gunicorn entry point; ``BENCH_MODE`` picks the verified or the unverified app."""
-    app = Flask(__name__)
-    if os.environ["BENCH_MODE"] == "unverified":
-
-        @app.post("/notifications")
-        def unverified() -> Response:
-            headers = lowercase_headers(request.headers.items())
-            accept(parse_notification(request.get_data(), headers))
-            return Response(status=204)
-
-        return app
+    """Gunicorn entry point; ``BENCH_MODE`` picks the verified or the unverified receiver."""
     cert_url = os.environ["BENCH_CERT_URL"]
-    receiver = MNSReceiver(allowed_cert_url_prefixes=[cert_url.removesuffix(CERT_PATH) + "/"])
+    receiver_class = UnverifiedReceiver if os.environ["BENCH_MODE"] == "unverified" else MNSReceiver
+    receiver = receiver_class(allowed_cert_url_prefixes=[cert_url.removesuffix(CERT_PATH) + "/"])
     receiver.handler()(accept)
     if os.environ.get("BENCH_PREFETCH") == "1":
         receiver.prefetch_certificate(cert_url)
+    app = Flask(__name__)
     receiver.init_app(app)
     return app
 
@@ -205,7 +202,7 @@ class Load:
         return self.cpu_seconds / self.requests * 1e6
 
 
-def run_wrk(port: int, signed: SignedRequest, seconds: float) -> Load:
+def run_wrk(port: int, signed: SignedRequest, seconds: int) -> Load:
     """``wrk`` with one thread (it is far faster than the server) replaying one push."""
     headers = "\n".join(
         f"wrk.headers[ {lua_string(k)} ] = {lua_string(v)}" for k, v in signed.headers.items()
@@ -215,12 +212,14 @@ def run_wrk(port: int, signed: SignedRequest, seconds: float) -> Load:
         file.write(script)
     try:
         result = subprocess.run(
-            ["wrk", "-t1", "-c8", f"-d{seconds:g}s", "--latency", "-s", file.name,
+            ["wrk", "-t1", "-c8", f"-d{seconds}s", "--latency", "-s", file.name,
              f"http://127.0.0.1:{port}{signed.path}"],
-            capture_output=True, text=True, check=True, timeout=seconds + 30,
+            capture_output=True, text=True, timeout=seconds + 30,
         )  # fmt: skip
     finally:
         os.unlink(file.name)
+    if result.returncode != 0:
+        raise SystemExit(f"wrk exited with {result.returncode}: {result.stderr.strip()}")
     if result.stderr.strip():  # wrk reports a broken script here, then runs plain GETs anyway
         raise SystemExit(f"wrk failed: {result.stderr.strip()}")
     return parse_wrk(result.stdout, seconds)
@@ -283,7 +282,7 @@ def run_python_clients(port: int, signed: SignedRequest, seconds: float) -> Load
 # ---------------------------------------------------------------- the measurement
 
 
-def run_load(server: Server, signed: SignedRequest, seconds: float, use_wrk: bool) -> Load:
+def run_load(server: Server, signed: SignedRequest, seconds: int, use_wrk: bool) -> Load:
     cpu_before = server.worker_cpu_seconds()
     load = (run_wrk if use_wrk else run_python_clients)(server.port, signed, seconds)
     load.cpu_seconds = server.worker_cpu_seconds() - cpu_before
@@ -310,9 +309,9 @@ class Rounds:
 def alternate(
     servers: dict[str, Server], signed: SignedRequest, args: argparse.Namespace
 ) -> Rounds:
-    use_wrk = shutil.which("wrk") is not None
+    use_wrk = args.use_wrk
     for server in servers.values():  # warm-up: workers import, connect, fetch the certificate
-        run_load(server, signed, 1.0, use_wrk)
+        run_load(server, signed, 1, use_wrk)
     rounds = Rounds([], [])
     for index in range(args.rounds):
         order = ("verified", "unverified") if index % 2 == 0 else ("unverified", "verified")
@@ -323,11 +322,14 @@ def alternate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measured run")
-    parser.add_argument("--rounds", type=int, default=4, help="runs per server, alternating")
+    parser.add_argument("--seconds", type=int, default=3, help="seconds per measured run")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per server, alternating")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument(
+        "--python-clients", action="store_true", help="use the Python load generator, not wrk"
+    )
     args = parser.parse_args()
-    use_wrk = shutil.which("wrk") is not None
+    use_wrk = args.use_wrk = shutil.which("wrk") is not None and not args.python_clients
     generator = "wrk" if use_wrk else f"{PYTHON_CLIENTS} Python client processes"
     print(f"load generator: {generator}; gunicorn {args.workers} sync workers; "
           f"{args.rounds} rounds of {args.seconds:g} s per server")  # fmt: skip
@@ -343,7 +345,7 @@ def main() -> None:
             rounds = alternate({"verified": verified, "unverified": unverified}, signed, args)
         lazy_fetches, certs.fetches = certs.fetches, 0
         with gunicorn("verified", certs.url, args.workers, preload=True) as preloaded:
-            run_load(preloaded, signed, 1.0, use_wrk)
+            run_load(preloaded, signed, 1, use_wrk)
         preloaded_fetches = certs.fetches
     finally:
         certs.close()

@@ -6,6 +6,7 @@ resolving generated credentials is :mod:`gateway.credentials`' job.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -37,6 +38,23 @@ def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
     return keys
 
 
+def parse_queue_bridges(value: str) -> dict[str, dict[str, str]]:
+    """``MNS_GATEWAY_QUEUE_BRIDGES``: a JSON object keyed by ``region:account``.
+
+    Each value names the remote service's ``url``, ``access_key_id`` and ``access_key_secret``,
+    e.g. ``{"cn-hangzhou:123": {"url": "https://123.mns.cn-hangzhou.aliyuncs.com", ...}}``.
+    """
+    if not value.strip():
+        return {}
+    bridges = json.loads(value)
+    required = {"url", "access_key_id", "access_key_secret"}
+    if not isinstance(bridges, dict) or not all(
+        isinstance(v, dict) and required <= v.keys() for v in bridges.values()
+    ):
+        raise ValueError(f"{ENV_PREFIX}QUEUE_BRIDGES entries need {sorted(required)}")
+    return {str(k): {f: str(v[f]) for f in required} for k, v in bridges.items()}
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the gateway needs to know about its deployment."""
@@ -65,6 +83,9 @@ class Settings:
     admin_access_keys: tuple[str, ...] = ()
     smtp_url: str = ""
     mail_from: str = ""
+    #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
+    #: that QueueEndpoints of other regions or accounts are forwarded to.
+    queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
@@ -113,4 +134,5 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
+        queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),
     )

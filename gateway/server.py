@@ -20,7 +20,8 @@ from gateway.app import create_app
 from gateway.config import Settings
 from gateway.credentials import resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
-from gateway.delivery.senders import HttpSender, SenderRegistry
+from gateway.delivery.queue_bridge import QueueSender, RemoteService
+from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
 from gateway.delivery.signing import KeyRing
 from gateway.delivery.transport import PushTransport
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
@@ -101,6 +102,19 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         timeout=settings.push_timeout,
         clock=runtime.store.clock,
     )
+    by_kind: dict[str, Sender] = {
+        "queue": QueueSender(
+            runtime.store,
+            transport,
+            region=settings.region,
+            account_id=settings.account_id,
+            remotes={
+                key: RemoteService(**remote) for key, remote in settings.queue_bridges.items()
+            },
+            timeout=settings.push_timeout,
+            clock=runtime.store.clock,
+        )
+    }
     options = WorkerOptions(
         threads=settings.delivery_threads,
         max_per_route=settings.max_pushes_per_route,
@@ -109,7 +123,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
     return DeliveryWorker(
         runtime.store,
-        SenderRegistry(http),
+        SenderRegistry(http, by_kind=by_kind),
         options,
         metrics=runtime.metrics,
         oplog=runtime.oplog,

@@ -174,15 +174,17 @@ def _read_at_most(chunks: Iterator[bytes], max_bytes: int, url: str) -> bytes:
 
 
 class CertificateCache:
-    """Public keys by exact certificate URL: policy first, one fetch per URL per TTL.
+    """Public keys by exact certificate URL: policy before any fetch, one fetch per URL per TTL.
 
-    * The URL policy runs before the cache and before any fetch.
+    * A URL that is not cached must pass the policy before anything else happens. Only such
+      URLs are ever fetched and cached, so a cache hit needs no second check.
     * Keys are cached for ``ttl`` seconds of ``timer``; failures are never cached, so a
       certificate server that was briefly down is asked again on the next push.
     * Concurrent lookups of the same uncached URL share one fetch (its key or its error),
       so a burst of pushes after startup or expiry costs one download, not one per thread.
 
-    Thread-safe. Each process has its own cache; see :meth:`public_key` to warm it.
+    Thread-safe. Each process has its own cache (call :meth:`public_key` at startup to warm
+    it, before gunicorn forks its workers with ``--preload``).
     """
 
     def __init__(
@@ -207,10 +209,14 @@ class CertificateCache:
         :class:`CertificateFetchError` or :class:`InvalidCertificateError` when the download
         or the certificate is bad.
         """
+        with self._lock:
+            key = self._keys.get(url)
+        if key is not None:
+            return key
         self._policy.check(url)
         with self._lock:
             key = self._keys.get(url)
-            if key is not None:
+            if key is not None:  # fetched by another thread meanwhile
                 return key
             pending = self._in_flight.get(url)
             if pending is None:

@@ -159,10 +159,9 @@ def sign_notification(
 ) -> SignedRequest:
     """Build a push as MNS sends it (DECISIONS §4) and sign it with ``identity``.
 
-    ``path`` is what the request will be posted to and what is signed, so include any
-    blueprint prefix and keep percent-escapes as you will send them. ``date`` (epoch seconds)
-    and ``publish_time`` (epoch milliseconds) default to now. ``content_md5_style`` defaults
-    to what the real service uses for the format: hex for SIMPLIFIED, base64 of hex otherwise.
+    ``path`` is posted to and signed as given: include any blueprint prefix and percent-escape
+    it as you will send it. ``date`` (epoch s) and ``publish_time`` (epoch ms) default to now;
+    ``content_md5_style`` to the service's: hex for SIMPLIFIED, base64 of hex otherwise.
     """
     text = message.decode("utf-8") if isinstance(message, bytes) else message
     sent_at = time.time() if date is None else date
@@ -183,8 +182,7 @@ def sign_notification(
         "Content-md5": content_md5(body, style),
         "Content-Type": _CONTENT_TYPES[format],
         "Date": formatdate(sent_at, usegmt=True),
-        "User-Agent": "Aliyun Notification Service Agent",
-        **_mns_headers(fields, identity.cert_url, request_id),
+        **_push_headers(fields, identity.cert_url, request_id),
     }
     return sign_request(identity, path, headers, body)
 
@@ -230,10 +228,12 @@ def content_md5(body: bytes, style: ContentMD5Style = "base64-hex") -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
-def _mns_headers(
+def _push_headers(
     fields: Mapping[str, str | None], cert_url: str, request_id: str | None
 ) -> dict[str, str]:
+    """The headers after Date, in the order and spelling the real service uses."""
     headers = {
+        "User-Agent": "Aliyun Notification Service Agent",
         "x-mns-request-id": request_id or uuid.uuid4().hex[:24].upper(),
         "x-mns-version": "2015-06-06",
         "x-mns-signing-cert-url": base64.b64encode(cert_url.encode("ascii")).decode("ascii"),

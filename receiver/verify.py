@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -52,6 +53,7 @@ __all__ = [
     "content_md5_matches",
     "lowercase_headers",
     "public_key_from_pem",
+    "required_header",
     "signing_cert_url",
     "string_to_sign",
     "verify_push",
@@ -112,12 +114,9 @@ def signing_cert_url(headers: Mapping[str, str]) -> str:
 
 
 def canonicalized_mns_headers(headers: Mapping[str, str]) -> str:
-    """The ``x-mns-*`` block of the string to sign: ``name:value\\n`` per header, sorted."""
-    mns_headers = sorted(
-        (name.lower(), value)
-        for name, value in headers.items()
-        if name.lower().startswith(_MNS_HEADER_PREFIX)
-    )
+    """The ``x-mns-*`` block of the string to sign: ``name:value\n`` per header, sorted."""
+    lowered = ((name.lower(), value) for name, value in headers.items())
+    mns_headers = sorted(pair for pair in lowered if pair[0].startswith(_MNS_HEADER_PREFIX))
     return "".join(f"{name}:{value}\n" for name, value in mns_headers)
 
 
@@ -195,15 +194,22 @@ def check_date(header_value: str, now: float, max_skew: float) -> None:
     Bounds how long a captured push can be replayed. A future Date is as suspect as a stale
     one: it would stretch the replay window by however far ahead it was set.
     """
-    try:
-        sent = parsedate_to_datetime(header_value)
-    except (TypeError, ValueError) as exc:
-        raise DateError(f"Date {header_value!r} is not an RFC 1123 date") from exc
-    if sent.tzinfo is None:  # "-0000" means UTC with no claim about local time
-        sent = sent.replace(tzinfo=UTC)
-    skew = sent.timestamp() - now
+    skew = _epoch_seconds(header_value) - now
     if abs(skew) > max_skew:
         raise DateError(f"Date {header_value!r} is {skew:+.0f}s from now (limit {max_skew:g}s)")
+
+
+@lru_cache(maxsize=1024)
+def _epoch_seconds(date: str) -> float:
+    """Parse an RFC 1123 date. Memoised: Date has one-second resolution, so under load most
+    pushes repeat a recent value; failures raise, and exceptions are never memoised."""
+    try:
+        sent = parsedate_to_datetime(date)
+    except (TypeError, ValueError) as exc:
+        raise DateError(f"Date {date!r} is not an RFC 1123 date") from exc
+    if sent.tzinfo is None:  # "-0000" means UTC with no claim about local time
+        sent = sent.replace(tzinfo=UTC)
+    return sent.timestamp()
 
 
 def verify_push(

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import http.client
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -16,7 +22,12 @@ from werkzeug.serving import make_server
 from werkzeug.test import Client
 
 from receiver.blueprint import request_uri_as_sent
-from receiver.testing import SigningIdentity, post_notification, sign_notification
+from receiver.testing import (
+    SignedRequest,
+    SigningIdentity,
+    post_notification,
+    sign_notification,
+)
 
 from .conftest import AppFactory, FakeClock, Recorder
 
@@ -129,38 +140,72 @@ def live_server(accepting: AppFactory) -> Iterator[int]:
     thread.join(timeout=5)
 
 
-class TestRealServer:
-    def send(
-        self, port: int, path: str, headers: dict[str, str], body: bytes, *, chunked: bool = False
-    ) -> int:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        try:
-            if chunked:
-                connection.request(
-                    "POST", path, body=iter([body]), headers=headers, encode_chunked=True
-                )
-            else:
-                connection.request("POST", path, body=body, headers=headers)
-            return connection.getresponse().status
-        finally:
-            connection.close()
+def post_over_http(port: int, signed: SignedRequest, *, chunked: bool = False) -> int:
+    """POST ``signed`` to 127.0.0.1:``port`` over a real socket; chunked without a length."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    body = iter([signed.body]) if chunked else signed.body
+    try:
+        connection.request(
+            "POST", signed.path, body=body, headers=dict(signed.headers), encode_chunked=chunked
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
+
+class TestRealServer:
     def test_percent_encoded_path_and_query_over_http(
         self, live_server: int, identity: SigningIdentity, clock: FakeClock
     ) -> None:
         # %61 is "a": a rebuilt URI would say "a", but the sender signed "%61".
         signed = sign(identity, clock, "/hooks/%61%20b/notifications?x=%2F&y=%e2%82%ac")
-        assert self.send(live_server, signed.path, dict(signed.headers), signed.body) == 204
+        assert post_over_http(live_server, signed) == 204
 
     def test_chunked_bodies_are_capped_too(
         self, live_server: int, identity: SigningIdentity, clock: FakeClock
     ) -> None:
         path = "/hooks/a%20b/notifications"
-        small = sign_notification(
-            identity, "x" * 100, format="SIMPLIFIED", path=path, date=clock.now
-        )
-        large = sign_notification(
-            identity, "x" * 5000, format="SIMPLIFIED", path=path, date=clock.now
-        )
-        assert self.send(live_server, path, dict(small.headers), small.body, chunked=True) == 204
-        assert self.send(live_server, path, dict(large.headers), large.body, chunked=True) == 403
+        for size, expected in ((100, 204), (5000, 403)):
+            signed = sign_notification(
+                identity, "x" * size, format="SIMPLIFIED", path=path, date=clock.now
+            )
+            assert post_over_http(live_server, signed, chunked=True) == expected
+
+
+@pytest.fixture(scope="module")
+def gunicorn_port(
+    identity: SigningIdentity, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[int]:
+    """tests/receiver/gunicorn_app.py under a real gunicorn, the production server."""
+    pem = tmp_path_factory.mktemp("gunicorn") / "cert.pem"
+    pem.write_bytes(identity.certificate_pem)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "RECEIVER_TEST_PEM": str(pem), "RECEIVER_TEST_CERT_URL": identity.cert_url}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--chdir", str(root), "--bind", f"127.0.0.1:{port}",
+         "--workers", "1", "--log-level", "warning", "tests.receiver.gunicorn_app:create_app()"],
+        env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # bounded: until gunicorn listens, at most 20 s
+            assert process.poll() is None, "gunicorn exited"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_percent_encoded_path_and_query_under_gunicorn(
+    gunicorn_port: int, identity: SigningIdentity
+) -> None:
+    signed = sign_notification(identity, path="/hooks/%61%20b/notifications?x=%2F&y=%e2%82%ac")
+    assert post_over_http(gunicorn_port, signed) == 204
