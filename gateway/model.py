@@ -56,6 +56,14 @@ class TopicMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class Published:
+    """What a publish did: how many deliveries it queued, and whether the topic logs operations."""
+
+    deliveries: int
+    logging_enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
     """One page of a listing and the marker of the next, ``None`` on the last page."""
 

@@ -13,6 +13,7 @@ from flask import Blueprint, Response, g, jsonify
 
 from gateway.api.context import gateway, query_params
 from gateway.model import DeadLetter
+from gateway.oplog import Action, Field
 from gateway.protocol.errors import MNSError
 from gateway.store.deliveries import attempt_fields
 
@@ -81,7 +82,21 @@ def show_dead_letter(letter_id: str) -> Response:
 
 @blueprint.post("/dead-letters/<letter_id>/replay")
 def replay_dead_letter(letter_id: str) -> Response:
-    delivery_id = gateway().store.replay_dead_letter(letter_id)
+    store = gateway().store
+    delivery_id = store.replay_dead_letter(letter_id)
     if (worker := gateway().services.get("delivery")) is not None:
         worker.wake()
+    if (log := gateway().services.get("oplog")) is not None:
+        letter = store.get_dead_letter(letter_id)
+        log.write(
+            {
+                Field.ACTION.value: Action.REPLAY.value,
+                Field.TOPIC_NAME.value: letter.message.topic_name,
+                Field.SUBSCRIPTION_NAME.value: letter.subscription.name,
+                Field.MESSAGE_ID.value: letter.message.id,
+                Field.ENDPOINT.value: letter.subscription.endpoint,
+                Field.REQUEST_ID.value: g.get("request_id", ""),
+                Field.ACCOUNT_ID.value: gateway().settings.account_id,
+            }
+        )
     return jsonify({"Id": letter_id, "DeliveryId": delivery_id})

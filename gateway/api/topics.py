@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, g, request
 
 from gateway.api.context import (
     empty_response,
@@ -20,6 +20,7 @@ from gateway.api.context import (
 from gateway.delivery.formats import ContentFormat
 from gateway.delivery.retry import NotifyStrategy
 from gateway.model import TOPIC_MESSAGE_RETENTION_SECONDS, Subscription, Topic, TopicMessage
+from gateway.oplog import Action, Field
 from gateway.protocol.endpoints import parse_endpoint
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, int_attribute, render_bool, validate_name
@@ -255,13 +256,33 @@ def _parse_message(topic_name: str, root: Element, now_ms: int) -> TopicMessage:
     )
 
 
+def _log_publish(message: TopicMessage) -> None:
+    """The PublishMessage operation record of a LoggingEnabled topic (DECISIONS §6)."""
+    if (log := gateway().services.get("oplog")) is None:
+        return
+    log.write(
+        {
+            Field.ACTION.value: Action.PUBLISH_MESSAGE.value,
+            Field.TOPIC_NAME.value: message.topic_name,
+            Field.MESSAGE_ID.value: message.id,
+            Field.REQUEST_ID.value: g.get("request_id", ""),
+            Field.REMOTE_ADDRESS.value: request.remote_addr or "",
+            Field.ACCOUNT_ID.value: gateway().settings.account_id,
+            Field.TIME.value: message.publish_time_ms,
+        }
+    )
+
+
 @blueprint.post("/topics/<topic_name>/messages")
 def publish_message(topic_name: str) -> Response:
     validate_name("topic", topic_name)
     store = gateway().store
     message = _parse_message(topic_name, _body_root("Message"), store.now_ms())
-    if store.publish(message) and (worker := gateway().services.get("delivery")) is not None:
+    published = store.publish(message)
+    if published.deliveries and (worker := gateway().services.get("delivery")) is not None:
         worker.wake()
+    if published.logging_enabled:
+        _log_publish(message)
     nodes: list[XmlNode] = [("MessageId", message.id), ("MessageBodyMD5", message.body_md5)]
     if group := message.attributes.get("MessageGroupId"):
         nodes.append(("MessageGroupId", group))

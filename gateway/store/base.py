@@ -16,6 +16,7 @@ from gateway.model import (
     DeadLetter,
     DeliveryJob,
     Page,
+    Published,
     Settlement,
     Subscription,
     Topic,
@@ -109,7 +110,7 @@ class Store:
         )
 
     # messages -----------------------------------------------------------------------------
-    def publish(self, message: TopicMessage) -> int:
+    def publish(self, message: TopicMessage) -> Published:
         return self.database.write(partial(sql.publish, message=message))
 
     # deliveries ---------------------------------------------------------------------------

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from gateway.fanout import matching_subscriptions
-from gateway.model import TOPIC_MESSAGE_RETENTION_SECONDS, Page, Subscription, Topic, TopicMessage
+from gateway.model import (
+    TOPIC_MESSAGE_RETENTION_SECONDS,
+    Page,
+    Published,
+    Subscription,
+    Topic,
+    TopicMessage,
+)
 from gateway.protocol.endpoints import route_of
 from gateway.protocol.errors import MNSError
 
@@ -203,8 +210,8 @@ def list_subscriptions(
     return Page([_subscription(row) for row in page], next_marker)
 
 
-def publish(conn: Connection, message: TopicMessage) -> int:
-    """Record ``message`` and one due delivery per matching subscription; return their number.
+def publish(conn: Connection, message: TopicMessage) -> Published:
+    """Record ``message`` and one due delivery per matching subscription.
 
     Runs as one unit on the writer, so the 201 that follows is only sent once both are durable.
     """
@@ -250,4 +257,4 @@ def publish(conn: Connection, message: TopicMessage) -> int:
             for sub in targets
         ],
     )
-    return len(targets)
+    return Published(len(targets), topic.logging_enabled)

@@ -56,9 +56,9 @@ def test_fan_out_follows_filter_tags(store: Store, clock: FakeClock) -> None:
     store.create_topic("t", 65536, False)
     for name, tag in (("all", None), ("red", "red"), ("blue", "blue")):
         store.subscribe(Subscription("t", name, "http://127.0.0.1:9/", filter_tag=tag))
-    assert store.publish(message("t", "red", store.now_ms())) == 2
-    assert store.publish(message("t", None, store.now_ms() + 1)) == 1
-    assert store.publish(message("t", "green", store.now_ms() + 2)) == 1
+    assert store.publish(message("t", "red", store.now_ms())).deliveries == 2
+    assert store.publish(message("t", None, store.now_ms() + 1)).deliveries == 1
+    assert store.publish(message("t", "green", store.now_ms() + 2)).deliveries == 1
 
 
 def test_message_count_drops_after_one_day(store: Store, clock: FakeClock) -> None:
@@ -81,10 +81,10 @@ def test_publish_checks_size_in_utf8_bytes(store: Store) -> None:
 def test_new_subscription_gets_only_later_messages(store: Store, clock: FakeClock) -> None:
     store.create_topic("t", 65536, False)
     store.subscribe(Subscription("t", "early", "http://127.0.0.1:9/"))
-    assert store.publish(message("t", None, store.now_ms())) == 1
+    assert store.publish(message("t", None, store.now_ms())).deliveries == 1
     clock.now += 1
     store.subscribe(Subscription("t", "late", "http://127.0.0.1:9/"))
-    assert store.publish(message("t", None, store.now_ms())) == 2
+    assert store.publish(message("t", None, store.now_ms())).deliveries == 2
     pending = store.database.read(
         lambda c: c.execute(
             "SELECT subscription_name, COUNT(*) FROM deliveries GROUP BY subscription_name"
