@@ -20,6 +20,7 @@ from gateway.app import create_app
 from gateway.config import Settings
 from gateway.credentials import resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
+from gateway.delivery.mail import MailSender
 from gateway.delivery.queue_bridge import QueueSender, RemoteService
 from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
 from gateway.delivery.signing import KeyRing
@@ -115,6 +116,8 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
             clock=runtime.store.clock,
         )
     }
+    if settings.smtp_url:
+        by_kind["mail"] = MailSender.from_settings(settings)
     options = WorkerOptions(
         threads=settings.delivery_threads,
         max_per_route=settings.max_pushes_per_route,
