@@ -34,9 +34,7 @@ class PushProtocol(asyncio.Protocol):
         self.buffer += data
         while b"\r\n\r\n" in self.buffer:
             head, _, rest = self.buffer.partition(b"\r\n\r\n")
-            headers = dict(
-                line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line
-            )
+            headers = dict(line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
             lowered = {k.strip().lower(): v.strip() for k, v in headers.items()}
             length = int(lowered.get(b"content-length", b"0"))
             if len(rest) < length:
@@ -50,7 +48,9 @@ class PushProtocol(asyncio.Protocol):
             if target == b"/reset":
                 reset()
             body = json.dumps(STATS).encode()
-            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))  # type: ignore[attr-defined]
+            self.transport.write(
+                b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+            )  # type: ignore[attr-defined]
             return
         if self.hang:
             return

@@ -45,7 +45,9 @@ BODY = "x" * 256
 @contextmanager
 def endpoint(hang: bool = False) -> Iterator[int]:
     port = free_port()
-    args = [sys.executable, str(ROOT / "bench" / "endpoint.py"), str(port)] + (["--hang"] if hang else [])
+    args = [sys.executable, str(ROOT / "bench" / "endpoint.py"), str(port)] + (
+        ["--hang"] if hang else []
+    )
     process = subprocess.Popen(args)
     try:
         for _ in range(100):
@@ -77,16 +79,24 @@ def prepare_backlog(data_dir: Path, routes: list[str], messages: int) -> None:
     now = store.now_ms()
     batch = [TopicMessage(f"M{n:08d}", "fanout", BODY, "X", now) for n in range(messages)]
     for start in range(0, len(batch), 500):
-        chunk = batch[start:start + 500]
+        chunk = batch[start : start + 500]
         store.database.write(lambda c, chunk=chunk: [topics.publish(c, m) for m in chunk])
     store.close()
 
 
 def drain(data_dir: Path, workers: int, port: int, expected: int, timeout: float = 120) -> dict:  # type: ignore[type-arg]
     env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5")
-    processes = [subprocess.Popen([sys.executable, "-m", "gateway.cli", "worker"], env=env,
-                                  cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for _ in range(workers)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", "worker"],
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(workers)
+    ]
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and stats(port)["count"] < expected:
@@ -98,7 +108,9 @@ def drain(data_dir: Path, workers: int, port: int, expected: int, timeout: float
             process.wait(20)
 
 
-def throughput(subscriptions: int, pushes: int, workers: int, slow: bool = False) -> tuple[float, int]:
+def throughput(
+    subscriptions: int, pushes: int, workers: int, slow: bool = False
+) -> tuple[float, int]:
     with endpoint() as port, endpoint(hang=True) as dead, tempfile.TemporaryDirectory() as tmp:
         routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(subscriptions)]
         if slow:
@@ -128,8 +140,11 @@ def paced_latency(rate: int, seconds: int) -> dict[str, float]:
         while stats(port)["count"] < total and time.monotonic() < deadline:
             time.sleep(0.1)
         latencies = sorted(stats(port)["latencies_ms"])
-    return {"count": len(latencies), "p50": statistics.median(latencies),
-            "p99": latencies[int(len(latencies) * 0.99) - 1]}
+    return {
+        "count": len(latencies),
+        "p50": statistics.median(latencies),
+        "p99": latencies[int(len(latencies) * 0.99) - 1],
+    }
 
 
 def main() -> None:
@@ -141,15 +156,22 @@ def main() -> None:
     print(f"throughput: backlog drained by {args.workers} `mns-gateway worker` processes")
     for subscriptions in (1, 10, 100):
         rate, count = throughput(subscriptions, args.pushes, args.workers)
-        print(f"  1 topic x {subscriptions:>3} subscriptions: {rate:>7.0f} pushes/s ({count} pushes)",
-              flush=True)
+        print(
+            f"  1 topic x {subscriptions:>3} subscriptions: {rate:>7.0f} pushes/s ({count} pushes)",
+            flush=True,
+        )
     healthy, _ = throughput(10, args.pushes, args.workers)
     beside_slow, _ = throughput(10, args.pushes, args.workers, slow=True)
-    print(f"  10 healthy alone: {healthy:.0f}/s; beside a timing-out endpoint: {beside_slow:.0f}/s "
-          f"({beside_slow / healthy:.0%} of alone)", flush=True)
+    print(
+        f"  10 healthy alone: {healthy:.0f}/s; beside a timing-out endpoint: {beside_slow:.0f}/s "
+        f"({beside_slow / healthy:.0%} of alone)",
+        flush=True,
+    )
     latency = paced_latency(200, args.seconds)
-    print(f"latency at 200 msg/s on `mns-gateway serve`: p50 {latency['p50']:.1f} ms, "
-          f"p99 {latency['p99']:.1f} ms over {latency['count']} pushes")
+    print(
+        f"latency at 200 msg/s on `mns-gateway serve`: p50 {latency['p50']:.1f} ms, "
+        f"p99 {latency['p99']:.1f} ms over {latency['count']} pushes"
+    )
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ class Endpoint:
     #: Set when a request has arrived, so a test can act while the receiver is busy.
     arrived: threading.Event = field(default_factory=threading.Event)
     requests: list[ReceivedRequest] = field(default_factory=list)
+    #: Answer with ``Connection: close`` and hang up, as servers with short keep-alives do.
+    close_after_response: bool = False
     connections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -71,6 +73,9 @@ def _handler_for(endpoint: Endpoint) -> type[http.server.BaseHTTPRequestHandler]
             self.send_header("Content-Length", str(len(endpoint.response_body)))
             if 300 <= endpoint.status < 400:
                 self.send_header("Location", "/redirected")
+            if endpoint.close_after_response:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.write(endpoint.response_body)
 

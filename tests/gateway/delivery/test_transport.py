@@ -319,3 +319,21 @@ def test_https_endpoints_are_pushed_to_and_checked_alike(
     assert result.outcome == "connection_error"
     assert "CERTIFICATE_VERIFY_FAILED" in (result.error or "")
     assert [request.target for request in tls_endpoint.requests] == ["/secure", "/notifications"]
+
+
+def test_https_connections_are_kept_alive_too(tls_endpoint: Endpoint, tls_files: TlsFiles) -> None:
+    trusting = ssl.create_default_context(cafile=str(tls_files.certificate))
+    with PushTransport(ssl_context=trusting) as transport:
+        assert all(transport.send(tls_endpoint.url, HEADERS, b"x").ok for _ in range(4))
+    assert tls_endpoint.connections == 1 and len(tls_endpoint.requests) == 4
+
+
+def test_a_connection_closed_by_the_endpoint_is_not_reused(
+    endpoint: Endpoint, transport: PushTransport
+) -> None:
+    assert transport.send(endpoint.url, HEADERS, b"x").ok
+    endpoint.close_after_response = True
+    assert transport.send(endpoint.url, HEADERS, b"x").ok  # answered with Connection: close
+    endpoint.close_after_response = False
+    assert transport.send(endpoint.url, HEADERS, b"x").ok
+    assert endpoint.connections == 2
