@@ -34,8 +34,13 @@ class Database(Protocol):
     def read(self, work: Callable[[Any], T]) -> T:
         """Run ``work(connection)`` for reading, on one consistent snapshot."""
 
-    def write(self, work: Callable[[Any], T]) -> T:
-        """Run ``work(connection)`` in a transaction committed before this returns."""
+    def write(self, work: Callable[[Any], T], *, durable: bool = True) -> T:
+        """Run ``work(connection)`` in a transaction committed before this returns.
+
+        ``durable=False`` may skip the flush to stable storage: for writes whose loss in a
+        power cut loses nothing acknowledged (claims and attempt outcomes of deliveries,
+        which at-least-once delivery simply repeats).
+        """
 
     def ping(self) -> bool: ...
 
@@ -120,17 +125,18 @@ class Store:
         now = self.now_ms()
         lease_ms = int(lease_seconds * 1000)
         return self.database.write(
-            lambda c: deliveries.claim(c, owner, now, lease_ms, limit, skip_routes)
+            lambda c: deliveries.claim(c, owner, now, lease_ms, limit, skip_routes),
+            durable=False,
         )
 
     def release_deliveries(self, owner: str, delivery_ids: list[str]) -> None:
-        self.database.write(lambda c: deliveries.release(c, owner, delivery_ids))
+        self.database.write(lambda c: deliveries.release(c, owner, delivery_ids), durable=False)
 
     def settle(self, owner: str, settlements: list[Settlement]) -> list[str | None]:
         """Record many attempts' outcomes in one transaction; dead letter ids where made."""
         now = self.now_ms()
         return self.database.write(
-            lambda c: [deliveries.settle(c, owner, s, now) for s in settlements]
+            lambda c: [deliveries.settle(c, owner, s, now) for s in settlements], durable=False
         )
 
     def next_due_ms(self) -> int | None:

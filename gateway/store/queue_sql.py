@@ -10,7 +10,7 @@ Message states are derived from times (:mod:`gateway.queues.states`), never stor
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,7 +18,6 @@ from gateway.model import Page
 from gateway.protocol.errors import MNSError
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage
-from gateway.queues.states import PRIORITIES
 
 Connection = Any  # a DB-API connection whose rows support access by column name
 
@@ -27,6 +26,7 @@ _READY = (
     "SELECT * FROM queue_messages WHERE queue_name = ? AND priority = ? AND visible_at <= ?"
     " ORDER BY visible_at, id LIMIT ?"
 )
+_NEXT_PRIORITY = "SELECT MIN(priority) FROM queue_messages WHERE queue_name = ? AND priority > ?"
 _NEXT_DUE = (
     "SELECT MIN(visible_at) FROM queue_messages"
     " WHERE queue_name = ? AND priority = ? AND visible_at > ?"
@@ -56,8 +56,22 @@ class StoredMessage:
 
 @dataclass(frozen=True, slots=True)
 class Claimed:
-    message: QueueMessage
+    """A message this receive won: its fields as of the claim and the receipt nonce; the store
+    signs the handle outside the writer, then builds the message once."""
+
+    fields: dict[str, Any]
     nonce: int
+
+    @property
+    def message_id(self) -> str:
+        return str(self.fields["message_id"])
+
+    @property
+    def next_visible_time(self) -> int:
+        return int(self.fields["next_visible_time"])
+
+    def message(self, receipt_handle: str | None = None) -> QueueMessage:
+        return QueueMessage(**self.fields, receipt_handle=receipt_handle)
 
 
 # queues ---------------------------------------------------------------------------------------
@@ -168,7 +182,7 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
     )
 
 
-def _message(row: Any, **overrides: Any) -> QueueMessage:
+def _fields(row: Any, **overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {
         "message_id": row["id"],
         "body": row["body"],
@@ -181,24 +195,39 @@ def _message(row: Any, **overrides: Any) -> QueueMessage:
         "properties": json.loads(row["properties"]) if row["properties"] else {},
     }
     values.update(overrides)
-    return QueueMessage(**values)
+    return values
+
+
+def _message(row: Any) -> QueueMessage:
+    return QueueMessage(**_fields(row))
+
+
+def priorities_in_use(conn: Connection, queue_name: str) -> Iterator[int]:
+    """The queue's distinct priorities, highest (1) first, one index seek each: a queue that
+    uses only the default priority costs one look, not sixteen."""
+    priority = 0
+    while True:
+        (priority,) = conn.execute(_NEXT_PRIORITY, (queue_name, priority)).fetchone()
+        if priority is None:
+            return
+        yield priority
 
 
 def ready_rows(conn: Connection, queue_name: str, now_ms: int, limit: int) -> list[Any]:
     """Up to ``limit`` Active-or-expired rows in receive order (one index range per priority,
     so Delayed and Inactive rows are never scanned)."""
     rows: list[Any] = []
-    for priority in PRIORITIES:
+    for priority in priorities_in_use(conn, queue_name):
+        rows += conn.execute(_READY, (queue_name, priority, now_ms, limit - len(rows))).fetchall()
         if len(rows) >= limit:
             break
-        rows += conn.execute(_READY, (queue_name, priority, now_ms, limit - len(rows))).fetchall()
     return rows
 
 
 def next_due(conn: Connection, queue_name: str, now_ms: int) -> int | None:
     """When the earliest Delayed or Inactive message becomes Active, if there is one."""
     times: list[int] = []
-    for priority in PRIORITIES:
+    for priority in priorities_in_use(conn, queue_name):
         (due,) = conn.execute(_NEXT_DUE, (queue_name, priority, now_ms)).fetchone()
         if due is not None:
             times.append(due)
@@ -220,41 +249,55 @@ def claim(
     new_nonce: Callable[[], int],
 ) -> list[Claimed]:
     """Make up to ``count`` Active messages Inactive until ``invisible_until``, oldest first;
-    expired rows met on the way are deleted."""
+    expired rows met on the way are deleted. One receive shares one nonce: each handle still
+    names its own message, and the MAC keeps one from being turned into another."""
     claimed: list[Claimed] = []
     for _ in range(8):  # each round either fills the batch or removes expired rows
         rows = ready_rows(conn, queue_name, now_ms, count - len(claimed))
         expired = [(row["id"],) for row in rows if row["expires_at"] <= now_ms]
         conn.executemany("DELETE FROM queue_messages WHERE id = ?", expired)
-        for row in rows:
-            if row["expires_at"] > now_ms:
-                taken = _take(conn, row, now_ms, invisible_until, new_nonce)
-                if taken is not None:
-                    claimed.append(taken)
+        live = [row for row in rows if row["expires_at"] > now_ms]
+        claimed += take(conn, live, now_ms, invisible_until, new_nonce())
         if not expired or len(claimed) >= count:
             break
     return claimed
 
 
-def _take(
-    conn: Connection, row: Any, now_ms: int, until: int, new_nonce: Callable[[], int]
-) -> Claimed | None:
-    nonce = new_nonce()
-    first = row["first_dequeue_time"] or now_ms
+def take(conn: Connection, rows: list[Any], now_ms: int, until: int, nonce: int) -> list[Claimed]:
+    """One conditional UPDATE for the whole batch; if a concurrent claimer (on a database with
+    several writers) got some rows first, the nonce tells which rows are ours."""
+    if not rows:
+        return []
+    ids = [row["id"] for row in rows]
+    marks = ", ".join("?" * len(ids))
     updated = conn.execute(
         "UPDATE queue_messages SET visible_at = ?, dequeue_count = dequeue_count + 1,"
-        " first_dequeue_time = ?, receipt_nonce = ? WHERE id = ? AND visible_at <= ?",
-        (until, first, nonce, row["id"], now_ms),
+        " first_dequeue_time = COALESCE(first_dequeue_time, ?), receipt_nonce = ?"
+        f" WHERE id IN ({marks}) AND visible_at <= ?",
+        (until, now_ms, nonce, *ids, now_ms),
     ).rowcount
-    if updated != 1:
-        return None  # another claimer got there first
-    message = _message(
-        row,
-        next_visible_time=until,
-        dequeue_count=row["dequeue_count"] + 1,
-        first_dequeue_time=first,
-    )
-    return Claimed(message, nonce)
+    if updated != len(ids):
+        mine = {
+            found[0]
+            for found in conn.execute(
+                f"SELECT id FROM queue_messages WHERE id IN ({marks})"
+                " AND receipt_nonce = ? AND visible_at = ?",
+                (*ids, nonce, until),
+            )
+        }
+        rows = [row for row in rows if row["id"] in mine]
+    return [
+        Claimed(
+            _fields(
+                row,
+                next_visible_time=until,
+                dequeue_count=row["dequeue_count"] + 1,
+                first_dequeue_time=row["first_dequeue_time"] or now_ms,
+            ),
+            nonce,
+        )
+        for row in rows
+    ]
 
 
 def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gateway.model import Page
 from gateway.protocol.errors import MNSError
@@ -45,6 +44,9 @@ from gateway.queues.waiters import (
 from gateway.queues.wake_socket import WakeChannel
 from gateway.store import queue_sql as sql
 
+if TYPE_CHECKING:
+    from gateway.store.base import Database
+
 Connection = Any
 
 #: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
@@ -65,7 +67,7 @@ class QueueStore:
 
     def __init__(
         self,
-        database: Any,
+        database: Database,
         clock: Callable[[], float],
         *,
         wake_dir: Path | None = None,
@@ -271,9 +273,8 @@ class QueueStore:
         return queue, [self._with_handle(name, c) for c in claimed], due
 
     def _with_handle(self, name: str, claimed: sql.Claimed) -> QueueMessage:
-        message = claimed.message
-        receipt = Receipt(message.message_id, claimed.nonce, message.next_visible_time)
-        return replace(message, receipt_handle=self.signer().issue(name, receipt))
+        receipt = Receipt(claimed.message_id, claimed.nonce, claimed.next_visible_time)
+        return claimed.message(self.signer().issue(name, receipt))
 
     def peek(self, name: str, count: int) -> tuple[Queue, list[QueueMessage]]:
         now_ms = self.now_ms()

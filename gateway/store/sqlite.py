@@ -30,7 +30,13 @@ class SQLiteDatabase:
         self._synchronous = synchronous.upper()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._writer = GroupCommitWriter(self._connect, path.with_name(path.name + ".writelock"))
+        relaxed = "NORMAL" if self._synchronous in ("FULL", "EXTRA") else self._synchronous
+        self._writer = GroupCommitWriter(
+            self._connect,
+            path.with_name(path.name + ".writelock"),
+            durable_mode=self._synchronous,
+            relaxed_mode=relaxed,
+        )
         self._writer.submit(self._migrate)
 
     def _connect(self) -> sqlite3.Connection:
@@ -65,8 +71,8 @@ class SQLiteDatabase:
         finally:
             connection.execute("COMMIT")
 
-    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        return self._writer.submit(work)
+    def write(self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
+        return self._writer.submit(work, durable)
 
     def ping(self) -> bool:
         try:

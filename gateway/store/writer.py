@@ -25,10 +25,11 @@ T = TypeVar("T")
 
 
 class _Job(Generic[T]):
-    __slots__ = ("done", "error", "result", "work")
+    __slots__ = ("done", "durable", "error", "result", "work")
 
-    def __init__(self, work: Callable[[sqlite3.Connection], T]) -> None:
+    def __init__(self, work: Callable[[sqlite3.Connection], T], durable: bool) -> None:
         self.work = work
+        self.durable = durable
         self.done = threading.Event()
         self.result: T | None = None
         self.error: BaseException | None = None
@@ -46,8 +47,13 @@ class GroupCommitWriter:
         connect: Callable[[], sqlite3.Connection],
         lock_path: Path,
         max_batch: int = 512,
+        *,
+        durable_mode: str = "FULL",
+        relaxed_mode: str = "NORMAL",
     ) -> None:
         self._connect = connect
+        self._modes = {True: durable_mode, False: relaxed_mode}
+        self._mode = ""
         self._lock_path = lock_path
         self._max_batch = max_batch
         self._jobs: queue.SimpleQueue[_Job[Any] | _Stop] = queue.SimpleQueue()
@@ -55,10 +61,15 @@ class GroupCommitWriter:
         self._pid = 0
         self._start_lock = threading.Lock()
 
-    def submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work(connection)`` inside a committed transaction and return its result."""
+    def submit(self, work: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
+        """Run ``work(connection)`` inside a committed transaction and return its result.
+
+        ``durable=False`` is for writes that may be lost in a power cut without losing anything
+        acknowledged (a delivery claim, an attempt's outcome): a batch made only of those is
+        committed without an fsync.
+        """
         self._ensure_started()
-        job: _Job[T] = _Job(work)
+        job: _Job[T] = _Job(work, durable)
         self._jobs.put(job)
         job.done.wait()
         if job.error is not None:
@@ -92,6 +103,7 @@ class GroupCommitWriter:
                 batch = self._next_batch()
                 if batch is None:
                     return
+                self._set_mode(connection, any(job.durable for job in batch))
                 fcntl.flock(lock_file, fcntl.LOCK_EX)
                 try:
                     self._commit(connection, batch)
@@ -118,6 +130,14 @@ class GroupCommitWriter:
                 break
             batch.append(job)
         return batch
+
+    def _set_mode(self, connection: sqlite3.Connection, durable: bool) -> None:
+        """``PRAGMA synchronous`` for the next commit: FULL fsyncs the WAL, NORMAL does not
+        (in WAL mode a NORMAL commit survives a process crash, not a power cut)."""
+        mode = self._modes[durable]
+        if mode != self._mode:
+            connection.execute(f"PRAGMA synchronous={mode}")
+            self._mode = mode
 
     @staticmethod
     def _commit(connection: sqlite3.Connection, batch: list[_Job[Any]]) -> None:
