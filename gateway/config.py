@@ -81,6 +81,8 @@ class Settings:
     signing_key_file: Path | None = None
     signing_cert_file: Path | None = None
     admin_access_keys: tuple[str, ...] = ()
+    max_waiters: int = 48
+    max_queues: int = 1000
     smtp_url: str = ""
     mail_from: str = ""
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
@@ -132,6 +134,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         signing_key_file=_env_path(env, "SIGNING_KEY_FILE"),
         signing_cert_file=_env_path(env, "SIGNING_CERT_FILE"),
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
+        max_waiters=int(get("MAX_WAITERS", "48")),
+        max_queues=int(get("MAX_QUEUES", "1000")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),

@@ -35,7 +35,11 @@ log = logging.getLogger(__name__)
 
 
 def open_store(settings: Settings) -> Store:
-    return Store(SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous))
+    return Store(
+        SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous),
+        max_waiters=settings.max_waiters,
+        max_queues=settings.max_queues,
+    )
 
 
 def open_keyring(settings: Settings) -> KeyRing:

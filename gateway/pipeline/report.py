@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from gateway.pipeline.html_report import ReportData
 
-TRACE_BUCKETS: Final = 16
+EVENTS_TABLE: Final = "message_traces"
 HTML_NAME: Final = "report.html"
 #: Candidate widths of the delivery-timeline buckets; the smallest giving at most
 #: MAX_TIMELINE_BUCKETS points over the logs' span is used.
@@ -206,67 +206,87 @@ def read_logs(spark: SparkSession, logs: Path) -> DataFrame:
 
 
 def build_tables(
-    events: DataFrame, summary: Mapping[str, int | None], options: ReportOptions
+    events: DataFrame, summary: Mapping[str, int | None], deliveries: DataFrame | None = None
 ) -> dict[str, DataFrame]:
-    """All output tables as lazy DataFrames, keyed by their directory name under --out."""
+    """The aggregate tables as lazy DataFrames, keyed by their directory name under --out.
+    ``deliveries`` lets the caller pass a persisted :func:`transforms.message_deliveries`."""
     from gateway.pipeline import transforms
 
     if summary["events_without_message_id"]:
         events = transforms.attach_message_ids_by_receipt_handle(events)
-    deliveries = transforms.message_deliveries(events)
-    lifecycles = transforms.queue_message_lifecycles(events)
+    if deliveries is None:
+        deliveries = transforms.message_deliveries(events)
     bucket = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
     return {
-        "subscription_summary": transforms.subscription_summary(
-            deliveries, transforms.topic_publications(events)
-        ),
+        "subscription_summary": transforms.subscription_summary(deliveries, events),
         "attempts_histogram": transforms.attempts_histogram(deliveries),
         "endpoint_health": transforms.endpoint_health(events),
         "delivery_timeline": transforms.delivery_timeline(events, bucket),
-        "queue_summary": transforms.queue_summary(lifecycles),
-        "message_traces": transforms.message_traces(events, TRACE_BUCKETS),
+        "queue_summary": transforms.queue_summary(transforms.queue_message_lifecycles(events)),
     }
 
 
 def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int | None]:
-    """Read, compute, write every table and the HTML; returns the input summary."""
+    """Read the logs once, write every table and the HTML; returns the input summary.
+
+    The JSON is parsed exactly once: that pass writes the normalised events (the message-trace
+    table) and, through ``observe``, counts lines, malformed and unusable records on the way.
+    The aggregates then read only the columns they need from that Parquet table, which is
+    cheaper than caching the parsed rows in memory and then writing them out as well.
+    """
+    from pyspark.sql import Observation
+
     from gateway.pipeline import transforms
     from gateway.pipeline.html_report import render_report
 
     assert options.logs is not None and options.out is not None
-    parsed = transforms.parse_records(read_logs(spark, options.logs)).cache()
+    observation = Observation("input_summary")
+    parsed = transforms.parse_records(read_logs(spark, options.logs)).observe(
+        observation, *transforms.input_summary_columns(options.since_ms, options.until_ms)
+    )
+    events = transforms.within_time_window(
+        transforms.usable_events(parsed), options.since_ms, options.until_ms
+    )
+    events.write.mode("overwrite").parquet(str(options.out / EVENTS_TABLE))
+    summary: dict[str, int | None] = dict(observation.get)
+    stored = spark.read.parquet(str(options.out / EVENTS_TABLE))
+    if summary["events_without_message_id"]:
+        stored = transforms.attach_message_ids_by_receipt_handle(stored)
+        summary = {**summary, "events_without_message_id": 0}
+    deliveries = transforms.message_deliveries(stored).persist()
     try:
-        summary_frame = transforms.input_summary(parsed, options.since_ms, options.until_ms)
-        summary: dict[str, int | None] = summary_frame.first().asDict()  # type: ignore[union-attr]
-        events = transforms.within_time_window(
-            transforms.usable_events(parsed), options.since_ms, options.until_ms
-        )
-        tables = build_tables(events, summary, options)
-        _write_tables(tables, options.out)
-        spark.createDataFrame([summary], schema=summary_frame.schema).coalesce(1).write.mode(
-            "overwrite"
-        ).parquet(str(options.out / "input_summary"))
-        data = _collect_report_data(spark, options, summary)
+        _write_tables(build_tables(stored, summary, deliveries), options.out)
     finally:
-        parsed.unpersist()
+        deliveries.unpersist()
+    spark.createDataFrame([summary]).coalesce(1).write.mode("overwrite").parquet(
+        str(options.out / "input_summary")
+    )
+    data = _collect_report_data(spark, options, summary)
     (options.out / HTML_NAME).write_text(render_report(data), encoding="utf-8")
     return summary
 
 
+#: Tables written one after another in one thread; the threads run at the same time. The first
+#: chain shares the persisted deliveries, so it is computed once, by its first table.
+WRITE_CHAINS: Final = (
+    ("subscription_summary", "attempts_histogram"),
+    ("endpoint_health",),
+    ("delivery_timeline", "queue_summary"),
+)
+
+
 def _write_tables(tables: Mapping[str, DataFrame], out: Path) -> None:
-    for name, frame in tables.items():
-        if name == "message_traces":
-            continue
-        frame.coalesce(1).write.mode("overwrite").parquet(str(out / name))
-    # Sorted inside each task and split by bucket, without a shuffle: a lookup reads one
-    # bucket directory and Parquet statistics on the sorted message_id skip most row groups.
-    (
-        tables["message_traces"]
-        .sortWithinPartitions("trace_bucket", "message_id", "time_ms", "action_rank", "attempt")
-        .write.mode("overwrite")
-        .partitionBy("trace_bucket")
-        .parquet(str(out / "message_traces"))
-    )
+    """Each table is a Spark job whose last stages run one task (the result is tiny); running
+    the jobs from a few threads keeps every core busy meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def write_chain(names: Sequence[str]) -> None:
+        for name in names:
+            tables[name].coalesce(1).write.mode("overwrite").parquet(str(out / name))
+
+    with ThreadPoolExecutor(max_workers=len(WRITE_CHAINS)) as pool:
+        for finished in [pool.submit(write_chain, chain) for chain in WRITE_CHAINS]:
+            finished.result()
 
 
 def _collect_report_data(
@@ -296,9 +316,8 @@ def _collect_report_data(
 
 
 def print_trace(spark: SparkSession, options: ReportOptions, stream: TextIO) -> int:
-    """Print one message's operations in order; 1 when the message does not appear."""
-    from pyspark.sql import functions as F
-
+    """Print one message's operations in order; 1 when the message does not appear. Reads the
+    logs when --logs is given, else the message-trace table of an earlier report in --out."""
     from gateway.pipeline import transforms
 
     assert options.trace is not None
@@ -307,16 +326,13 @@ def print_trace(spark: SparkSession, options: ReportOptions, stream: TextIO) -> 
         events = transforms.within_time_window(
             transforms.usable_events(parsed), options.since_ms, options.until_ms
         )
-        traces = transforms.message_traces(events, TRACE_BUCKETS)
     else:
         assert options.out is not None
-        traces = spark.read.parquet(str(options.out / "message_traces"))
-    bucket = transforms.trace_bucket_of(F.lit(options.trace), TRACE_BUCKETS)
-    found = (
-        traces.where((F.col("trace_bucket") == bucket) & (F.col("message_id") == options.trace))
-        .orderBy("time_ms", "action_rank", "attempt")
-        .collect()
-    )
+        table = options.out / EVENTS_TABLE
+        if not table.is_dir():
+            raise PipelineError(f"no {EVENTS_TABLE} table under --out {options.out}")
+        events = spark.read.parquet(str(table))
+    found = transforms.message_trace(events, options.trace).collect()
     if not found:
         print(f"no operations logged for MessageId {options.trace}", file=stream)
         return 1

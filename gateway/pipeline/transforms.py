@@ -7,9 +7,10 @@ normalised events are in :data:`gateway.pipeline.schema.COLUMN_FOR_FIELD`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gateway.oplog import Action, Field, Outcome
@@ -42,20 +43,26 @@ def usable_events(parsed: DataFrame) -> DataFrame:
     return parsed.where(_usable()).drop("is_malformed")
 
 
-def input_summary(parsed: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
-    """One row: lines read, skipped as malformed (not a JSON object) or unusable (no readable
-    Time or Action), events inside the time window, and the window's actual first/last event."""
+def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Column]:
+    """Aggregate columns over parsed records: lines read, skipped as malformed (not a JSON
+    object) or unusable (no readable Time or Action), events inside the time window, and the
+    window's actual first and last event. Separate from :func:`input_summary` so the report can
+    compute them with ``DataFrame.observe`` during its single pass over the input."""
     in_window = _usable() & _in_window(since_ms, until_ms)
-    return parsed.agg(
+    return [
         F.count(F.lit(1)).alias("lines"),
         F.count_if(F.col("is_malformed")).alias("malformed_lines"),
         F.count_if(~F.col("is_malformed") & ~_usable()).alias("unusable_records"),
-        F.count_if(_usable()).alias("events"),
         F.count_if(in_window).alias("events_in_window"),
         F.count_if(in_window & F.col("message_id").isNull()).alias("events_without_message_id"),
         F.min(F.when(in_window, F.col("time_ms"))).alias("first_time_ms"),
         F.max(F.when(in_window, F.col("time_ms"))).alias("last_time_ms"),
-    )
+    ]
+
+
+def input_summary(parsed: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
+    """One row of :func:`input_summary_columns`."""
+    return parsed.agg(*input_summary_columns(since_ms, until_ms))
 
 
 def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
@@ -102,40 +109,65 @@ def topic_publications(events: DataFrame) -> DataFrame:
 
 
 def message_deliveries(events: DataFrame) -> DataFrame:
-    """One row per message and subscription: attempts, whether and when it was delivered, whether
-    the first attempt succeeded, dead-lettering and replays, and publish-to-delivery latency."""
+    """One row per message and subscription endpoint: attempts, whether and when it was
+    delivered, whether the first attempt succeeded, dead-lettering, replays, and
+    publish-to-delivery latency. DeadLetter and Replay records carry the subscription's Endpoint.
+
+    Shaped for Spark's cost model: push records are joined with their publication first (one
+    shuffle by topic and MessageId, hash join, no sort), and the per-message aggregation then
+    reuses that partitioning; every aggregate keeps a fixed-width buffer (counts, longs,
+    booleans), because a string or struct min/max would force a sort of all push records.
+    """
     is_push = _action_is(Action.PUSH_MESSAGE)
     succeeded = is_push & _push_succeeded()
-    first_attempt = F.min(
-        F.when(is_push, F.struct("time_ms", F.col("attempt"), succeeded.alias("succeeded")))
-    )
-    per_message = (
-        events.where(
-            F.col("action").isin(
-                Action.PUSH_MESSAGE.value, Action.DEAD_LETTER.value, Action.REPLAY.value
-            )
-            & _present("topic_name", "subscription_name", "message_id")
+    # Earliest attempt first; the lowest bit says whether it failed.
+    attempt_key = F.col("time_ms") * 2 + F.when(succeeded, 0).otherwise(1)
+    relevant = events.where(
+        F.col("action").isin(
+            Action.PUSH_MESSAGE.value, Action.DEAD_LETTER.value, Action.REPLAY.value
         )
-        .groupBy("topic_name", "subscription_name", "message_id")
+        & _present("topic_name", "subscription_name", "message_id")
+    )
+    publications = topic_publications(events).hint("shuffle_hash")
+    return (
+        relevant.join(publications, ["topic_name", "message_id"], "left")
+        .groupBy("topic_name", "message_id", "subscription_name", "endpoint")
         .agg(
-            F.max("endpoint").alias("endpoint"),
             F.count_if(is_push).alias("attempts"),
             F.count_if(is_push & ~succeeded).alias("failed_attempts"),
             F.bool_or(succeeded).alias("delivered"),
             F.min(F.when(succeeded, F.col("time_ms"))).alias("delivered_ms"),
-            F.coalesce(first_attempt["succeeded"], F.lit(False)).alias("first_attempt_succeeded"),
+            F.min(F.when(is_push, attempt_key)).alias("_first_attempt_key"),
             F.bool_or(_action_is(Action.DEAD_LETTER)).alias("dead_lettered"),
             F.count_if(_action_is(Action.REPLAY)).alias("replays"),
+            F.min("published_ms").alias("published_ms"),
+        )
+        .select(
+            *SUBSCRIPTION_KEYS,
+            "message_id",
+            "attempts",
+            "failed_attempts",
+            "delivered",
+            "delivered_ms",
+            F.coalesce(F.col("_first_attempt_key") % 2 == 0, F.lit(False)).alias(
+                "first_attempt_succeeded"
+            ),
+            "dead_lettered",
+            "replays",
+            "published_ms",
+            (F.col("delivered_ms") - F.col("published_ms")).alias("delivery_latency_ms"),
         )
     )
-    return per_message.join(
-        topic_publications(events), ["topic_name", "message_id"], "left"
-    ).withColumn("delivery_latency_ms", F.col("delivered_ms") - F.col("published_ms"))
 
 
-def subscription_summary(deliveries: DataFrame, publications: DataFrame) -> DataFrame:
-    """Per topic, subscription and endpoint: the delivery figures of the report's main table."""
-    published = publications.groupBy("topic_name").agg(F.count(F.lit(1)).alias("published"))
+def subscription_summary(deliveries: DataFrame, events: DataFrame) -> DataFrame:
+    """Per topic, subscription and endpoint: the delivery figures of the report's main table.
+    ``published`` counts the topic's PublishMessage records, shared by its subscriptions."""
+    published = (
+        events.where(_action_is(Action.PUBLISH_MESSAGE) & _present("topic_name"))
+        .groupBy("topic_name")
+        .agg(F.count(F.lit(1)).alias("published"))
+    )
     percentiles = F.percentile_approx(
         "delivery_latency_ms", list(LATENCY_PERCENTILES), PERCENTILE_ACCURACY
     )
@@ -149,7 +181,7 @@ def subscription_summary(deliveries: DataFrame, publications: DataFrame) -> Data
         F.sum("replays").alias("replays"),
         percentiles.alias("_latency"),
     )
-    return summary.join(published, "topic_name", "left").select(
+    return summary.join(F.broadcast(published), "topic_name", "left").select(
         *SUBSCRIPTION_KEYS,
         F.coalesce("published", F.lit(0)).alias("published"),
         "messages",
@@ -177,28 +209,36 @@ def attempts_histogram(deliveries: DataFrame) -> DataFrame:
 
 
 def endpoint_health(events: DataFrame) -> DataFrame:
-    """Per subscription endpoint: last outcome and, when every attempt since the last success
-    failed, since when it has been failing. "Currently" means at the end of the logs read."""
-    keys = Window.partitionBy(*SUBSCRIPTION_KEYS)
+    """Per subscription endpoint: last attempt and its outcome and, when every attempt since the
+    last success failed, since when and how many times in a row. "Currently" means at the end
+    of the logs read. The per-endpoint figures are few, so they are broadcast back onto the
+    attempts instead of sorting all attempts by endpoint and time."""
     succeeded = _push_succeeded()
     attempts = events.where(
         _action_is(Action.PUSH_MESSAGE) & _present("topic_name", "subscription_name")
-    ).withColumn("_last_success_ms", F.max(F.when(succeeded, F.col("time_ms"))).over(keys))
-    after_last_success = F.col("_last_success_ms").isNull() | (
-        F.col("time_ms") > F.col("_last_success_ms")
     )
-    failing = ~succeeded & after_last_success
+    per_endpoint = attempts.groupBy(*SUBSCRIPTION_KEYS).agg(
+        F.count(F.lit(1)).alias("attempts"),
+        F.max("time_ms").alias("last_attempt_ms"),
+        F.max(F.when(succeeded, F.col("time_ms"))).alias("last_success_ms"),
+    )
+    failing = ~succeeded & (
+        F.col("last_success_ms").isNull() | (F.col("time_ms") > F.col("last_success_ms"))
+    )
+    is_last = F.col("time_ms") == F.col("last_attempt_ms")
     return (
-        attempts.groupBy(*SUBSCRIPTION_KEYS)
+        _join_on_keys(attempts, F.broadcast(per_endpoint), SUBSCRIPTION_KEYS)
+        .where(failing | is_last)
+        .groupBy(*SUBSCRIPTION_KEYS)
         .agg(
-            F.count(F.lit(1)).alias("attempts"),
-            F.max("time_ms").alias("last_attempt_ms"),
-            F.max("_last_success_ms").alias("last_success_ms"),
+            F.max("attempts").alias("attempts"),
+            F.max("last_attempt_ms").alias("last_attempt_ms"),
+            F.max("last_success_ms").alias("last_success_ms"),
             F.min(F.when(failing, F.col("time_ms"))).alias("failing_since_ms"),
             F.count_if(failing).alias("consecutive_failures"),
-            F.max_by("outcome", "time_ms").alias("last_outcome"),
-            F.max_by("status_code", "time_ms").alias("last_status_code"),
-            F.max_by("error", "time_ms").alias("last_error"),
+            F.max(F.when(is_last, F.col("outcome"))).alias("last_outcome"),
+            F.max(F.when(is_last, F.col("status_code"))).alias("last_status_code"),
+            F.max(F.when(is_last, F.col("error"))).alias("last_error"),
         )
         .withColumn("currently_failing", F.col("consecutive_failures") > 0)
     )
@@ -256,26 +296,31 @@ def queue_summary(lifecycles: DataFrame) -> DataFrame:
     )
 
 
-def message_traces(events: DataFrame, buckets: int) -> DataFrame:
-    """Every operation of every message, with ``trace_bucket`` (a stable hash of the MessageId)
-    to lay the table out by and ``action_rank`` to order operations logged in the same
-    millisecond: a trace is ``where message_id = X order by time_ms, action_rank, attempt``."""
+def message_trace(events: DataFrame, message_id: str) -> DataFrame:
+    """Every operation of one message in the order they happened, including deletes and
+    visibility changes logged with only the receipt handle a receive of it returned."""
+    own = events.where(F.col("message_id") == F.lit(message_id))
+    handles = own.where(
+        F.col("action").isin(*RECEIVED_ACTIONS) & F.col("receipt_handle_in_response").isNotNull()
+    ).select(F.col("receipt_handle_in_response").alias("receipt_handle_in_request"))
+    by_handle = (
+        events.where(F.col("message_id").isNull())
+        .join(handles, "receipt_handle_in_request", "left_semi")
+        .withColumn("message_id", F.lit(message_id))
+        .select(*events.columns)
+    )
     ranks = F.create_map(*[F.lit(value) for pair in ACTION_ORDER.items() for value in pair])
     return (
-        events.where(F.col("message_id").isNotNull())
+        own.unionByName(by_handle)
         .withColumn("action_rank", F.coalesce(ranks[F.col("action")], F.lit(99)))
-        .withColumn("trace_bucket", trace_bucket_of(F.col("message_id"), buckets))
+        .orderBy("time_ms", "action_rank", "attempt")
+        .drop("action_rank")
     )
-
-
-def trace_bucket_of(message_id: Column, buckets: int) -> Column:
-    """The bucket a MessageId's trace is stored under; used for writing and for lookups."""
-    return F.pmod(F.xxhash64(message_id), F.lit(buckets)).cast("int")
 
 
 def _typed_column(field: Field) -> Column:
     name = field.value
-    text = F.nullif(F.trim(F.col(name)), F.lit(""))
+    text = F.nullif(F.col(name), F.lit(""))
     if field in TIME_FIELDS:
         return F.coalesce(_lenient_integer(name, "BIGINT"), F.unix_millis(F.try_to_timestamp(text)))
     if field in LONG_FIELDS:
@@ -318,6 +363,18 @@ def _push_succeeded() -> Column:
 
 def _action_is(action: Action) -> Column:
     return F.col("action") == F.lit(action.value)
+
+
+def _join_on_keys(left: DataFrame, right: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """Left join on ``keys`` where null matches null (a subscription without an Endpoint)."""
+    renamed = right.select(
+        *[F.col(key).alias(f"_key_{key}") for key in keys],
+        *[column for column in right.columns if column not in keys],
+    )
+    condition = F.lit(True)
+    for key in keys:
+        condition &= F.col(key).eqNullSafe(F.col(f"_key_{key}"))
+    return left.join(renamed, condition, "left").drop(*[f"_key_{key}" for key in keys])
 
 
 def _present(*columns: str) -> Column:

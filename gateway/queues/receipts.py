@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import hmac
 import secrets
 import struct
@@ -62,7 +61,7 @@ class ReceiptSigner:
 
     def _mac(self, queue_name: str, payload: bytes) -> bytes:
         message = queue_name.encode() + b"\0" + payload
-        return hmac.new(self._secret, message, hashlib.sha256).digest()[:_MAC_BYTES]
+        return hmac.digest(self._secret, message, "sha256")[:_MAC_BYTES]
 
     def issue(self, queue_name: str, receipt: Receipt) -> str:
         payload = _HEADER.pack(_VERSION, receipt.nonce, receipt.visible_at)

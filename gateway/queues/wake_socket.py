@@ -71,7 +71,7 @@ class WakeChannel:
         self._thread: threading.Thread | None = None
         self._path: Path | None = None
         self._closing = False
-        self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sender: socket.socket | None = None  # created on the first broadcast
         self._peers: list[str] = []
         self._peers_seen = (-1, -math.inf)  # directory mtime, monotonic time of the scan
 
@@ -118,8 +118,13 @@ class WakeChannel:
 
     def broadcast(self, queue_name: str, count: int | None) -> None:
         """Tell every other process on this data directory; never blocks, never raises."""
+        peers = self._current_peers()
+        if not peers:
+            return
+        if self._sender is None:
+            self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         payload = encode_wakeup(queue_name, count)
-        for peer in self._current_peers():
+        for peer in peers:
             try:
                 self._sender.sendto(payload, socket.MSG_DONTWAIT, peer)
             except (ConnectionRefusedError, FileNotFoundError):
@@ -153,12 +158,17 @@ class WakeChannel:
         listener, self._listener = self._listener, None
         if listener is not None and self._pid == os.getpid():
             self._closing = True
-            with contextlib.suppress(OSError):  # wake our own listener so it can exit
-                self._sender.sendto(b"", socket.MSG_DONTWAIT, listener.getsockname())
+            with (
+                contextlib.suppress(OSError),
+                socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as waker,
+            ):
+                waker.sendto(b"", socket.MSG_DONTWAIT, listener.getsockname())  # let it exit
             if self._thread is not None:
                 self._thread.join(timeout=2)
             listener.close()
             if self._path is not None:
                 with contextlib.suppress(OSError):
                     self._path.unlink()
-        self._sender.close()
+        sender, self._sender = self._sender, None
+        if sender is not None:
+            sender.close()

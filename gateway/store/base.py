@@ -25,7 +25,7 @@ from gateway.model import (
 from gateway.protocol.errors import MNSError
 from gateway.store import deliveries
 from gateway.store import topics as sql
-from gateway.store.queues import QueueStore
+from gateway.store.queues import DEFAULT_MAX_QUEUES, DEFAULT_MAX_WAITERS, QueueStore
 
 T = TypeVar("T")
 
@@ -50,10 +50,17 @@ class Database(Protocol):
 class Store:
     """Domain operations over a :class:`Database`."""
 
-    def __init__(self, database: Database, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        database: Database,
+        clock: Callable[[], float] = time.time,
+        *,
+        max_waiters: int = DEFAULT_MAX_WAITERS,
+        max_queues: int | None = DEFAULT_MAX_QUEUES,
+    ) -> None:
         self.database = database
         self.clock = clock
-        self.queues = QueueStore(database, clock)
+        self.queues = QueueStore(database, clock, max_waiters=max_waiters, max_queues=max_queues)
 
     def now_seconds(self) -> int:
         return int(self.clock())
@@ -178,4 +185,5 @@ class Store:
         return self.database.ping()
 
     def close(self) -> None:
+        self.queues.close()
         self.database.close()

@@ -103,6 +103,10 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ $values.gateway.threads | int | quote }}
 - name: MNS_GATEWAY_ADMIN_ACCESS_KEYS
   value: {{ join "," $values.gateway.adminAccessKeys | quote }}
+- name: MNS_GATEWAY_MAX_WAITERS
+  value: {{ $values.gateway.maxWaiters | int | quote }}
+- name: MNS_GATEWAY_MAX_QUEUES
+  value: {{ $values.gateway.maxQueues | int | quote }}
 {{- with $values.gateway.logDir }}
 - name: MNS_GATEWAY_LOG_DIR
   value: {{ . | quote }}

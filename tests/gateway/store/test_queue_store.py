@@ -10,7 +10,7 @@ import pytest
 
 from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
-from gateway.store.queue_sql import next_due
+from gateway.store.queue_sql import next_due, ready_rows, take
 from gateway.store.queues import QueueStore
 from gateway.store.sqlite import SQLiteDatabase
 
@@ -378,3 +378,20 @@ def test_concurrent_receivers_never_share_a_message(tmp_path: Path, clock: FakeC
         thread.join(timeout=60)
     assert len(received) == 160
     assert len(set(received)) == 160
+
+
+def test_a_claim_keeps_only_the_rows_it_won(store: QueueStore, clock: FakeClock) -> None:
+    """On a database with concurrent writers another claimer may update some of the rows this
+    one selected; the conditional UPDATE skips those, and the nonce tells which are ours."""
+    make_queue(store)
+    for body in "abc":
+        send(store, "q", body)
+    now_ms = int(clock.now * 1000)
+
+    def race(conn: object) -> tuple[list[str], list[str]]:
+        rows = ready_rows(conn, "q", now_ms, 3)
+        rival = take(conn, rows[1:2], now_ms, now_ms + 5000, nonce=1)
+        mine = take(conn, rows, now_ms, now_ms + 9000, nonce=2)
+        return [c.message().body for c in rival], [c.message().body for c in mine]
+
+    assert store.database.write(race) == (["b"], ["a", "c"])
