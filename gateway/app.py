@@ -62,6 +62,7 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
     @app.before_request
     def authenticate_request() -> None:
         g.request_id = new_request_id()
+        g.started = time.monotonic()
         if request.path.startswith(PUBLIC_PREFIXES):
             return
         length = request.content_length

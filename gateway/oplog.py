@@ -101,6 +101,30 @@ class OperationLog(Protocol):
     def write(self, record: Mapping[str, object]) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class RequestFacts:
+    """What every record of one API request shares; ``resource`` is QueueName or TopicName."""
+
+    resource: Field
+    name: str
+    request_id: str
+    remote_address: str
+    account_id: str
+    process_time_ms: float
+
+    def record(self, action: Action, **fields: object) -> dict[str, object]:
+        record: dict[str, object] = {
+            Field.ACTION.value: action.value,
+            self.resource.value: self.name,
+            Field.REQUEST_ID.value: self.request_id,
+            Field.REMOTE_ADDRESS.value: self.remote_address,
+            Field.ACCOUNT_ID.value: self.account_id,
+            Field.PROCESS_TIME.value: round(self.process_time_ms, 3),
+        }
+        record.update({name: value for name, value in fields.items() if value is not None})
+        return record
+
+
 class NullOperationLog:
     """The log when ``MNS_GATEWAY_LOG_DIR`` is unset: accepts and forgets every record."""
 

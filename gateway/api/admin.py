@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.api.context import gateway, query_params
+from gateway.api.context import gateway, log_operations, query_params
 from gateway.model import DeadLetter
 from gateway.oplog import Action, Field
 from gateway.protocol.errors import MNSError
@@ -86,17 +86,18 @@ def replay_dead_letter(letter_id: str) -> Response:
     delivery_id = store.replay_dead_letter(letter_id)
     if (worker := gateway().services.get("delivery")) is not None:
         worker.wake()
-    if (log := gateway().services.get("oplog")) is not None:
-        letter = store.get_dead_letter(letter_id)
-        log.write(
-            {
-                Field.ACTION.value: Action.REPLAY.value,
-                Field.TOPIC_NAME.value: letter.message.topic_name,
-                Field.SUBSCRIPTION_NAME.value: letter.subscription.name,
-                Field.MESSAGE_ID.value: letter.message.id,
-                Field.ENDPOINT.value: letter.subscription.endpoint,
-                Field.REQUEST_ID.value: g.get("request_id", ""),
-                Field.ACCOUNT_ID.value: gateway().settings.account_id,
-            }
-        )
+    letter = store.get_dead_letter(letter_id)
+    log_operations(
+        True,
+        Field.TOPIC_NAME,
+        letter.message.topic_name,
+        lambda facts: [
+            facts.record(
+                Action.REPLAY,
+                SubscriptionName=letter.subscription.name,
+                MessageId=letter.message.id,
+                Endpoint=letter.subscription.endpoint,
+            )
+        ],
+    )
     return jsonify({"Id": letter_id, "DeliveryId": delivery_id})

@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from flask import Response, current_app, g, request
 
+from gateway.oplog import Field, RequestFacts
 from gateway.protocol.auth import IncomingRequest
 from gateway.protocol.errors import MNSError
 from gateway.protocol.xml import XmlNode, render_document
@@ -40,6 +41,29 @@ class GatewayContext:
 
 def gateway() -> GatewayContext:
     return current_app.extensions["mns"]
+
+
+def log_operations(
+    enabled: bool,
+    resource: Field,
+    name: str,
+    build: Callable[[RequestFacts], Iterable[dict[str, object]]],
+) -> None:
+    """Hand this request's operation records to the ``oplog`` service, for a LoggingEnabled
+    queue or topic; the records are only built when somebody will read them."""
+    log = gateway().services.get("oplog")
+    if not enabled or log is None:
+        return
+    facts = RequestFacts(
+        resource=resource,
+        name=name,
+        request_id=g.get("request_id", ""),
+        remote_address=request.remote_addr or "",
+        account_id=gateway().settings.account_id,
+        process_time_ms=(time.monotonic() - g.get("started", time.monotonic())) * 1000,
+    )
+    for record in build(facts):
+        log.write(record)
 
 
 def new_request_id() -> str:

@@ -12,14 +12,19 @@ the app has one.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, request
 
-from gateway.api.context import empty_response, gateway, query_params, xml_response
-from gateway.oplog import Action
+from gateway.api.context import (
+    empty_response,
+    gateway,
+    log_operations,
+    query_params,
+    xml_response,
+)
+from gateway.oplog import Action, Field, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, children, parse_document
@@ -38,12 +43,7 @@ from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("messages", __name__)
 
-Records = Callable[[oplog.RequestFacts], list[dict]]
-
-
-@blueprint.before_request
-def _start_clock() -> None:
-    g.queue_request_started = time.monotonic()
+Records = Callable[[RequestFacts], list[dict]]
 
 
 def _queues() -> QueueStore:
@@ -51,22 +51,7 @@ def _queues() -> QueueStore:
 
 
 def _log(queue: Queue, records: Records) -> None:
-    """Write ``records`` to the operation log, building them only if anyone will read them."""
-    if not queue.attributes.logging_enabled:
-        return
-    log = gateway().services.get("oplog")
-    if log is None:
-        return
-    started = g.get("queue_request_started") or time.monotonic()
-    facts = oplog.RequestFacts(
-        queue_name=queue.name,
-        request_id=g.get("request_id", ""),
-        remote_address=request.remote_addr or "",
-        account_id=gateway().settings.account_id,
-        process_time_ms=(time.monotonic() - started) * 1000,
-    )
-    for record in records(facts):
-        log.write(record)
+    log_operations(queue.attributes.logging_enabled, Field.QUEUE_NAME, queue.name, records)
 
 
 @blueprint.post("/queues/<name>/messages")

@@ -8,13 +8,14 @@ import uuid
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, request
 
 from gateway.api.context import (
     empty_response,
     gateway,
     is_meta_override,
     list_paging,
+    log_operations,
     xml_response,
 )
 from gateway.delivery.formats import ContentFormat
@@ -256,23 +257,6 @@ def _parse_message(topic_name: str, root: Element, now_ms: int) -> TopicMessage:
     )
 
 
-def _log_publish(message: TopicMessage) -> None:
-    """The PublishMessage operation record of a LoggingEnabled topic (DECISIONS §6)."""
-    if (log := gateway().services.get("oplog")) is None:
-        return
-    log.write(
-        {
-            Field.ACTION.value: Action.PUBLISH_MESSAGE.value,
-            Field.TOPIC_NAME.value: message.topic_name,
-            Field.MESSAGE_ID.value: message.id,
-            Field.REQUEST_ID.value: g.get("request_id", ""),
-            Field.REMOTE_ADDRESS.value: request.remote_addr or "",
-            Field.ACCOUNT_ID.value: gateway().settings.account_id,
-            Field.TIME.value: message.publish_time_ms,
-        }
-    )
-
-
 @blueprint.post("/topics/<topic_name>/messages")
 def publish_message(topic_name: str) -> Response:
     validate_name("topic", topic_name)
@@ -281,8 +265,14 @@ def publish_message(topic_name: str) -> Response:
     published = store.publish(message)
     if published.deliveries and (worker := gateway().services.get("delivery")) is not None:
         worker.wake()
-    if published.logging_enabled:
-        _log_publish(message)
+    log_operations(
+        published.logging_enabled,
+        Field.TOPIC_NAME,
+        topic_name,
+        lambda facts: [
+            facts.record(Action.PUBLISH_MESSAGE, MessageId=message.id, Time=message.publish_time_ms)
+        ],
+    )
     nodes: list[XmlNode] = [("MessageId", message.id), ("MessageBodyMD5", message.body_md5)]
     if group := message.attributes.get("MessageGroupId"):
         nodes.append(("MessageGroupId", group))

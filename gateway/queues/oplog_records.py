@@ -7,33 +7,8 @@ how :mod:`gateway.oplog` expects them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gateway.oplog import Action, Field
+from gateway.oplog import Action, RequestFacts
 from gateway.queues.records import QueueMessage, SentMessage, VisibilityChange
-
-
-@dataclass(frozen=True, slots=True)
-class RequestFacts:
-    """What every record of one request shares."""
-
-    queue_name: str
-    request_id: str
-    remote_address: str
-    account_id: str
-    process_time_ms: float
-
-    def record(self, action: Action, **fields: object) -> dict[str, object]:
-        record: dict[str, object] = {
-            Field.ACTION.value: action.value,
-            Field.QUEUE_NAME.value: self.queue_name,
-            Field.REQUEST_ID.value: self.request_id,
-            Field.REMOTE_ADDRESS.value: self.remote_address,
-            Field.ACCOUNT_ID.value: self.account_id,
-            Field.PROCESS_TIME.value: round(self.process_time_ms, 3),
-        }
-        record.update({name: value for name, value in fields.items() if value is not None})
-        return record
 
 
 def sent_records(facts: RequestFacts, action: Action, sent: list[SentMessage]) -> list[dict]:
