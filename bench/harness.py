@@ -11,12 +11,9 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import free_port, wait_until_ready  # noqa: E402
 from tests.mns_http import RawClient  # noqa: E402
 
 KEY_ID, SECRET = "bench-key", "bench-secret"
@@ -47,12 +45,6 @@ end
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def gateway_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return {
         **os.environ,
@@ -61,20 +53,6 @@ def gateway_env(data_dir: Path, **extra: str) -> dict[str, str]:
         "MNS_GATEWAY_DATA_DIR": str(data_dir),
         **extra,
     }
-
-
-def _wait_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("gateway exited during start-up")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("gateway did not become ready")
 
 
 @contextmanager
@@ -119,7 +97,7 @@ def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClie
             stderr=subprocess.DEVNULL,
         )
         try:
-            _wait_ready(port, process)
+            wait_until_ready(port, process)
             yield RawClient("127.0.0.1", port, KEY_ID, SECRET)
         finally:
             os.killpg(process.pid, signal.SIGTERM)

@@ -83,6 +83,7 @@ def time_report(logs: Path, out: Path, master: str, conf: list[str]) -> tuple[fl
         "spark.driver.memory=4g",
         "spark.sql.shuffle.partitions=4",
         "spark.sql.files.maxPartitionBytes=256m",
+        "spark.driver.extraJavaOptions=-XX:+UseParallelGC",
         *conf,
     ]
     command = [sys.executable, str(REPO / "gateway/pipeline/job.py")]

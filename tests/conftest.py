@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
 import subprocess
@@ -57,8 +58,6 @@ class RunningGateway:
 
 
 def wait_until_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    import http.client
-
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -55,6 +55,15 @@ def subscribe(account: Account, topic: str, name: str, endpoint: str, **meta: st
     account.get_topic(topic).get_subscription(name).subscribe(SubscriptionMeta(endpoint, **meta))
 
 
+def gateway_cli(gateway: RunningGateway, *args: str) -> dict:  # type: ignore[type-arg]
+    """Run an ``mns-gateway`` operator command on the gateway's data dir; its JSON answer."""
+    command = [sys.executable, "-m", "gateway.cli", *args, "--data-dir", str(gateway.data_dir)]
+    completed = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=True, env=gateway.env
+    )
+    return json.loads(completed.stdout)
+
+
 def admin(gateway: RunningGateway, method: str, path: str) -> dict:  # type: ignore[type-arg]
     response = gateway.raw().send(method, path)
     assert response.status == 200, response.body
@@ -224,23 +233,7 @@ def test_dead_letters_cli(gateway: RunningGateway, account: Account, unique: str
     (summary,) = wait_for_dead_letters(gateway, unique, 1)
 
     def cli(*args: str) -> dict:  # type: ignore[type-arg]
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "gateway.cli",
-                "dead-letters",
-                *args,
-                "--data-dir",
-                str(gateway.data_dir),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-            env=gateway.env,
-        ).stdout
-        return json.loads(out)
+        return gateway_cli(gateway, "dead-letters", *args)
 
     listed = cli("list", "--topic", unique)["DeadLetters"]
     assert [d["Id"] for d in listed] == [summary["Id"]]
@@ -289,23 +282,7 @@ def test_key_rotated_by_the_cli_is_used_without_restart(
         subscribe(account, unique, "s", endpoint.url)
         account.get_topic(unique).publish_message(TopicMessage("before"))
         (before,) = endpoint.wait_for(1)
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "gateway.cli",
-                "keys",
-                "rotate",
-                "--data-dir",
-                str(gateway.data_dir),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-            env=gateway.env,
-        ).stdout
-        new_key = json.loads(out)["CurrentKeyId"]
+        new_key = gateway_cli(gateway, "keys", "rotate")["CurrentKeyId"]
         deadline = time.monotonic() + 30  # the sender re-reads the key ring every 10 s
         while time.monotonic() < deadline:
             seen = len(endpoint.requests)
