@@ -50,8 +50,7 @@ def _worker(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     runtime.worker.start()
     stop.wait()
-    runtime.worker.stop()
-    runtime.store.close()
+    runtime.close()
     return 0
 
 

@@ -8,6 +8,7 @@ delivery worker; leases in the store keep their work apart.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import sys
 from dataclasses import dataclass
@@ -72,6 +73,15 @@ class Runtime:
     metrics: GatewayMetrics
     oplog: OperationLog
     worker: DeliveryWorker | None = None
+
+    def close(self) -> None:
+        """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
+        if self.worker is not None:
+            self.worker.stop()
+        close_log = getattr(self.oplog, "close", None)
+        if close_log is not None:
+            close_log()
+        self.store.close()
 
 
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
@@ -151,6 +161,7 @@ def build_app(settings: Settings) -> Flask:
     if runtime.worker is not None:
         services["delivery"] = runtime.worker
         runtime.worker.start()
+    atexit.register(runtime.close)
     return create_app(settings, runtime.store, keys, services=services)
 
 
