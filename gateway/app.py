@@ -6,6 +6,7 @@ temporary store with a fixed clock and drive it through Flask's test client or a
 
 from __future__ import annotations
 
+import io
 import logging
 import time
 from collections.abc import Callable
@@ -34,7 +35,9 @@ log = logging.getLogger(__name__)
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
 
-_HTTP_ERRORS = {404: "ResourceNotFound", 405: "MethodNotAllowed", 413: "RequestBodyTooLarge"}
+
+def body_too_large(limit: int) -> MNSError:
+    return MNSError("InvalidArgument", f"The request body is larger than {limit} bytes.")
 
 
 def create_app(
@@ -58,6 +61,28 @@ def create_app(
     return app
 
 
+def enforce_body_limit(limit: int) -> None:
+    """Refuse a body over ``limit`` before anything parses it.
+
+    With a Content-Length that is one comparison. A chunked body has none, and werkzeug would
+    silently cut it at the limit (the request would then fail on its digest, for the wrong
+    reason), so it is read here up to one byte past the limit and handed on as a sized body.
+    """
+    environ = request.environ
+    declared = environ.get("CONTENT_LENGTH")
+    if declared:
+        if int(declared) > limit:
+            raise body_too_large(limit)
+        return
+    if not environ.get("wsgi.input_terminated"):
+        return
+    data = environ["wsgi.input"].read(limit + 1)
+    if len(data) > limit:
+        raise body_too_large(limit)
+    environ.update({"wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data))})
+    environ.pop("wsgi.input_terminated")
+
+
 def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
     @app.before_request
     def authenticate_request() -> None:
@@ -65,9 +90,7 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
         g.started = time.monotonic()
         if request.path.startswith(PUBLIC_PREFIXES):
             return
-        length = request.content_length
-        if length is not None and length > gateway().settings.max_body_bytes:
-            raise MNSError("RequestBodyTooLarge")
+        enforce_body_limit(gateway().settings.max_body_bytes)
         g.access_key_id = authenticate(incoming_request(), gateway().access_keys, clock())
 
     @app.after_request
@@ -82,8 +105,11 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:
-        code = _HTTP_ERRORS.get(error.code or 500, "InvalidRequestURL")
-        return error_response(MNSError(code))
+        """Werkzeug's own refusals, in the seeds' terms: an unknown path or method is an
+        invalid request URL; a body over the limit that arrived chunked, an invalid argument."""
+        if error.code == 413:
+            return error_response(body_too_large(gateway().settings.max_body_bytes))
+        return error_response(MNSError("InvalidRequestURL"))
 
     @app.errorhandler(Exception)
     def internal_error(error: Exception) -> Response:

@@ -73,9 +73,7 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     "SubscriptionNotExist": (404, "The subscription you provided does not exist."),
     "SubscriptionAlreadyExist": (409, "The subscription you want to create already exists."),
     "EndpointInvalid": (400, "The format of endpoint you provided is invalid."),
-    "RequestBodyTooLarge": (413, "The request body exceeds the size limit."),
-    "MethodNotAllowed": (405, "The requested method is not allowed for this resource."),
-    "ResourceNotFound": (404, "The requested resource does not exist."),
+    # Not an MNS operation: the gateway's own admin API (dead letters).
     "DeadLetterNotExist": (404, "The dead letter you provided does not exist."),
 }
 

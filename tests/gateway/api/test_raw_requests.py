@@ -195,7 +195,8 @@ def test_namespace_variants_are_accepted(raw: RawClient, topic: str) -> None:
 def test_oversized_body_is_refused_before_parsing(raw: RawClient, topic: str) -> None:
     body = message_xml("x" * (600 * 1024))
     response = raw.send("POST", f"/topics/{topic}/messages", body)
-    assert_error(response, 413, "RequestBodyTooLarge")
+    assert_error(response, 400, "InvalidArgument")
+    assert b"larger than 524288 bytes" in response.body
     assert message_count(raw, topic) == b"1"
 
 
@@ -278,10 +279,30 @@ def test_direct_mail_must_be_json(raw: RawClient, topic: str) -> None:
 
 
 def test_unknown_path_and_method(raw: RawClient) -> None:
-    assert_error(raw.send("GET", "/nothing-here"), 404, "ResourceNotFound")
-    assert_error(raw.send("PATCH", "/topics/x"), 405, "MethodNotAllowed")
+    assert_error(raw.send("GET", "/nothing-here"), 400, "InvalidRequestURL")
+    assert_error(raw.send("PATCH", "/topics/x"), 400, "InvalidRequestURL")
 
 
 def test_health_probes_need_no_auth(raw: RawClient) -> None:
     assert raw.send("GET", "/healthz", sign_request=False).status == 200
     assert raw.send("GET", "/readyz", sign_request=False).status == 200
+
+
+def test_oversized_chunked_body_is_refused(raw: RawClient, topic: str) -> None:
+    """No Content-Length to check up front: the limit is enforced while the body is read."""
+    import http.client
+
+    body = message_xml("x" * (600 * 1024))
+    headers = raw.headers_for("POST", f"/topics/{topic}/messages", body)
+    connection = http.client.HTTPConnection(raw.host, raw.port, timeout=30)
+    try:
+        chunks = (body[i : i + 65536] for i in range(0, len(body), 65536))
+        connection.request(
+            "POST", f"/topics/{topic}/messages", body=chunks, headers=headers, encode_chunked=True
+        )
+        response = connection.getresponse()
+        status, payload = response.status, response.read()
+    finally:
+        connection.close()
+    assert status == 400 and b"<Code>InvalidArgument</Code>" in payload
+    assert message_count(raw, topic) == b"1"
