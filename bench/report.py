@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import random
 import re
 import shutil
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +33,8 @@ START_MS = 1_717_200_000_000  # 2024-06-01 00:00:00 UTC
 SPAN_MS = 24 * 3_600_000
 RECORDS_PER_FILE = 500_000
 TIMEOUT_SECONDS = 900
+#: The throughput collector: fewer, cheaper GC threads than G1 for a 2-core batch job.
+JAVA_OPTIONS = "-XX:+UseParallelGC"
 
 PUBLISH = (
     '{"Time":%d,"Action":"PublishMessage","TopicName":"topic-%d","MessageId":"%s",'
@@ -39,11 +44,12 @@ PUBLISH = (
 PUSH = (
     '{"Time":%d,"Action":"PushMessage","TopicName":"topic-%d","SubscriptionName":"sub-%d",'
     '"MessageId":"%s","AccountId":"1234567890123456","Endpoint":"http://10.1.%d.%d:8080/notify",'
-    '"Attempt":%d,"Outcome":"%s","StatusCode":%s,"LatencyMs":%d,"Error":%s}\n'
+    '"PublishTime":%d,"Attempt":%d,"Outcome":"%s","StatusCode":%s,"LatencyMs":%d,"Error":%s}\n'
 )
 DEAD_LETTER = (
     '{"Time":%d,"Action":"DeadLetter","TopicName":"topic-%d","SubscriptionName":"sub-%d",'
-    '"MessageId":"%s","AccountId":"1234567890123456","Attempt":%d}\n'
+    '"MessageId":"%s","AccountId":"1234567890123456","Endpoint":"http://10.1.%d.%d:8080/notify",'
+    '"PublishTime":%d,"Attempt":%d,"Error":"retries exhausted"}\n'
 )
 QUEUE_OPERATION = (
     '{"Time":%d,"Action":"%s","QueueName":"queue-%d","MessageId":"%s",'
@@ -58,47 +64,138 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--workdir", type=Path, help="keep data here (default: a temp dir)")
     parser.add_argument("--conf", action="append", default=[], help="extra Spark KEY=VALUE")
+    parser.add_argument(
+        "--class-archive",
+        type=Path,
+        help="also time a run with this JVM class-data archive (made first, untimed, if absent)",
+    )
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mns-report-bench-"))
-    logs, out = workdir / "logs", workdir / "out"
     try:
-        started = time.perf_counter()
-        written = generate(logs, args.records, workers=2)
-        generation = time.perf_counter() - started
-        size = sum(path.stat().st_size for path in logs.rglob("*.jsonl"))
-        print(f"generated {written:,} records ({size / 2**20:,.0f} MiB) in {generation:.1f} s")
-        elapsed, output = time_report(logs, out, args.master, args.conf)
+        written = generate_logs(workdir / "logs", args.records)
+        runs = {"plain JVM": args.conf}
+        if args.class_archive:
+            runs["with class-data archive"] = [*args.conf, *class_archive_java_options(args)]
+        for label, conf in runs.items():
+            print(f"load average before the report: {os.getloadavg()[0]:.2f}")
+            timing = time_report(workdir / "logs", workdir / "out", args.master, conf)
+            print_timing(timing, written, f"{args.master}, {label}")
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    reported = re.search(r"(\d+) events reported", output)
-    print(f"report end to end ({args.master}): {elapsed:.1f} s, {written / elapsed:,.0f} rows/s")
-    print(f"events reported by the job: {reported.group(1) if reported else 'unknown'}")
     return 0
 
 
-def time_report(logs: Path, out: Path, master: str, conf: list[str]) -> tuple[float, str]:
+def generate_logs(logs: Path, records: int) -> int:
+    started = time.perf_counter()
+    written = generate(logs, records, workers=2)
+    generation = time.perf_counter() - started
+    size = sum(path.stat().st_size for path in logs.rglob("*.jsonl"))
+    print(f"generated {written:,} records ({size / 2**20:,.0f} MiB) in {generation:.1f} s")
+    return written
+
+
+def class_archive_java_options(args: argparse.Namespace) -> list[str]:
+    """A JDK class-data-sharing archive of the classes a report loads cuts JVM start-up and
+    first-query time; a scheduled report can keep one. Made by an untimed run on 1,000 records."""
+    archive: Path = args.class_archive.resolve()
+    if not archive.exists():
+        with tempfile.TemporaryDirectory(prefix="mns-report-cds-") as scratch:
+            logs = Path(scratch) / "logs"
+            generate(logs, 1_000, workers=1)
+            options = f"{JAVA_OPTIONS} -XX:ArchiveClassesAtExit={archive}"
+            conf = [*args.conf, f"spark.driver.extraJavaOptions={options}"]
+            time_report(logs, Path(scratch) / "out", args.master, conf)
+        print(f"made class-data archive {archive}")
+    return [f"spark.driver.extraJavaOptions={JAVA_OPTIONS} -XX:SharedArchiveFile={archive}"]
+
+
+@dataclass(frozen=True)
+class ReportTiming:
+    wall_seconds: float
+    cpu_seconds: float  # user + system of the job and everything it started (the JVM)
+    stdout: str
+    stderr: str
+
+
+def print_timing(timing: ReportTiming, records: int, master: str) -> None:
+    elapsed = timing.wall_seconds
+    print(f"report end to end ({master}): {elapsed:.1f} s, {records / elapsed:,.0f} rows/s")
+    for phase in re.findall(r"spark_job: (.* in [\d.]+ s)", timing.stderr):
+        print(f"  {phase}")
+    cores = os.cpu_count() or 1
+    print(
+        f"CPU used by the job and its JVM: {timing.cpu_seconds:.1f} s "
+        f"(= {timing.cpu_seconds / cores:.1f} s of wall time on {cores} otherwise idle cores)"
+    )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    reported = re.search(r"(\d+) events reported", timing.stdout)
+    print(f"events reported by the job: {reported.group(1) if reported else 'unknown'}")
+
+
+def time_report(logs: Path, out: Path, master: str, conf: list[str]) -> ReportTiming:
     settings = [
         "spark.ui.enabled=false",
+        "spark.ui.showConsoleProgress=false",
         "spark.driver.memory=4g",
-        "spark.sql.shuffle.partitions=4",
         "spark.sql.files.maxPartitionBytes=256m",
-        "spark.driver.extraJavaOptions=-XX:+UseParallelGC",
-        *conf,
+        f"spark.driver.extraJavaOptions={JAVA_OPTIONS}",
+        *conf,  # later settings win
     ]
     command = [sys.executable, str(REPO / "gateway/pipeline/job.py")]
     command += ["--logs", str(logs), "--out", str(out), "--master", master]
     for setting in settings:
         command += ["--conf", setting]
+    cpu = DescendantCpu()
     started = time.perf_counter()
-    finished = subprocess.run(
-        command, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, check=False
-    )
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as job:
+        reader = ThreadPoolExecutor(max_workers=2)
+        stdout, stderr = reader.submit(job.stdout.read), reader.submit(job.stderr.read)
+        while job.poll() is None:
+            if time.perf_counter() - started > TIMEOUT_SECONDS:
+                job.kill()
+                raise SystemExit("report timed out")
+            cpu.sample(job.pid)
+            time.sleep(0.2)
     elapsed = time.perf_counter() - started
-    if finished.returncode != 0:
-        sys.stderr.write(finished.stderr[-4000:])
-        raise SystemExit(f"report failed with exit code {finished.returncode}")
-    return elapsed, finished.stdout
+    reader.shutdown()
+    if job.returncode != 0:
+        sys.stderr.write(stderr.result()[-4000:])
+        raise SystemExit(f"report failed with exit code {job.returncode}")
+    return ReportTiming(elapsed, cpu.total(), stdout.result(), stderr.result())
+
+
+class DescendantCpu:
+    """CPU seconds of a process and its descendants (the JVM PySpark starts is not reaped by
+    the job, so ``RUSAGE_CHILDREN`` misses it); sampled from /proc, so the last fraction of a
+    second before each process exits is not counted."""
+
+    def __init__(self) -> None:
+        self._seconds: dict[int, float] = {}
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    def sample(self, root: int) -> None:
+        parents: dict[int, int] = {}
+        used: dict[int, float] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            pid = int(stat.parent.name)
+            parents[pid] = int(fields[1])
+            used[pid] = (int(fields[11]) + int(fields[12])) / self._tick
+        for pid, seconds in used.items():
+            ancestor = pid
+            while ancestor not in (root, 0, 1) and ancestor in parents:
+                ancestor = parents[ancestor]
+            if ancestor == root:
+                self._seconds[pid] = max(self._seconds.get(pid, 0.0), seconds)
+
+    def total(self) -> float:
+        return sum(self._seconds.values())
 
 
 def generate(logs: Path, records: int, workers: int) -> int:
@@ -162,6 +259,7 @@ def topic_message(rng: random.Random, now: int, message_id: str) -> list[str]:
                     message_id,
                     topic,
                     subscription,
+                    now,
                     attempt,
                     outcome,
                     status,
@@ -171,7 +269,10 @@ def topic_message(rng: random.Random, now: int, message_id: str) -> list[str]:
             )
             at += latency + 1000 * 2**attempt
         if attempts == 5:
-            lines.append(DEAD_LETTER % (at, topic, subscription, message_id, attempts))
+            lines.append(
+                DEAD_LETTER
+                % (at, topic, subscription, message_id, topic, subscription, now, attempts)
+            )
     return lines
 
 

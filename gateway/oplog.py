@@ -55,11 +55,14 @@ class Field(StrEnum):
     OUTCOME = "Outcome"
     ERROR = "Error"
     DEQUEUE_COUNT = "DequeueCount"
+    PUBLISH_TIME = "PublishTime"  # on push records: when the message was published, epoch ms
 
 
 class Action(StrEnum):
     """``Action`` values. Batch operations write one record per message with the batch action,
     so the report can tell batch and single traffic apart while counting both as sends/receives.
+    PushMessage, DeadLetter and Replay records carry TopicName, SubscriptionName, Endpoint and
+    MessageId: the report groups deliveries by exactly those.
     """
 
     SEND_MESSAGE = "SendMessage"
@@ -79,10 +82,10 @@ class Outcome(StrEnum):
     """The closed set of ``Outcome`` values of a ``PushMessage`` record."""
 
     SUCCESS = "success"  # endpoint accepted (HTTP 2xx, message enqueued, mail accepted)
-    HTTP_ERROR = "http_error"  # HTTP endpoint answered with a non-2xx status (in StatusCode)
+    HTTP_ERROR = "http_error"  # endpoint answered with a refusal: HTTP non-2xx, SMTP >= 400,
+    #                            target queue error; the code, if any, is in StatusCode
     TIMEOUT = "timeout"  # no complete answer within the push timeout
     CONNECTION_ERROR = "connection_error"  # DNS, TCP, TLS failure before an answer
-    REJECTED = "rejected"  # a queue or mail endpoint refused (queue missing, SMTP 4xx/5xx)
     REFUSED_BY_POLICY = "refused_by_policy"  # the gateway itself refused (e.g. address not allowed)
 
 

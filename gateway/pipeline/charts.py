@@ -44,6 +44,23 @@ class BarGroup:
     values: Sequence[float | None]
 
 
+@dataclass(frozen=True, slots=True)
+class _TimeFrame:
+    """Maps (epoch ms, value) to SVG coordinates inside the plot area of a line chart."""
+
+    x_min: int
+    x_span: int
+    y_max: float
+    top: float = 20
+    height: float = 220
+
+    def place(self, x: int, y: float) -> tuple[float, float]:
+        width = WIDTH - PLOT_LEFT - PLOT_RIGHT
+        left = PLOT_LEFT + (x - self.x_min) / self.x_span * width
+        up = self.top + self.height - min(y, self.y_max) / self.y_max * self.height
+        return left, up
+
+
 def line_chart(
     series: Sequence[LineSeries], *, y_max: float, y_label: Callable[[float], str]
 ) -> str:
@@ -51,36 +68,38 @@ def line_chart(
     points = [point for line in series for point in line.points]
     if not points:
         return _empty("no push attempts in the logs")
-    height, top, bottom = 280, 20, 40
     x_min = min(x for x, _ in points)
-    x_span = max(max(x for x, _ in points) - x_min, 1)
-    plot_width = WIDTH - PLOT_LEFT - PLOT_RIGHT
-    plot_height = height - top - bottom
-
-    def place(x: int, y: float) -> str:
-        left = PLOT_LEFT + (x - x_min) / x_span * plot_width
-        up = top + plot_height - min(y, y_max) / y_max * plot_height
-        return f"{left:.1f},{up:.1f}"
-
-    parts = [_svg_open(height)]
+    frame = _TimeFrame(x_min, max(max(x for x, _ in points) - x_min, 1), y_max)
+    svg_height = int(frame.top + frame.height + 40)
+    parts = [_svg_open(svg_height)]
     for tick in range(5):
-        value = y_max * tick / 4
-        y = top + plot_height - plot_height * tick / 4
+        _, y = frame.place(x_min, y_max * tick / 4)
         parts.append(_hline(y, PLOT_LEFT, WIDTH - PLOT_RIGHT))
-        parts.append(_text(PLOT_LEFT - 6, y + 4, y_label(value), anchor="end"))
-    for fraction, x in ((0.0, x_min), (1.0, x_min + x_span)):
-        left = PLOT_LEFT + fraction * plot_width
-        anchor = "start" if fraction == 0 else "end"
-        parts.append(_text(left, height - bottom + 16, _clock(x), anchor=anchor))
+        parts.append(_text(PLOT_LEFT - 6, y + 4, y_label(y_max * tick / 4), anchor="end"))
+    for x, anchor in ((x_min, "start"), (x_min + frame.x_span, "end")):
+        left, _ = frame.place(x, 0)
+        parts.append(_text(left, svg_height - 24, _clock(x), anchor=anchor))
     for index, line in enumerate(series):
-        colour = PALETTE[index % len(PALETTE)]
-        path = " ".join(place(x, y) for x, y in sorted(line.points))
-        parts.append(
-            f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}">'
-            f"<title>{escape(line.label)}</title></polyline>"
-        )
+        parts.append(_line(frame, line, PALETTE[index % len(PALETTE)], y_label))
     parts.append("</svg>")
     return "".join(parts) + legend([line.label for line in series])
+
+
+def _line(frame: _TimeFrame, line: LineSeries, colour: str, y_label: Callable[[float], str]) -> str:
+    """A polyline plus a dot per point: dots keep single buckets and gaps visible."""
+    placed = [(x, y, *frame.place(x, y)) for x, y in sorted(line.points)]
+    path = " ".join(f"{left:.1f},{up:.1f}" for _, _, left, up in placed)
+    parts = [
+        f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}">'
+        f"<title>{escape(line.label)}</title></polyline>"
+    ]
+    for x, y, left, up in placed:
+        tip = f"{line.label} at {_clock(x)}: {y_label(y)}"
+        parts.append(
+            f'<circle cx="{left:.1f}" cy="{up:.1f}" r="2.5" fill="{colour}">'
+            f"<title>{escape(tip)}</title></circle>"
+        )
+    return "".join(parts)
 
 
 def bar_chart(
@@ -93,39 +112,28 @@ def bar_chart(
     """Horizontal bars, one row per category: side by side (grouped) or stacked."""
     if not categories or not groups:
         return _empty("nothing to show")
-    totals = [sum(group.values[i] or 0 for group in groups) for i in range(len(categories))]
-    peaks = [max((group.values[i] or 0) for group in groups) for i in range(len(categories))]
-    scale_max = max(totals if stacked else peaks) or 1
-    per_row = ROW_HEIGHT if stacked else ROW_HEIGHT * len(groups) // 2 + 8
-    height = 30 + per_row * len(categories)
-    plot_width = WIDTH - LABEL_WIDTH - 70
-    parts = [_svg_open(height)]
-    for row, category in enumerate(categories):
-        top = 10 + row * per_row
-        parts.append(_text(LABEL_WIDTH - 6, top + per_row / 2 + 2, _shorten(category), "end"))
+    rows = [[group.values[row] or 0.0 for group in groups] for row in range(len(categories))]
+    ends = [sum(values) if stacked else max(values) for values in rows]
+    scale = (WIDTH - LABEL_WIDTH - 70) / (max(ends) or 1)
+    row_height = ROW_HEIGHT if stacked else ROW_HEIGHT * len(groups) // 2 + 8
+    parts = [_svg_open(30 + row_height * len(categories))]
+    for row, (category, values) in enumerate(zip(categories, rows, strict=True)):
+        top = 10 + row * row_height
+        middle = top + row_height / 2 + 2
+        parts.append(_text(LABEL_WIDTH - 6, middle, _shorten(category), "end"))
+        bar_height = (row_height - 6) / (1 if stacked else len(groups))
         offset = 0.0
-        for index, group in enumerate(groups):
-            value = group.values[row] or 0
-            length = value / scale_max * plot_width
-            colour = PALETTE[index % len(PALETTE)]
-            bar_top = top if stacked else top + index * (per_row - 6) / len(groups)
-            bar_height = per_row - 6 if stacked else (per_row - 6) / len(groups)
+        for index, (group, value) in enumerate(zip(groups, values, strict=True)):
+            bar_top = top if stacked else top + index * bar_height
             tip = f"{category} — {group.label}: {value_label(value)}"
             parts.append(
-                f'<rect x="{LABEL_WIDTH + offset:.1f}" y="{bar_top:.1f}" width="{length:.1f}"'
-                f' height="{bar_height:.1f}" fill="{colour}"><title>{escape(tip)}</title></rect>'
+                f'<rect x="{LABEL_WIDTH + offset:.1f}" y="{bar_top:.1f}"'
+                f' width="{value * scale:.1f}" height="{bar_height:.1f}"'
+                f' fill="{PALETTE[index % len(PALETTE)]}"><title>{escape(tip)}</title></rect>'
             )
-            if stacked:
-                offset += length
-        end = totals[row] if stacked else peaks[row]
-        parts.append(
-            _text(
-                LABEL_WIDTH + end / scale_max * plot_width + 4,
-                top + per_row / 2 + 2,
-                value_label(end),
-                "start",
-            )
-        )
+            offset += value * scale if stacked else 0.0
+        end = ends[row]
+        parts.append(_text(LABEL_WIDTH + end * scale + 4, middle, value_label(end), "start"))
     parts.append("</svg>")
     return "".join(parts) + legend([group.label for group in groups])
 

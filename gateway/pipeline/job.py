@@ -11,6 +11,7 @@ library or be imported a second time under a top-level name.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ def _make_gateway_importable() -> None:
 
 if __name__ == "__main__":
     _make_gateway_importable()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     from gateway.pipeline.report import main
 
     sys.exit(main())

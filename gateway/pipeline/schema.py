@@ -39,6 +39,7 @@ COLUMN_FOR_FIELD: Final[dict[Field, str]] = {
     Field.ERROR: "error",
     Field.DEQUEUE_COUNT: "dequeue_count",
     Field.NEXT_VISIBLE_TIME: "next_visible_time_ms",
+    Field.PUBLISH_TIME: "publish_time_ms",
     Field.RECEIPT_HANDLE_IN_REQUEST: "receipt_handle_in_request",
     Field.RECEIPT_HANDLE_IN_RESPONSE: "receipt_handle_in_response",
     Field.PROCESS_TIME: "process_time_ms",
@@ -48,7 +49,7 @@ COLUMN_FOR_FIELD: Final[dict[Field, str]] = {
 }
 
 #: Fields holding a point in time (epoch ms, numeric string, or "YYYY-MM-DD HH:MM:SS[.fff]").
-TIME_FIELDS: Final = frozenset({Field.TIME, Field.NEXT_VISIBLE_TIME})
+TIME_FIELDS: Final = frozenset({Field.TIME, Field.NEXT_VISIBLE_TIME, Field.PUBLISH_TIME})
 #: Fields cast to a 64-bit integer; the remaining non-time fields stay strings.
 LONG_FIELDS: Final = frozenset({Field.LATENCY_MS, Field.PROCESS_TIME})
 INT_FIELDS: Final = frozenset({Field.ATTEMPT, Field.STATUS_CODE, Field.DEQUEUE_COUNT})
@@ -56,6 +57,8 @@ INT_FIELDS: Final = frozenset({Field.ATTEMPT, Field.STATUS_CODE, Field.DEQUEUE_C
 SENT_ACTIONS: Final = (Action.SEND_MESSAGE.value, Action.BATCH_SEND_MESSAGE.value)
 RECEIVED_ACTIONS: Final = (Action.RECEIVE_MESSAGE.value, Action.BATCH_RECEIVE_MESSAGE.value)
 DELETED_ACTIONS: Final = (Action.DELETE_MESSAGE.value, Action.BATCH_DELETE_MESSAGE.value)
+#: Operations whose response hands out a receipt handle (ReceiptHandleInResponse).
+HANDLE_ISSUING_ACTIONS: Final = (*RECEIVED_ACTIONS, Action.CHANGE_MESSAGE_VISIBILITY.value)
 
 #: Tie-break for operations logged in the same millisecond: the order they must have happened in.
 ACTION_ORDER: Final[dict[str, int]] = {

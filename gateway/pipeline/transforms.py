@@ -19,6 +19,7 @@ from gateway.pipeline.schema import (
     COLUMN_FOR_FIELD,
     CORRUPT_RECORD,
     DELETED_ACTIONS,
+    HANDLE_ISSUING_ACTIONS,
     INT_FIELDS,
     LONG_FIELDS,
     RECEIVED_ACTIONS,
@@ -55,6 +56,9 @@ def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Co
         F.count_if(~F.col("is_malformed") & ~_usable()).alias("unusable_records"),
         F.count_if(in_window).alias("events_in_window"),
         F.count_if(in_window & F.col("message_id").isNull()).alias("events_without_message_id"),
+        F.count_if(
+            in_window & _action_is(Action.PUSH_MESSAGE) & F.col("publish_time_ms").isNull()
+        ).alias("pushes_without_publish_time"),
         F.min(F.when(in_window, F.col("time_ms"))).alias("first_time_ms"),
         F.max(F.when(in_window, F.col("time_ms"))).alias("last_time_ms"),
     ]
@@ -72,11 +76,12 @@ def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | 
 
 def attach_message_ids_by_receipt_handle(events: DataFrame) -> DataFrame:
     """Fill ``message_id`` of deletes and visibility changes that only carry a receipt handle
-    (the real service logs some operations that way) from the receive that handed it out."""
+    (the real service logs some operations that way) from the receive or visibility change
+    that handed it out."""
     needs_id = F.col("message_id").isNull() & F.col("receipt_handle_in_request").isNotNull()
     handles = (
         events.where(
-            F.col("action").isin(*RECEIVED_ACTIONS)
+            F.col("action").isin(*HANDLE_ISSUING_ACTIONS)
             & F.col("receipt_handle_in_response").isNotNull()
             & F.col("message_id").isNotNull()
         )
@@ -108,56 +113,69 @@ def topic_publications(events: DataFrame) -> DataFrame:
     )
 
 
-def message_deliveries(events: DataFrame) -> DataFrame:
+def message_deliveries(events: DataFrame, *, join_publications: bool = True) -> DataFrame:
     """One row per message and subscription endpoint: attempts, whether and when it was
     delivered, whether the first attempt succeeded, dead-lettering, replays, and
     publish-to-delivery latency. DeadLetter and Replay records carry the subscription's Endpoint.
 
-    Shaped for Spark's cost model: push records are joined with their publication first (one
-    shuffle by topic and MessageId, hash join, no sort), and the per-message aggregation then
-    reuses that partitioning; every aggregate keeps a fixed-width buffer (counts, longs,
-    booleans), because a string or struct min/max would force a sort of all push records.
+    The publish time comes from the push records' PublishTime, else from the PublishMessage
+    record; ``join_publications=False`` skips looking for the latter, for logs where every push
+    record has a PublishTime (the gateway's own), saving a join over all push records.
+    Otherwise push records are joined with their publication first (one shuffle by topic and
+    MessageId, hash join, no sort) and the per-message aggregation reuses that partitioning.
+    Every aggregate keeps a fixed-width buffer (counts, longs, booleans), because a string or
+    struct min/max would force a sort of all push records.
     """
-    is_push = _action_is(Action.PUSH_MESSAGE)
-    succeeded = is_push & _push_succeeded()
-    # Earliest attempt first; the lowest bit says whether it failed.
-    attempt_key = F.col("time_ms") * 2 + F.when(succeeded, 0).otherwise(1)
     relevant = events.where(
         F.col("action").isin(
             Action.PUSH_MESSAGE.value, Action.DEAD_LETTER.value, Action.REPLAY.value
         )
         & _present("topic_name", "subscription_name", "message_id")
     )
-    publications = topic_publications(events).hint("shuffle_hash")
+    if join_publications:
+        publications = topic_publications(events).hint("shuffle_hash")
+        relevant = relevant.join(publications, ["topic_name", "message_id"], "left")
+    else:
+        relevant = relevant.withColumn("published_ms", F.lit(None).cast("long"))
     return (
-        relevant.join(publications, ["topic_name", "message_id"], "left")
-        .groupBy("topic_name", "message_id", "subscription_name", "endpoint")
-        .agg(
-            F.count_if(is_push).alias("attempts"),
-            F.count_if(is_push & ~succeeded).alias("failed_attempts"),
-            F.bool_or(succeeded).alias("delivered"),
-            F.min(F.when(succeeded, F.col("time_ms"))).alias("delivered_ms"),
-            F.min(F.when(is_push, attempt_key)).alias("_first_attempt_key"),
-            F.bool_or(_action_is(Action.DEAD_LETTER)).alias("dead_lettered"),
-            F.count_if(_action_is(Action.REPLAY)).alias("replays"),
-            F.min("published_ms").alias("published_ms"),
+        relevant.groupBy("topic_name", "message_id", "subscription_name", "endpoint")
+        .agg(*_delivery_aggregates())
+        .withColumn(
+            "first_attempt_succeeded", F.coalesce(F.col("_first_key") % 2 == 0, F.lit(False))
         )
-        .select(
-            *SUBSCRIPTION_KEYS,
-            "message_id",
-            "attempts",
-            "failed_attempts",
-            "delivered",
-            "delivered_ms",
-            F.coalesce(F.col("_first_attempt_key") % 2 == 0, F.lit(False)).alias(
-                "first_attempt_succeeded"
-            ),
-            "dead_lettered",
-            "replays",
-            "published_ms",
-            (F.col("delivered_ms") - F.col("published_ms")).alias("delivery_latency_ms"),
-        )
+        .withColumn("delivery_latency_ms", F.col("delivered_ms") - F.col("published_ms"))
+        .select(*SUBSCRIPTION_KEYS, "message_id", *DELIVERY_FIGURES)
     )
+
+
+DELIVERY_FIGURES: Final = (
+    "attempts",
+    "failed_attempts",
+    "delivered",
+    "delivered_ms",
+    "first_attempt_succeeded",
+    "dead_lettered",
+    "replays",
+    "published_ms",
+    "delivery_latency_ms",
+)
+
+
+def _delivery_aggregates() -> list[Column]:
+    is_push = _action_is(Action.PUSH_MESSAGE)
+    succeeded = is_push & _push_succeeded()
+    # Orders attempts by time; the lowest bit of the smallest key says whether the first failed.
+    attempt_key = F.col("time_ms") * 2 + F.when(succeeded, 0).otherwise(1)
+    return [
+        F.count_if(is_push).alias("attempts"),
+        F.count_if(is_push & ~succeeded).alias("failed_attempts"),
+        F.bool_or(succeeded).alias("delivered"),
+        F.min(F.when(succeeded, F.col("time_ms"))).alias("delivered_ms"),
+        F.min(F.when(is_push, attempt_key)).alias("_first_key"),
+        F.bool_or(_action_is(Action.DEAD_LETTER)).alias("dead_lettered"),
+        F.count_if(_action_is(Action.REPLAY)).alias("replays"),
+        F.coalesce(F.min("publish_time_ms"), F.min("published_ms")).alias("published_ms"),
+    ]
 
 
 def subscription_summary(deliveries: DataFrame, events: DataFrame) -> DataFrame:
@@ -298,10 +316,11 @@ def queue_summary(lifecycles: DataFrame) -> DataFrame:
 
 def message_trace(events: DataFrame, message_id: str) -> DataFrame:
     """Every operation of one message in the order they happened, including deletes and
-    visibility changes logged with only the receipt handle a receive of it returned."""
+    visibility changes logged with only a receipt handle that one of its operations returned."""
     own = events.where(F.col("message_id") == F.lit(message_id))
     handles = own.where(
-        F.col("action").isin(*RECEIVED_ACTIONS) & F.col("receipt_handle_in_response").isNotNull()
+        F.col("action").isin(*HANDLE_ISSUING_ACTIONS)
+        & F.col("receipt_handle_in_response").isNotNull()
     ).select(F.col("receipt_handle_in_response").alias("receipt_handle_in_request"))
     by_handle = (
         events.where(F.col("message_id").isNull())

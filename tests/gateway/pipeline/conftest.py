@@ -1,28 +1,57 @@
-"""One local SparkSession for the whole test run, small and quiet."""
+"""One local SparkSession for all pipeline tests, kept small so the suite stays fast."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
 
 import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from gateway.pipeline.schema import event_schema, raw_log_schema
+
+Records = list[Mapping[str, object]]
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
+def spark() -> Iterator[SparkSession]:
     session = (
         SparkSession.builder.master("local[2]")
-        .appName("mns-push-tests")
-        .config("spark.sql.shuffle.partitions", "2")
+        .appName("mns-pipeline-tests")
         .config("spark.ui.enabled", "false")
-        # Keep the driver on loopback: tests talk to nothing else.
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def make_events(spark: SparkSession) -> Callable[[Records], DataFrame]:
+    """Normalised events from dicts naming only the columns a test cares about."""
+    schema = event_schema()
+
+    def build(records: Records) -> DataFrame:
+        rows = [tuple(record.get(name) for name in schema.names) for record in records]
+        return spark.createDataFrame(rows, schema=schema)
+
+    return build
+
+
+@pytest.fixture
+def make_raw(spark: SparkSession) -> Callable[[Records], DataFrame]:
+    """Raw input rows (every field text, as the JSON reader delivers them)."""
+    schema = raw_log_schema()
+
+    def build(records: Records) -> DataFrame:
+        rows = [
+            tuple(None if record.get(name) is None else str(record[name]) for name in schema.names)
+            for record in records
+        ]
+        return spark.createDataFrame(rows, schema=schema)
+
+    return build

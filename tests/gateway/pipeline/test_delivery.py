@@ -1,0 +1,250 @@
+"""Topic side of the pipeline on a small scripted history with known answers.
+
+Topic "orders", published m1 at +1000, m2 at +2000, m3 at +5000, two subscriptions:
+- billing (http://b): m1 times out then succeeds; m2 fails three times and is dead-lettered;
+  m3 succeeds at once; its last attempt (m2's third, at +8100) failed.
+- audit (http://a): m1 and m2 succeed at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from pyspark.sql import DataFrame, Row
+from pyspark.testing import assertDataFrameEqual
+
+from gateway.pipeline import transforms
+from tests.gateway.pipeline.conftest import Records
+
+EventFactory = Callable[[Records], DataFrame]
+
+T0 = 1_704_067_200_000
+
+
+def push(
+    at: int, subscription: str, message: str, attempt: int, outcome: str, status: int | None
+) -> dict[str, object]:
+    endpoint = {"billing": "http://b", "audit": "http://a"}[subscription]
+    return {
+        "time_ms": T0 + at,
+        "action": "PushMessage",
+        "topic_name": "orders",
+        "subscription_name": subscription,
+        "endpoint": endpoint,
+        "message_id": message,
+        "attempt": attempt,
+        "outcome": outcome,
+        "status_code": status,
+        "error": None if outcome == "success" else f"{outcome} {status}",
+    }
+
+
+def publish(at: int, message: str) -> dict[str, object]:
+    return {
+        "time_ms": T0 + at,
+        "action": "PublishMessage",
+        "topic_name": "orders",
+        "message_id": message,
+    }
+
+
+HISTORY: Records = [
+    publish(1000, "m1"),
+    push(1100, "billing", "m1", 1, "timeout", None),
+    push(1050, "audit", "m1", 1, "success", 200),
+    push(3100, "billing", "m1", 2, "success", 204),
+    publish(2000, "m2"),
+    push(2040, "audit", "m2", 1, "success", 200),
+    push(2100, "billing", "m2", 1, "http_error", 503),
+    push(4100, "billing", "m2", 2, "http_error", 503),
+    publish(5000, "m3"),
+    push(5100, "billing", "m3", 1, "success", 200),
+    push(8100, "billing", "m2", 3, "http_error", 503),
+    {
+        "time_ms": T0 + 8200,
+        "action": "DeadLetter",
+        "topic_name": "orders",
+        "subscription_name": "billing",
+        "endpoint": "http://b",
+        "message_id": "m2",
+    },
+]
+
+DELIVERY_COLUMNS = (
+    "subscription_name",
+    "message_id",
+    "attempts",
+    "failed_attempts",
+    "delivered",
+    "first_attempt_succeeded",
+    "dead_lettered",
+    "published_ms",
+    "delivery_latency_ms",
+)
+
+
+def delivery(*values: object) -> Row:
+    return Row(**dict(zip(DELIVERY_COLUMNS, values, strict=True)))
+
+
+EXPECTED_DELIVERIES = [
+    delivery("billing", "m1", 2, 1, True, False, False, T0 + 1000, 2100),
+    delivery("billing", "m2", 3, 3, False, False, True, T0 + 2000, None),
+    delivery("billing", "m3", 1, 0, True, True, False, T0 + 5000, 100),
+    delivery("audit", "m1", 1, 0, True, True, False, T0 + 1000, 50),
+    delivery("audit", "m2", 1, 0, True, True, False, T0 + 2000, 40),
+]
+
+
+@pytest.fixture
+def history(make_events: EventFactory) -> DataFrame:
+    return make_events(HISTORY)
+
+
+def test_message_deliveries_joins_publications(history: DataFrame) -> None:
+    deliveries = transforms.message_deliveries(history)
+    assertDataFrameEqual(deliveries.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+
+
+def test_message_deliveries_uses_publish_time_on_push_records(
+    make_events: EventFactory,
+) -> None:
+    publish_times = {"m1": T0 + 1000, "m2": T0 + 2000, "m3": T0 + 5000}
+    records = [
+        {**record, "publish_time_ms": publish_times[str(record["message_id"])]}
+        for record in HISTORY
+        if record["action"] != "PublishMessage"
+    ]
+    deliveries = transforms.message_deliveries(make_events(records), join_publications=False)
+    assertDataFrameEqual(deliveries.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+
+
+def test_subscription_summary(history: DataFrame) -> None:
+    summary = transforms.subscription_summary(transforms.message_deliveries(history), history)
+    assertDataFrameEqual(
+        summary,
+        [
+            Row(
+                topic_name="orders",
+                subscription_name="billing",
+                endpoint="http://b",
+                published=3,
+                messages=3,
+                delivered=2,
+                attempts=6,
+                failed_attempts=4,
+                success_ratio=2 / 3,
+                first_attempt_success_ratio=1 / 3,
+                latency_p50_ms=100,
+                latency_p95_ms=2100,
+                latency_p99_ms=2100,
+                dead_letters=1,
+                replays=0,
+            ),
+            Row(
+                topic_name="orders",
+                subscription_name="audit",
+                endpoint="http://a",
+                published=3,
+                messages=2,
+                delivered=2,
+                attempts=2,
+                failed_attempts=0,
+                success_ratio=1.0,
+                first_attempt_success_ratio=1.0,
+                latency_p50_ms=40,
+                latency_p95_ms=50,
+                latency_p99_ms=50,
+                dead_letters=0,
+                replays=0,
+            ),
+        ],
+        rtol=1e-9,
+    )
+
+
+def test_attempts_histogram(history: DataFrame) -> None:
+    histogram = transforms.attempts_histogram(transforms.message_deliveries(history))
+    assertDataFrameEqual(
+        histogram.select("subscription_name", "attempts", "messages"),
+        [
+            Row(subscription_name="billing", attempts=1, messages=1),
+            Row(subscription_name="billing", attempts=2, messages=1),
+            Row(subscription_name="billing", attempts=3, messages=1),
+            Row(subscription_name="audit", attempts=1, messages=2),
+        ],
+    )
+
+
+def test_endpoint_health_reports_failing_since_the_last_success(history: DataFrame) -> None:
+    health = transforms.endpoint_health(history)
+    assertDataFrameEqual(
+        health.drop("topic_name"),
+        [
+            Row(
+                subscription_name="billing",
+                endpoint="http://b",
+                attempts=6,
+                last_attempt_ms=T0 + 8100,
+                last_success_ms=T0 + 5100,
+                failing_since_ms=T0 + 8100,
+                consecutive_failures=1,
+                last_outcome="http_error",
+                last_status_code=503,
+                last_error="http_error 503",
+                currently_failing=True,
+            ),
+            Row(
+                subscription_name="audit",
+                endpoint="http://a",
+                attempts=2,
+                last_attempt_ms=T0 + 2040,
+                last_success_ms=T0 + 2040,
+                failing_since_ms=None,
+                consecutive_failures=0,
+                last_outcome="success",
+                last_status_code=200,
+                last_error=None,
+                currently_failing=False,
+            ),
+        ],
+    )
+
+
+def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
+    make_events: EventFactory,
+) -> None:
+    attempts = [push(at, "audit", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)]
+    health = transforms.endpoint_health(make_events(attempts))
+    assertDataFrameEqual(
+        health.select("failing_since_ms", "consecutive_failures", "last_success_ms"),
+        [Row(failing_since_ms=T0 + 10, consecutive_failures=3, last_success_ms=None)],
+    )
+
+
+def test_delivery_timeline_buckets_attempts(history: DataFrame) -> None:
+    timeline = transforms.delivery_timeline(history, 2000)
+    assertDataFrameEqual(
+        timeline.select("bucket_start_ms", "subscription_name", "attempts", "successes"),
+        [
+            Row(bucket_start_ms=T0, subscription_name="billing", attempts=1, successes=0),
+            Row(bucket_start_ms=T0 + 2000, subscription_name="billing", attempts=2, successes=1),
+            Row(bucket_start_ms=T0 + 4000, subscription_name="billing", attempts=2, successes=1),
+            Row(bucket_start_ms=T0 + 8000, subscription_name="billing", attempts=1, successes=0),
+            Row(bucket_start_ms=T0, subscription_name="audit", attempts=1, successes=1),
+            Row(bucket_start_ms=T0 + 2000, subscription_name="audit", attempts=1, successes=1),
+        ],
+    )
+
+
+def test_status_code_decides_success_when_outcome_is_missing(make_events: EventFactory) -> None:
+    records = [
+        {**push(10, "audit", "m1", 1, "success", 204), "outcome": None},
+        {**push(20, "audit", "m2", 1, "http_error", 500), "outcome": None},
+    ]
+    deliveries = transforms.message_deliveries(make_events(records))
+    assertDataFrameEqual(
+        deliveries.select("message_id", "delivered"),
+        [Row(message_id="m1", delivered=True), Row(message_id="m2", delivered=False)],
+    )

@@ -1,0 +1,209 @@
+"""Input side of the pipeline: typing raw fields, skipping bad records, the time window, and
+following a message through receipt handles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import DataFrame, Row
+from pyspark.testing import assertDataFrameEqual
+
+from gateway.pipeline import transforms
+from tests.gateway.pipeline.conftest import Records
+
+RawFactory = Callable[[Records], DataFrame]
+EventFactory = Callable[[Records], DataFrame]
+
+# 2024-01-01 00:00:00 UTC
+T0 = 1_704_067_200_000
+
+
+def test_time_is_read_from_numbers_numeric_strings_and_date_strings(make_raw: RawFactory) -> None:
+    raw = make_raw(
+        [
+            {"Time": str(T0), "Action": "SendMessage"},
+            {"Time": f"{T0}.0", "Action": "SendMessage"},
+            {"Time": " 1704067200250 ", "Action": "SendMessage"},
+            {"Time": "2024-01-01 00:00:01.500", "Action": "SendMessage"},
+            {"Time": "2024-01-01 00:00:02", "Action": "SendMessage"},
+            {"Time": "2024-01-01T00:00:03Z", "Action": "SendMessage"},
+            {"Time": "yesterday", "Action": "SendMessage"},
+        ]
+    )
+    parsed = transforms.parse_records(raw).select("time_ms")
+    assertDataFrameEqual(
+        parsed,
+        [
+            Row(time_ms=T0),
+            Row(time_ms=T0),
+            Row(time_ms=T0 + 250),
+            Row(time_ms=T0 + 1500),
+            Row(time_ms=T0 + 2000),
+            Row(time_ms=T0 + 3000),
+            Row(time_ms=None),
+        ],
+    )
+
+
+def test_numbers_strings_and_empty_values_are_normalised(make_raw: RawFactory) -> None:
+    raw = make_raw(
+        [
+            {
+                "Time": str(T0),
+                "Action": "PushMessage",
+                "MessageId": "",
+                "Attempt": "2",
+                "StatusCode": "503.0",
+                "LatencyMs": "12.7",
+                "Outcome": "HTTP_ERROR",
+                "DequeueCount": "many",
+            }
+        ]
+    )
+    parsed = transforms.parse_records(raw).select(
+        "message_id", "attempt", "status_code", "latency_ms", "outcome", "dequeue_count"
+    )
+    assertDataFrameEqual(
+        parsed,
+        [
+            Row(
+                message_id=None,
+                attempt=2,
+                status_code=503,
+                latency_ms=12,
+                outcome="http_error",
+                dequeue_count=None,
+            )
+        ],
+    )
+
+
+def test_usable_events_drop_malformed_and_records_without_time_or_action(
+    make_raw: RawFactory,
+) -> None:
+    raw = make_raw(
+        [
+            {"Time": str(T0), "Action": "SendMessage", "MessageId": "kept"},
+            {"_corrupt_record": "{not json"},
+            {"Time": "never", "Action": "SendMessage", "MessageId": "no-time"},
+            {"Time": str(T0), "MessageId": "no-action"},
+        ]
+    )
+    events = transforms.usable_events(transforms.parse_records(raw))
+    assertDataFrameEqual(events.select("message_id"), [Row(message_id="kept")])
+
+
+def test_input_summary_counts_what_was_skipped_and_the_window(make_raw: RawFactory) -> None:
+    raw = make_raw(
+        [
+            {"Time": str(T0), "Action": "SendMessage", "MessageId": "early"},
+            {"Time": str(T0 + 1000), "Action": "DeleteMessage", "ReceiptHandleInRequest": "h"},
+            {"Time": str(T0 + 2000), "Action": "PushMessage", "MessageId": "m"},
+            {"Time": str(T0 + 9000), "Action": "SendMessage", "MessageId": "late"},
+            {"_corrupt_record": "[1, 2]"},
+            {"Time": "", "Action": "SendMessage"},
+        ]
+    )
+    summary = transforms.input_summary(transforms.parse_records(raw), T0 + 1000, T0 + 9000)
+    assertDataFrameEqual(
+        summary,
+        [
+            Row(
+                lines=6,
+                malformed_lines=1,
+                unusable_records=1,
+                events_in_window=2,
+                events_without_message_id=1,
+                pushes_without_publish_time=1,
+                first_time_ms=T0 + 1000,
+                last_time_ms=T0 + 2000,
+            )
+        ],
+    )
+
+
+def test_time_window_includes_since_and_excludes_until(make_events: EventFactory) -> None:
+    events = make_events([{"time_ms": T0 + offset, "action": "SendMessage"} for offset in range(4)])
+    windowed = transforms.within_time_window(events, T0 + 1, T0 + 3)
+    assertDataFrameEqual(windowed.select("time_ms"), [Row(time_ms=T0 + 1), Row(time_ms=T0 + 2)])
+    assert transforms.within_time_window(events, None, None).count() == 4
+
+
+def test_deletes_logged_with_only_a_receipt_handle_get_the_message_id(
+    make_events: EventFactory,
+) -> None:
+    events = make_events(
+        [
+            {"time_ms": T0, "action": "SendMessage", "queue_name": "q", "message_id": "m1"},
+            {
+                "time_ms": T0 + 1,
+                "action": "ReceiveMessage",
+                "queue_name": "q",
+                "message_id": "m1",
+                "receipt_handle_in_response": "h1",
+            },
+            {
+                "time_ms": T0 + 2,
+                "action": "DeleteMessage",
+                "queue_name": "q",
+                "receipt_handle_in_request": "h1",
+            },
+            {
+                "time_ms": T0 + 3,
+                "action": "DeleteMessage",
+                "queue_name": "other",
+                "receipt_handle_in_request": "h1",
+            },
+            {
+                "time_ms": T0 + 4,
+                "action": "ChangeMessageVisibility",
+                "queue_name": "q",
+                "message_id": "m2",
+                "receipt_handle_in_response": "h2",
+            },
+            {
+                "time_ms": T0 + 5,
+                "action": "DeleteMessage",
+                "queue_name": "q",
+                "receipt_handle_in_request": "h2",
+            },
+        ]
+    )
+    resolved = transforms.attach_message_ids_by_receipt_handle(events)
+    assertDataFrameEqual(
+        resolved.select("time_ms", "message_id"),
+        [
+            Row(time_ms=T0, message_id="m1"),
+            Row(time_ms=T0 + 1, message_id="m1"),
+            Row(time_ms=T0 + 2, message_id="m1"),
+            Row(time_ms=T0 + 3, message_id=None),
+            Row(time_ms=T0 + 4, message_id="m2"),
+            Row(time_ms=T0 + 5, message_id="m2"),
+        ],
+    )
+
+
+def test_message_trace_is_ordered_and_follows_receipt_handles(make_events: EventFactory) -> None:
+    events = make_events(
+        [
+            {"time_ms": T0 + 5, "action": "DeleteMessage", "receipt_handle_in_request": "h2"},
+            {
+                "time_ms": T0 + 5,
+                "action": "ReceiveMessage",
+                "message_id": "m1",
+                "receipt_handle_in_response": "h2",
+            },
+            {"time_ms": T0, "action": "SendMessage", "message_id": "m1"},
+            {"time_ms": T0 + 1, "action": "SendMessage", "message_id": "someone-else"},
+        ]
+    )
+    trace = transforms.message_trace(events, "m1").select("time_ms", "action", "message_id")
+    assertDataFrameEqual(
+        trace,
+        [
+            Row(time_ms=T0, action="SendMessage", message_id="m1"),
+            Row(time_ms=T0 + 5, action="ReceiveMessage", message_id="m1"),
+            Row(time_ms=T0 + 5, action="DeleteMessage", message_id="m1"),
+        ],
+        checkRowOrder=True,
+    )

@@ -1,0 +1,143 @@
+"""Queue side of the pipeline on a small scripted history with known answers.
+
+Queue "jobs": q1 is received, left to become visible again, received again and deleted; q2 is
+never received; q3 is received and deleted; q4 is received, its visibility changed, never
+deleted. Queue "other" has a single message dead-lettered after two receives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from pyspark.sql import DataFrame, Row
+from pyspark.testing import assertDataFrameEqual
+
+from gateway.pipeline import transforms
+from tests.gateway.pipeline.conftest import Records
+
+EventFactory = Callable[[Records], DataFrame]
+
+T0 = 1_704_067_200_000
+
+
+def operation(
+    at: int, action: str, message: str, dequeue_count: int | None = None, queue: str = "jobs"
+) -> dict[str, object]:
+    return {
+        "time_ms": T0 + at,
+        "action": action,
+        "queue_name": queue,
+        "message_id": message,
+        "dequeue_count": dequeue_count,
+    }
+
+
+HISTORY: Records = [
+    operation(100, "SendMessage", "q1"),
+    operation(200, "ReceiveMessage", "q1", 1),
+    operation(30_200, "ReceiveMessage", "q1", 2),
+    operation(30_300, "DeleteMessage", "q1"),
+    operation(150, "BatchSendMessage", "q2"),
+    operation(160, "SendMessage", "q3"),
+    operation(260, "BatchReceiveMessage", "q3", 1),
+    operation(400, "BatchDeleteMessage", "q3"),
+    operation(170, "SendMessage", "q4"),
+    operation(270, "ReceiveMessage", "q4", 1),
+    operation(280, "ChangeMessageVisibility", "q4"),
+    operation(10, "SendMessage", "z1", queue="other"),
+    operation(20, "ReceiveMessage", "z1", 1, queue="other"),
+    operation(30, "ReceiveMessage", "z1", 2, queue="other"),
+    operation(40, "DeadLetter", "z1", queue="other"),
+]
+
+
+@pytest.fixture
+def lifecycles(make_events: EventFactory) -> DataFrame:
+    return transforms.queue_message_lifecycles(make_events(HISTORY))
+
+
+def test_queue_message_lifecycles(lifecycles: DataFrame) -> None:
+    assertDataFrameEqual(
+        lifecycles.where("queue_name = 'jobs'").drop("queue_name", "dead_lettered"),
+        [
+            Row(
+                message_id="q1",
+                sends=1,
+                sent_ms=T0 + 100,
+                receives=2,
+                max_dequeue_count=2,
+                deleted_ms=T0 + 30_300,
+            ),
+            Row(
+                message_id="q2",
+                sends=1,
+                sent_ms=T0 + 150,
+                receives=0,
+                max_dequeue_count=None,
+                deleted_ms=None,
+            ),
+            Row(
+                message_id="q3",
+                sends=1,
+                sent_ms=T0 + 160,
+                receives=1,
+                max_dequeue_count=1,
+                deleted_ms=T0 + 400,
+            ),
+            Row(
+                message_id="q4",
+                sends=1,
+                sent_ms=T0 + 170,
+                receives=1,
+                max_dequeue_count=1,
+                deleted_ms=None,
+            ),
+        ],
+    )
+
+
+def test_queue_summary(lifecycles: DataFrame) -> None:
+    assertDataFrameEqual(
+        transforms.queue_summary(lifecycles),
+        [
+            Row(
+                queue_name="jobs",
+                sent=4,
+                received=4,
+                deleted=2,
+                redelivered=1,
+                never_consumed=1,
+                not_deleted=2,
+                dead_letters=0,
+                send_to_delete_p50_ms=240,
+                send_to_delete_p99_ms=30_200,
+            ),
+            Row(
+                queue_name="other",
+                sent=1,
+                received=2,
+                deleted=0,
+                redelivered=1,
+                never_consumed=0,
+                not_deleted=1,
+                dead_letters=1,
+                send_to_delete_p50_ms=None,
+                send_to_delete_p99_ms=None,
+            ),
+        ],
+    )
+
+
+def test_repeated_receives_count_as_redelivery_without_dequeue_count(
+    make_events: EventFactory,
+) -> None:
+    events = make_events(
+        [
+            operation(1, "SendMessage", "m"),
+            operation(2, "ReceiveMessage", "m"),
+            operation(3, "ReceiveMessage", "m"),
+        ]
+    )
+    summary = transforms.queue_summary(transforms.queue_message_lifecycles(events))
+    assertDataFrameEqual(summary.select("redelivered"), [Row(redelivered=1)])
