@@ -123,8 +123,7 @@ def test_backoff_retry_three_retries_then_dead_letter(store: Store, clock: Clock
     worker = make_worker(store, sender)
     assert run_until_idle(worker, clock, store) == 4
     gaps = [
-        b.attempted_at_ms - a.attempted_at_ms
-        for a, b in itertools.pairwise(letter_attempts(store))
+        b.attempted_at_ms - a.attempted_at_ms for a, b in itertools.pairwise(letter_attempts(store))
     ]
     assert len(gaps) == 3 and all(10_000 <= gap <= 20_000 for gap in gaps)
     (letter,) = store.list_dead_letters().items
@@ -144,9 +143,7 @@ def test_exponential_decay_retry_runs_a_day_then_dead_letter(store: Store, clock
     attempts = letter_attempts(store)
     assert len(attempts) == 177
     assert attempts[-1].attempted_at_ms - attempts[0].attempted_at_ms == 86_015_000
-    gaps = [
-        b.attempted_at_ms - a.attempted_at_ms for a, b in itertools.pairwise(attempts)
-    ]
+    gaps = [b.attempted_at_ms - a.attempted_at_ms for a, b in itertools.pairwise(attempts)]
     assert gaps[:10] == [1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000, 512000]
 
 
