@@ -103,6 +103,9 @@ class OperationLog(Protocol):
 
     def write(self, record: Mapping[str, object]) -> None: ...
 
+    def close(self) -> None:
+        """Write out what is pending and stop; called once, at shutdown."""
+
 
 @dataclass(frozen=True, slots=True)
 class RequestFacts:

@@ -78,9 +78,7 @@ class Runtime:
         """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
         if self.worker is not None:
             self.worker.stop()
-        close_log = getattr(self.oplog, "close", None)
-        if close_log is not None:
-            close_log()
+        self.oplog.close()
         self.store.close()
 
 
