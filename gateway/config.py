@@ -74,8 +74,8 @@ class Settings:
     #: gunicorn worker class: "gevent" (one event loop per process: many idle long polls and
     #: keep-alive connections, and about 60% more requests/s than threads here) or "gthread".
     worker_class: str = "gevent"
-    delivery_threads: int = 16
-    max_pushes_per_route: int = 8
+    delivery_threads: int = 32
+    max_pushes_per_route: int = 16
     lease_seconds: float = 60.0
     log_dir: Path | None = None
     egress_allow: tuple[str, ...] = ()
@@ -128,8 +128,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         workers=int(get("WORKERS", "1")),
         threads=int(get("THREADS", "64")),
         worker_class=get("WORKER_CLASS", "gevent"),
-        delivery_threads=int(get("DELIVERY_THREADS", "16")),
-        max_pushes_per_route=int(get("MAX_PUSHES_PER_ROUTE", "8")),
+        delivery_threads=int(get("DELIVERY_THREADS", "32")),
+        max_pushes_per_route=int(get("MAX_PUSHES_PER_ROUTE", "16")),
         lease_seconds=float(get("LEASE_SECONDS", "60")),
         log_dir=_env_path(env, "LOG_DIR"),
         egress_allow=_split_list(get("EGRESS_ALLOW", "")),

@@ -37,8 +37,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WorkerOptions:
-    threads: int = 16
-    max_per_route: int = 8
+    threads: int = 32
+    max_per_route: int = 16
     lease_seconds: float = 60.0
     retry_scale: float = 1.0
     idle_wait: float = 0.25
