@@ -1,7 +1,7 @@
 """Assembling a running gateway from settings: store, keys, delivery worker, app; and gunicorn.
 
-Gunicorn's gthread worker holds many idle keep-alive and long-poll connections per process while
-the group-commit writer keeps SQLite writes from contending between those threads. Each worker
+Gunicorn's gevent worker (or gthread) holds many idle keep-alive and long-poll connections per
+process, while the group-commit writer keeps SQLite writes from contending between them. Each worker
 process builds its own app (no preload), so every process has its own store writer, key ring and
 delivery worker; leases in the store keep their work apart.
 """
