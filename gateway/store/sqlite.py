@@ -36,6 +36,7 @@ class SQLiteDatabase:
             path.with_name(path.name + ".writelock"),
             durable_mode=self._synchronous,
             relaxed_mode=relaxed,
+            sync_file=path.with_name(path.name + "-wal"),
         )
         self._writer.submit(self._migrate)
 
