@@ -35,7 +35,7 @@ from pathlib import Path
 from harness import ROOT, free_port, gateway_env, running_gateway
 
 from gateway.config import Settings
-from gateway.model import TopicMessage
+from gateway.model import Subscription, TopicMessage
 from gateway.server import open_store
 from gateway.store import topics
 
@@ -72,8 +72,6 @@ def prepare_backlog(data_dir: Path, routes: list[str], messages: int) -> None:
     """Topic, subscriptions and a published backlog, written straight into the store."""
     store = open_store(Settings(data_dir=data_dir, sqlite_synchronous="NORMAL"))
     store.create_topic("fanout", 65536, False)
-    from gateway.model import Subscription
-
     for i, url in enumerate(routes):
         store.subscribe(Subscription("fanout", f"s{i:03d}", url))
     now = store.now_ms()

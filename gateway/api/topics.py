@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -247,7 +246,7 @@ def _parse_message(topic_name: str, root: Element, now_ms: int) -> TopicMessage:
     if tag is not None and len(tag) > MAX_TAG_LENGTH:
         raise MNSError("InvalidArgument", "The length of message tag should not exceed 16.")
     return TopicMessage(
-        id=uuid.uuid4().hex.upper(),
+        id=gateway().store.new_message_id(now_ms),
         topic_name=topic_name,
         body=body,
         body_md5=hashlib.md5(body.encode("utf-8")).hexdigest().upper(),

@@ -23,6 +23,7 @@ from gateway.model import (
     TopicMessage,
 )
 from gateway.protocol.errors import MNSError
+from gateway.queues.message_ids import MessageIdFactory
 from gateway.store import deliveries
 from gateway.store import topics as sql
 from gateway.store.queues import DEFAULT_MAX_QUEUES, DEFAULT_MAX_WAITERS, QueueStore
@@ -61,12 +62,17 @@ class Store:
         self.database = database
         self.clock = clock
         self.queues = QueueStore(database, clock, max_waiters=max_waiters, max_queues=max_queues)
+        self._message_ids = MessageIdFactory()
 
     def now_seconds(self) -> int:
         return int(self.clock())
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
+
+    def new_message_id(self, now_ms: int) -> str:
+        """A MessageId that sorts by publish time and is unique across worker processes."""
+        return self._message_ids.new_id(now_ms)
 
     # topics -------------------------------------------------------------------------------
     def create_topic(self, name: str, maximum_message_size: int, logging_enabled: bool) -> bool:

@@ -91,3 +91,12 @@ def test_new_subscription_gets_only_later_messages(store: Store, clock: FakeCloc
         ).fetchall()
     )
     assert dict(map(tuple, pending)) == {"early": 2, "late": 1}
+
+
+def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: FakeClock) -> None:
+    ids = []
+    for _ in range(3):
+        ids += [store.new_message_id(store.now_ms()) for _ in range(100)]
+        clock.now += 0.001
+    assert len(set(ids)) == 300
+    assert ids == sorted(ids)
