@@ -23,11 +23,11 @@ from gateway.api.context import (
     error_response,
     gateway,
     incoming_request,
-    new_request_id,
 )
 from gateway.config import Settings
 from gateway.protocol.auth import authenticate
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_ids import new_request_id
 from gateway.store.base import Store
 
 log = logging.getLogger(__name__)

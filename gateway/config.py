@@ -73,6 +73,7 @@ class Settings:
     threads: int = 64
     #: gunicorn worker class: "gevent" (one event loop per process: many idle long polls and
     #: keep-alive connections, and about 60% more requests/s than threads here) or "gthread".
+    #: ``mns-gateway worker`` follows it too: greenlets or OS threads for its pushes.
     worker_class: str = "gevent"
     delivery_threads: int = 32
     max_pushes_per_route: int = 16

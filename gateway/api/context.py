@@ -6,8 +6,6 @@ string unencoded, and a form-decoding view of it would turn ``+`` into a space (
 
 from __future__ import annotations
 
-import os
-import secrets
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from flask import Response, current_app, g, request
 from gateway.oplog import Field, RequestFacts
 from gateway.protocol.auth import IncomingRequest
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.xml import XmlNode, render_document
 
 if TYPE_CHECKING:
@@ -64,12 +63,6 @@ def log_operations(
     )
     for record in build(facts):
         log.write(record)
-
-
-def new_request_id() -> str:
-    """24 uppercase hex characters, like the service's ``x-mns-request-id``."""
-    seconds = int(time.time()) & 0xFFFFFFFF
-    return f"{seconds:08X}{os.getpid() & 0xFFFF:04X}{secrets.token_hex(6).upper()}"
 
 
 def raw_uri() -> str:

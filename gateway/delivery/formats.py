@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from email.utils import formatdate
 from enum import StrEnum
+from functools import lru_cache
 from typing import Final
 from xml.sax.saxutils import escape
 
@@ -100,7 +101,13 @@ def message_md5(message: str) -> str:
 
 def http_date(epoch_seconds: float) -> str:
     """An RFC 1123 GMT date, the only Date format the seeds allow."""
-    return formatdate(epoch_seconds, usegmt=True)
+    return _http_date(int(epoch_seconds))
+
+
+@lru_cache(maxsize=8)
+def _http_date(second: int) -> str:
+    """Formatting costs more than a lookup, and every push in the same second shares the date."""
+    return formatdate(second, usegmt=True)
 
 
 def _fields(notification: PushNotification) -> list[tuple[str, str]]:
@@ -215,6 +222,7 @@ def string_to_sign(method: str, headers: Sequence[tuple[str, str]], path_and_que
     return "\n".join(lines) + "\n" + canonical_headers + path_and_query
 
 
+@lru_cache(maxsize=4096)
 def push_path(endpoint_url: str) -> str:
     """The request target a push is POSTed to: the URL's path and query, normalised.
 

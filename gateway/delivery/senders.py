@@ -7,7 +7,6 @@ rendered) and the delivery goes straight to the dead letters.
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -17,6 +16,7 @@ from gateway.delivery.formats import ContentFormat, PushNotification, http_date
 from gateway.delivery.signing import KeyRing, SigningKey, build_signed_push
 from gateway.delivery.transport import PushResult, PushTransport
 from gateway.model import DeliveryJob
+from gateway.protocol.request_ids import new_request_id
 
 
 class PermanentDeliveryError(DeliveryError):
@@ -85,7 +85,7 @@ class HttpSender:
                 key=self._signing_key(),
                 public_url=self.public_url,
                 date=http_date(self.clock()),
-                request_id=secrets.token_hex(12).upper(),
+                request_id=new_request_id(),
             )
         except (DeliveryError, ValueError) as exc:
             raise PermanentDeliveryError(f"cannot render the push: {exc}") from exc

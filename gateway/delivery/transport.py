@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from types import TracebackType
 from typing import Final, Self
 from urllib.parse import urlsplit
@@ -97,6 +98,7 @@ class Origin:
         return host if self.port == default_port else f"{host}:{self.port}"
 
 
+@lru_cache(maxsize=4096)
 def origin_of(url: str) -> Origin:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -75,6 +75,8 @@ class DeliveryWorker:
         self._settler = Settler(store, self.owner, self._settled)
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
+        self._dry: frozenset[str] | None = None
+        self._dry_until = 0.0
 
     # lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -83,6 +85,7 @@ class DeliveryWorker:
 
     def wake(self) -> None:
         """Look for work now (called after a publish in this process)."""
+        self._dry = None
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -104,13 +107,29 @@ class DeliveryWorker:
         return held
 
     def _refill(self) -> None:
+        """Claim a batch, unless the last claim showed there is nothing it could get.
+
+        A route is topped up only once it has drained to half its cap, and a claim asks for at
+        most what the fullest route left in it can still take. So a busy route is refilled in
+        batches of half a cap rather than one delivery per finished push (each claim is a write
+        transaction), and nothing claimed has to be handed back.
+        """
         with self._idle:
             room = 2 * self.options.threads - sum(self._inflight.values()) - len(self._ready)
             if len(self._ready) >= self.options.threads or room <= 0:
                 return
             held, cap = self._held(), 2 * self.options.max_per_route
-            full = frozenset(route for route, n in held.items() if n >= cap)
-        jobs = self.store.claim_deliveries(self.owner, self.options.lease_seconds, room, full)
+            skip = frozenset(route for route, n in held.items() if 2 * n > cap)
+            limit = min(room, cap - max((n for n in held.values() if 2 * n <= cap), default=0))
+        if self._dry is not None and skip >= self._dry and time.monotonic() < self._dry_until:
+            return
+        jobs = self.store.claim_deliveries(self.owner, self.options.lease_seconds, limit, skip)
+        if len(jobs) < limit:
+            # Everything due outside ``skip`` is taken: claiming again with the same routes (or
+            # more) skipped would only scan their backlog in vain. Work that falls due later (a
+            # retry, a lapsed lease, another process's publish) is looked for after a poll
+            # interval; a publish in this process calls wake().
+            self._dry, self._dry_until = skip, time.monotonic() + self.options.idle_wait
         handed_back = []
         with self._idle:
             for job in jobs:
@@ -140,6 +159,10 @@ class DeliveryWorker:
 
     def dispatch_once(self) -> int:
         """Claim what is due and fits, start what can run now; return how many started."""
+        self._dry = None
+        return self._dispatch()
+
+    def _dispatch(self) -> int:
         self._refill()
         return self._start_ready()
 
@@ -160,7 +183,7 @@ class DeliveryWorker:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                started = self.dispatch_once()
+                started = self._dispatch()
                 self._expire_if_due()
             except Exception:  # the store may be briefly unavailable; keep the worker alive
                 log.exception("delivery dispatch failed")
