@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from gateway.config import Settings  # noqa: E402
 from tests.conftest import free_port, wait_until_ready  # noqa: E402
 from tests.mns_http import RawClient  # noqa: E402
 
@@ -80,7 +81,9 @@ def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClie
                 "-w",
                 str(workers),
                 "-k",
-                environment.get("MNS_GATEWAY_WORKER_CLASS", "gevent"),
+                Settings(
+                    worker_class=environment.get("MNS_GATEWAY_WORKER_CLASS", "gevent")
+                ).gunicorn_worker_class,
                 "--threads",
                 "32",
                 "--worker-connections",

@@ -45,7 +45,7 @@ def _worker(args: argparse.Namespace) -> int:
     contending for the GIL cost about 20 context switches and a sixth of the CPU per push.
     """
     settings = _settings(args)
-    if settings.worker_class == "gevent":
+    if settings.pushes_on_greenlets:
         from gevent import monkey
 
         monkey.patch_all()

@@ -71,9 +71,11 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     workers: int = 1
     threads: int = 64
-    #: gunicorn worker class: "gevent" (one event loop per process: many idle long polls and
-    #: keep-alive connections, and about 60% more requests/s than threads here) or "gthread".
-    #: ``mns-gateway worker`` follows it too: greenlets or OS threads for its pushes.
+    #: "gevent" (one event loop per process: many idle long polls and keep-alive connections,
+    #: and about 60% more requests/s than threads here; served by gevent's WSGI server, see
+    #: :mod:`gateway.pywsgi_worker`), "gthread", or any other gunicorn worker class verbatim.
+    #: ``mns-gateway worker`` follows it too: OS threads for its pushes with "gthread",
+    #: greenlets otherwise.
     worker_class: str = "gevent"
     delivery_threads: int = 32
     max_pushes_per_route: int = 16
@@ -97,6 +99,17 @@ class Settings:
     def base_url(self) -> str:
         """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def gunicorn_worker_class(self) -> str:
+        if self.worker_class == "gevent":
+            return "gateway.pywsgi_worker.PyWSGIWorker"
+        return self.worker_class
+
+    @property
+    def pushes_on_greenlets(self) -> bool:
+        """Whether ``mns-gateway worker`` runs its pushes on gevent rather than OS threads."""
+        return self.worker_class != "gthread"
 
     @property
     def database_path(self) -> Path:

@@ -1,9 +1,10 @@
 """Assembling a running gateway from settings: store, keys, delivery worker, app; and gunicorn.
 
-Gunicorn's gevent worker (or gthread) holds many idle keep-alive and long-poll connections per
-process, while the group-commit writer keeps SQLite writes from contending between them. Each worker
-process builds its own app (no preload), so every process has its own store writer, key ring and
-delivery worker; leases in the store keep their work apart.
+Gunicorn with gevent's WSGI server (:mod:`gateway.pywsgi_worker`; or gthread) holds many idle
+keep-alive and long-poll connections per process, while the group-commit writer keeps SQLite
+writes from contending between them. Each worker process builds its own app (no preload), so
+every process has its own store writer, key ring and delivery worker; leases in the store keep
+their work apart.
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
         options: dict[str, Any] = {
             "bind": f"{self.settings.host}:{self.settings.port}",
             "workers": self.settings.workers,
-            "worker_class": self.settings.worker_class,
+            "worker_class": self.settings.gunicorn_worker_class,
             "threads": self.settings.threads,
             "worker_connections": 1000,
             "keepalive": 75,

@@ -1,0 +1,120 @@
+"""The default gunicorn worker class: gevent's WSGI server with an idle timeout.
+
+Run the way an operator runs it under their own gunicorn, with a one-second keep-alive so the
+timeouts are observable.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import (
+    ACCESS_KEY_ID,
+    ACCESS_KEY_SECRET,
+    free_port,
+    wait_until_ready,
+)
+
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "MNS_GATEWAY_ACCESS_KEY_SECRET": ACCESS_KEY_SECRET,
+        "MNS_GATEWAY_DATA_DIR": str(tmp_path_factory.mktemp("pywsgi")),
+    }
+    command = [
+        *(sys.executable, "-m", "gunicorn", "-k", "gateway.pywsgi_worker.PyWSGIWorker"),
+        *("--keep-alive", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket"),
+        "gateway.wsgi:app",
+    ]
+    process = subprocess.Popen(
+        command,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_ready(port, process)
+        yield port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def read_response(sock: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, "the connection closed before a response"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head
+
+
+def read_until_closed(sock: socket.socket, seconds: float) -> tuple[float, bytes]:
+    """Seconds until the server closed the connection, and what it sent before."""
+    started, received = time.monotonic(), b""
+    sock.settimeout(seconds)
+    while chunk := sock.recv(65536):
+        received += chunk
+    return time.monotonic() - started, received
+
+
+def test_a_kept_alive_connection_serves_several_requests(port: int) -> None:
+    with connect(port) as sock:
+        for _ in range(3):
+            sock.sendall(HEALTHZ)
+            assert read_response(sock).startswith(b"HTTP/1.1 200")
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_keepalive(port: int) -> None:
+    with connect(port) as sock:
+        sock.sendall(HEALTHZ)
+        read_response(sock)
+        assert read_until_closed(sock, seconds=10)[0] < 5
+
+
+def test_a_request_that_stops_halfway_is_closed(port: int) -> None:
+    with connect(port) as sock:
+        sock.sendall(b"POST /topics/t/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Len")
+        seconds, answer = read_until_closed(sock, seconds=10)
+    assert seconds < 5
+    assert answer.startswith(b"HTTP/1.1 400")
+
+
+def test_responses_keep_the_mns_header_spelling(port: int) -> None:
+    with connect(port) as sock:
+        sock.sendall(b"GET /topics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = read_response(sock)
+    assert head.startswith(b"HTTP/1.1 4")  # unsigned: an MNS error
+    assert b"\r\nx-mns-request-id: " in head
+    assert b"\r\nx-mns-version: 2015-06-06" in head
