@@ -90,7 +90,7 @@ class QueueSender:
 
         def work(conn: object) -> str:
             message_id = self.store.queues.enqueue_in(conn, queue_name, body, now_ms=now_ms)
-            deliveries.complete(conn, job.delivery_id)
+            deliveries.complete(conn, [job.delivery_id])
             return message_id
 
         try:

@@ -128,9 +128,18 @@ def _remaining(deadline: float) -> float:
 
 def _is_dropped(sock: socket.socket) -> bool:
     """A kept-alive socket the peer closed (or wrote to unasked) is readable: don't reuse it."""
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    return bool(poller.poll(0))
+    if isinstance(sock, ssl.SSLSocket):  # TLS records cannot be peeked at
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    sock.settimeout(0)  # one non-blocking peek: cheaper than a poll object, even under gevent
+    try:
+        sock.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 class _OriginPool:

@@ -149,7 +149,7 @@ class Store:
         """Record many attempts' outcomes in one transaction; dead letter ids where made."""
         now = self.now_ms()
         return self.database.write(
-            lambda c: [deliveries.settle(c, owner, s, now) for s in settlements], durable=False
+            lambda c: deliveries.settle(c, owner, settlements, now), durable=False
         )
 
     def next_due_ms(self) -> int | None:

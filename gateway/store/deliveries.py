@@ -123,14 +123,16 @@ def due_count(conn: Connection, now_ms: int) -> int:
     return int(row[0])
 
 
-def complete(conn: Connection, delivery_id: str) -> None:
-    """The push succeeded: forget the delivery and its failed attempts.
+def complete(conn: Connection, delivery_ids: Sequence[str]) -> None:
+    """The pushes succeeded: forget the deliveries and their failed attempts.
 
     Done whoever holds the lease: if it lapsed and another worker re-sent, the endpoint got the
     message twice, which at-least-once allows; it must not get it a third time.
     """
-    conn.execute("DELETE FROM delivery_attempts WHERE delivery_id = ?", (delivery_id,))
-    conn.execute("DELETE FROM deliveries WHERE id = ?", (delivery_id,))
+    if delivery_ids:
+        marks = _placeholders(len(delivery_ids))
+        conn.execute(f"DELETE FROM delivery_attempts WHERE delivery_id IN ({marks})", delivery_ids)
+        conn.execute(f"DELETE FROM deliveries WHERE id IN ({marks})", delivery_ids)
 
 
 def _record_attempt(conn: Connection, delivery_id: str, attempt: Attempt) -> None:
@@ -163,15 +165,31 @@ def retry_later(
     return bool(updated)
 
 
-def settle(conn: Connection, owner: str, settlement: Settlement, now_ms: int) -> str | None:
-    """Apply one attempt's outcome; returns the dead letter id when one was made."""
+def _succeeded(settlement: Settlement) -> bool:
+    return settlement.dead_reason is None and (
+        settlement.retry_at_ms is None or settlement.attempt is None
+    )
+
+
+def settle(
+    conn: Connection, owner: str, settlements: Sequence[Settlement], now_ms: int
+) -> list[str | None]:
+    """Apply attempts' outcomes; the dead letter id for each one that made one.
+
+    Successes, the common case, are removed together: two statements for the whole batch.
+    """
+    complete(conn, [s.job.delivery_id for s in settlements if _succeeded(s)])
+    return [None if _succeeded(s) else _settle_failure(conn, owner, s, now_ms) for s in settlements]
+
+
+def _settle_failure(
+    conn: Connection, owner: str, settlement: Settlement, now_ms: int
+) -> str | None:
     job = settlement.job
     if settlement.dead_reason is not None:
         return dead_letter(conn, job, settlement.attempt, settlement.dead_reason, now_ms)
-    if settlement.retry_at_ms is not None and settlement.attempt is not None:
-        retry_later(conn, job.delivery_id, owner, settlement.attempt, settlement.retry_at_ms)
-        return None
-    complete(conn, job.delivery_id)
+    assert settlement.retry_at_ms is not None and settlement.attempt is not None
+    retry_later(conn, job.delivery_id, owner, settlement.attempt, settlement.retry_at_ms)
     return None
 
 
@@ -226,7 +244,7 @@ def dead_letter(
             now_ms,
         ),
     )
-    complete(conn, job.delivery_id)
+    complete(conn, [job.delivery_id])
     return letter_id
 
 

@@ -46,6 +46,9 @@ class Endpoint:
     requests: list[ReceivedRequest] = field(default_factory=list)
     #: Answer with ``Connection: close`` and hang up, as servers with short keep-alives do.
     close_after_response: bool = False
+    #: Hang up right after answering, without saying so: a keep-alive that timed out while idle.
+    hang_up_silently: bool = False
+    hung_up: threading.Event = field(default_factory=threading.Event)
     connections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -78,6 +81,11 @@ def _handler_for(endpoint: Endpoint) -> type[http.server.BaseHTTPRequestHandler]
                 self.close_connection = True
             self.end_headers()
             self.wfile.write(endpoint.response_body)
+            if endpoint.hang_up_silently:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                endpoint.hung_up.set()
 
         def log_message(self, format: str, *args: object) -> None:
             """Keep test output clean."""

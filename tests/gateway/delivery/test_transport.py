@@ -337,3 +337,14 @@ def test_a_connection_closed_by_the_endpoint_is_not_reused(
     endpoint.close_after_response = False
     assert transport.send(endpoint.url, HEADERS, b"x").ok
     assert endpoint.connections == 2
+
+
+def test_a_kept_alive_connection_the_endpoint_hung_up_on_is_not_reused(
+    endpoint: Endpoint, transport: PushTransport
+) -> None:
+    endpoint.hang_up_silently = True
+    assert transport.send(endpoint.url, HEADERS, b"x").ok
+    assert endpoint.hung_up.wait(5)
+    endpoint.hang_up_silently = False
+    assert transport.send(endpoint.url, HEADERS, b"x").ok  # reusing the dead socket would fail
+    assert endpoint.connections == 2
