@@ -1,10 +1,12 @@
 """Recording attempt outcomes off the push threads, many per transaction.
 
-A push thread that waited for its outcome to be committed (an fsync) would spend most of its
-time waiting. Instead it hands a :class:`Settlement` to the settler and takes the next delivery;
-the settler commits whatever has accumulated in one write. Until that commit the delivery is
-still leased, so nobody else takes it; if the process dies first, the lease lapses and the push
-is made again, which at-least-once delivery allows.
+A push thread that waited for its outcome to be committed would spend much of its time waiting.
+Instead it hands a :class:`Settlement` to the settler and takes the next delivery; the settler
+commits whatever arrives within ``linger`` seconds of the first outcome in one write. (Under
+gevent the settler runs as soon as the first outcome arrives: without the wait, nearly every
+push got a transaction of its own.) Until that commit the delivery is still leased, so nobody
+else takes it; if the process dies first, the lease lapses and the push is made again, which
+at-least-once delivery allows.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 from gateway.model import Settlement
@@ -29,11 +32,13 @@ class Settler:
         owner: str,
         on_settled: Callable[[list[Settlement], list[str | None]], None],
         max_batch: int = 512,
+        linger: float = 0.01,
     ) -> None:
         self.store = store
         self.owner = owner
         self.on_settled = on_settled
         self.max_batch = max_batch
+        self.linger = linger
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="mns-settle", daemon=True)
         self._thread.start()
@@ -58,9 +63,10 @@ class Settler:
         if first is _STOP:
             return [], True
         batch: list[Settlement] = [first]  # type: ignore[list-item]
+        deadline = time.monotonic() + self.linger
         while len(batch) < self.max_batch:
             try:
-                item = self._queue.get_nowait()
+                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 break
             if item is _STOP:
