@@ -23,6 +23,7 @@ from tests.conftest import (
     free_port,
     wait_until_ready,
 )
+from tests.http_wire import read_message
 
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -63,23 +64,6 @@ def connect(port: int) -> socket.socket:
     return sock
 
 
-def read_response(sock: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        assert chunk, "the connection closed before a response"
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":", 1)[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    while len(body) < length:
-        body += sock.recv(65536)
-    return head
-
-
 def read_until_closed(sock: socket.socket, seconds: float) -> tuple[float, bytes]:
     """Seconds until the server closed the connection, and what it sent before."""
     started, received = time.monotonic(), b""
@@ -93,13 +77,13 @@ def test_a_kept_alive_connection_serves_several_requests(port: int) -> None:
     with connect(port) as sock:
         for _ in range(3):
             sock.sendall(HEALTHZ)
-            assert read_response(sock).startswith(b"HTTP/1.1 200")
+            assert read_message(sock)[0].startswith(b"HTTP/1.1 200")
 
 
 def test_an_idle_kept_alive_connection_is_closed_after_keepalive(port: int) -> None:
     with connect(port) as sock:
         sock.sendall(HEALTHZ)
-        read_response(sock)
+        read_message(sock)[0]
         assert read_until_closed(sock, seconds=10)[0] < 5
 
 
@@ -114,7 +98,7 @@ def test_a_request_that_stops_halfway_is_closed(port: int) -> None:
 def test_responses_keep_the_mns_header_spelling(port: int) -> None:
     with connect(port) as sock:
         sock.sendall(b"GET /topics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        head = read_response(sock)
+        head = read_message(sock)[0]
     assert head.startswith(b"HTTP/1.1 4")  # unsigned: an MNS error
     assert b"\r\nx-mns-request-id: " in head
     assert b"\r\nx-mns-version: 2015-06-06" in head

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from gateway.delivery.transport import PushTransport
+from tests.http_wire import read_message
 
 #: Upper bound for anything a test waits on, so a broken test fails instead of hanging.
 WAIT_SECONDS = 10
@@ -174,13 +175,6 @@ def tls_endpoint(tls_files: TlsFiles) -> Iterator[Endpoint]:
     yield from _serve(Endpoint(), tls=context)
 
 
-def _receive(connection: socket.socket) -> bytes:
-    chunk = connection.recv(65536)
-    if not chunk:
-        raise ConnectionError("the client closed the connection mid-request")
-    return chunk
-
-
 @dataclass
 class RawEndpoint:
     """Accepts one connection and keeps the request bytes exactly as they arrived."""
@@ -194,17 +188,7 @@ class RawEndpoint:
         connection, _ = self.listener.accept()
         with connection:
             connection.settimeout(WAIT_SECONDS)
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += _receive(connection)
-            head, _, body = data.partition(b"\r\n\r\n")
-            length = next(
-                int(line.split(b":", 1)[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            while len(body) < length:
-                body += _receive(connection)
+            head, body = read_message(connection)
             self.received = head + b"\r\n\r\n" + body
             connection.sendall(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
         self.done.set()
