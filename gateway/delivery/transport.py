@@ -1,11 +1,12 @@
 """One push attempt over HTTP: pooled keep-alive sockets with the egress check at connect time.
 
 This is the hot path of delivery, so a push is one ``sendall`` of bytes built in one go on a
-kept-alive socket, and the answer is parsed by the standard library's ``http.client``: about a
-third of the client CPU of urllib3, which spends most of its time validating headers one by one
-(``requests`` costs twice urllib3). Connections are pooled per origin (scheme, host, port); at
-most ``max_per_host`` are in use at once and waiting for one counts against the push timeout, so
-one slow endpoint can occupy at most that many worker threads while healthy hosts use the rest.
+kept-alive socket, and the answer is parsed by llhttp (:mod:`gateway.delivery.response`): a
+small fraction of the client CPU of urllib3, which spends most of its time validating headers
+one by one (``requests`` costs twice urllib3). Connections are pooled per origin (scheme, host,
+port); at most ``max_per_host`` are in use at once and waiting for one counts against the push
+timeout, so one slow endpoint can occupy at most that many workers while healthy hosts use the
+rest.
 
 Nothing is retried or redirected here: a failed attempt is reported, and the retry schedule in
 the store decides what happens next (that is what makes retries survive a restart).
@@ -17,7 +18,6 @@ metadata service is refused, and a refused address is never connected to.
 
 from __future__ import annotations
 
-import http.client
 import select
 import socket
 import ssl
@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from gateway.delivery import DeliveryError
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import push_path
+from gateway.delivery.response import read_response
 
 DEFAULT_TIMEOUT_SECONDS: Final = 5.0
 DEFAULT_MAX_PER_HOST: Final = 16
@@ -178,15 +179,7 @@ def _round_trip(sock: socket.socket, request: bytes, deadline: float) -> tuple[i
     """Send the request, read the answer: (status, body, whether the socket may be reused)."""
     sock.settimeout(_remaining(deadline))
     sock.sendall(request)
-    sock.settimeout(_remaining(deadline))
-    response = http.client.HTTPResponse(sock, method="POST")
-    try:
-        response.begin()
-        body = response.read(MAX_RESPONSE_BYTES + 1)
-        drained = len(body) <= MAX_RESPONSE_BYTES and response.isclosed()
-        return response.status, body, drained and not response.will_close
-    finally:
-        response.close()
+    return read_response(sock, lambda: _remaining(deadline), MAX_RESPONSE_BYTES)
 
 
 def _classify_failure(exc: Exception) -> tuple[PushOutcome, str]:
@@ -270,7 +263,7 @@ class PushTransport:
             origin = origin_of(url)
             request = encode_request(push_path(url), origin.host_header, headers, body)
             status, response_body = self._exchange(origin, request, timeout)
-        except (DeliveryError, OSError, http.client.HTTPException) as exc:
+        except (DeliveryError, OSError) as exc:
             outcome, error = _classify_failure(exc)
             return PushResult(None, outcome, error, self._elapsed_ms(started))
         latency_ms = self._elapsed_ms(started)
