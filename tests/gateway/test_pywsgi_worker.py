@@ -29,7 +29,12 @@ HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
 @pytest.fixture(scope="module")
-def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def access_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pywsgi-log") / "access.log"
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory: pytest.TempPathFactory, access_log: Path) -> Iterator[int]:
     port = free_port()
     env = {
         **os.environ,
@@ -40,6 +45,7 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     command = [
         *(sys.executable, "-m", "gunicorn", "-k", "gateway.pywsgi_worker.PyWSGIWorker"),
         *("--keep-alive", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket"),
+        *("--access-logfile", str(access_log)),
         "gateway.wsgi:app",
     ]
     process = subprocess.Popen(
@@ -102,3 +108,13 @@ def test_responses_keep_the_mns_header_spelling(port: int) -> None:
     assert head.startswith(b"HTTP/1.1 4")  # unsigned: an MNS error
     assert b"\r\nx-mns-request-id: " in head
     assert b"\r\nx-mns-version: 2015-06-06" in head
+
+
+def test_a_configured_access_log_is_written(port: int, access_log: Path) -> None:
+    with connect(port) as sock:
+        sock.sendall(b"GET /healthz?marker=access-log HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        read_message(sock)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "marker=access-log" not in access_log.read_text():
+        time.sleep(0.05)
+    assert "GET /healthz?marker=access-log" in access_log.read_text()
