@@ -127,8 +127,8 @@ class DeliveryWorker:
         if len(jobs) < limit:
             # Everything due outside ``skip`` is taken: claiming again with the same routes (or
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
-            # retry, a lapsed lease, another process's publish) is looked for after a poll
-            # interval; a publish in this process calls wake().
+            # retry, a lapsed lease, another process's publish) is looked for when the dispatcher
+            # wakes on its own or a poll interval has passed; a publish here calls wake().
             self._dry, self._dry_until = skip, time.monotonic() + self.options.idle_wait
         handed_back = []
         with self._idle:
@@ -190,7 +190,8 @@ class DeliveryWorker:
                 started = 0
             if started and len(self._ready) < self.options.threads:
                 continue
-            self._wake.wait(self._idle_wait(busy=bool(started)))
+            if not self._wake.wait(self._idle_wait(busy=bool(started))):
+                self._dry = None  # a poll, or the earliest retry fell due: look again
             self._wake.clear()
 
     def _idle_wait(self, busy: bool) -> float:

@@ -235,3 +235,40 @@ def test_expired_messages_become_dead_letters(store: Store, clock: Clock) -> Non
     assert len(store.expire_deliveries()) == 1
     assert store.list_dead_letters().items[0].reason == "expired"
     assert store.get_topic("t-s")[1] == 0
+
+
+class ClaimCountingStore(Store):
+    """The real store, noting how many deliveries each claim returned."""
+
+    def __init__(self, database: SQLiteDatabase, clock: Clock) -> None:
+        super().__init__(database, clock=clock)
+        self.claims: list[int] = []
+
+    def claim_deliveries(
+        self, owner: str, lease_seconds: float, limit: int, skip_routes: frozenset[str]
+    ) -> list[DeliveryJob]:
+        jobs = super().claim_deliveries(owner, lease_seconds, limit, skip_routes)
+        self.claims.append(len(jobs))
+        return jobs
+
+
+def test_a_busy_route_is_claimed_in_batches(tmp_path: Path, clock: Clock) -> None:
+    store = ClaimCountingStore(SQLiteDatabase(tmp_path / "db.sqlite3", synchronous="NORMAL"), clock)
+    publish(store, count=96)
+    sender = ScriptedSender()
+    worker = make_worker(store, sender, threads=8, max_per_route=8)
+    worker.start()
+    try:
+        for _ in range(200):  # bounded: 10 s at most
+            if store.due_count() == 0:
+                break
+            sender.progress.wait(0.05)
+            sender.progress.clear()
+    finally:
+        worker.stop()
+        store.close()
+    assert len(sender.jobs) == 96
+    # Refilled at half of what the route may hold (16): batches of 8, not one per push, and
+    # no stream of empty claims while the route is full.
+    assert sum(1 for n in store.claims if n) <= 96 // 8 + 2
+    assert sum(1 for n in store.claims if not n) <= 5
