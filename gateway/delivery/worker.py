@@ -195,13 +195,19 @@ class DeliveryWorker:
             self._wake.clear()
 
     def _idle_wait(self, busy: bool) -> float:
+        """How long to sleep when a dispatch started nothing (a finished push wakes us sooner).
+
+        A delivery that is already due but was not claimed is leased by someone else or waits
+        for a full route: only a finished push or the next poll changes that, so it must not
+        make the wait zero (that was a busy loop of empty claims). A future retry shortens it.
+        """
         if busy:
             return self.options.idle_wait
         next_due = self.store.next_due_ms()
         if next_due is None:
             return self.options.idle_wait
         until_due = next_due / 1000 - self.store.clock()
-        return max(0.0, min(self.options.idle_wait, until_due))
+        return min(self.options.idle_wait, until_due) if until_due > 0 else self.options.idle_wait
 
     def _expire_if_due(self) -> None:
         now = time.monotonic()
