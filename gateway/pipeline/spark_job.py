@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter, Observation, SparkSession
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
 
 from gateway.pipeline import PipelineError, transforms
 from gateway.pipeline.html_report import ReportData, render_report
@@ -121,14 +122,17 @@ def timeline_bucket_ms(first_ms: int | None, last_ms: int | None) -> int:
     return widest * (span // (widest * MAX_TIMELINE_BUCKETS) + 1)
 
 
-def build_tables(events: DataFrame, deliveries: DataFrame, bucket_ms: int) -> dict[str, DataFrame]:
+def build_tables(
+    events: DataFrame, deliveries: DataFrame, activity: DataFrame
+) -> dict[str, DataFrame]:
     """The aggregate tables as lazy DataFrames, keyed by their directory name under --out.
-    ``deliveries`` is :func:`transforms.message_deliveries` of ``events``, usually persisted."""
+    ``deliveries`` and ``activity`` are :func:`transforms.message_deliveries` and
+    :func:`transforms.topic_activity` of ``events``, usually persisted."""
     return {
-        "subscription_summary": transforms.subscription_summary(deliveries, events),
+        "subscription_summary": transforms.subscription_summary(deliveries, activity),
         "attempts_histogram": transforms.attempts_histogram(deliveries),
-        "endpoint_health": transforms.endpoint_health(events),
-        "delivery_timeline": transforms.delivery_timeline(events, bucket_ms),
+        "endpoint_health": transforms.endpoint_health(events, activity),
+        "delivery_timeline": transforms.delivery_timeline(activity),
         "queue_summary": transforms.queue_summary(transforms.queue_message_lifecycles(events)),
     }
 
@@ -145,11 +149,14 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
         events, join_publications=bool(summary["pushes_without_publish_time"])
     ).persist()
     bucket_ms = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
+    activity = transforms.topic_activity(events, bucket_ms).persist()
     try:
         with _phase("wrote the aggregate tables"):
-            rows = _write_tables(build_tables(events, deliveries, bucket_ms), options.out)
+            activity.count()  # three tables read it: computed once, before the threads start
+            rows = _write_tables(build_tables(events, deliveries, activity), options.out)
     finally:
         deliveries.unpersist()
+        activity.unpersist()
     with _phase("wrote input_summary and report.html"):
         _write_summary(spark, summary, under(options.out, SUMMARY_TABLE))
         page = render_report(_report_data(options, summary, rows))
@@ -225,11 +232,11 @@ def _phase(description: str) -> Iterator[None]:
 
 
 def _write_summary(spark: SparkSession, summary: Mapping[str, int | None], target: str) -> None:
-    # Explicit types: with empty logs the first/last times are None, which defeats inference.
-    schema = StructType([StructField(name, LongType()) for name in summary])
-    spark.createDataFrame([dict(summary)], schema).coalesce(1).write.mode("overwrite").parquet(
-        target
-    )
+    # Built in the JVM: createDataFrame of Python rows would start Python workers (over a
+    # second, and executors are otherwise Python-free). Explicit types: with empty logs the
+    # first/last times are None.
+    row = [F.lit(value).cast(LongType()).alias(name) for name, value in summary.items()]
+    spark.range(1).select(*row).coalesce(1).write.mode("overwrite").parquet(target)
 
 
 Rows = list[dict[str, object]]

@@ -20,6 +20,8 @@ from tests.gateway.pipeline.conftest import Records
 EventFactory = Callable[[Records], DataFrame]
 
 T0 = 1_704_067_200_000
+#: Any timeline bucket will do where only the per-endpoint or per-topic figures are checked.
+DAY_MS = 86_400_000
 
 
 def push(
@@ -121,7 +123,9 @@ def test_message_deliveries_uses_publish_time_on_push_records(
 
 
 def test_subscription_summary(history: DataFrame) -> None:
-    summary = transforms.subscription_summary(transforms.message_deliveries(history), history)
+    summary = transforms.subscription_summary(
+        transforms.message_deliveries(history), transforms.topic_activity(history, DAY_MS)
+    )
     assertDataFrameEqual(
         summary,
         [
@@ -178,7 +182,7 @@ def test_attempts_histogram(history: DataFrame) -> None:
 
 
 def test_endpoint_health_reports_failing_since_the_last_success(history: DataFrame) -> None:
-    health = transforms.endpoint_health(history)
+    health = transforms.endpoint_health(history, transforms.topic_activity(history, DAY_MS))
     assertDataFrameEqual(
         health.drop("topic_name"),
         [
@@ -212,11 +216,18 @@ def test_endpoint_health_reports_failing_since_the_last_success(history: DataFra
     )
 
 
+def test_endpoint_health_does_not_depend_on_the_activity_buckets(history: DataFrame) -> None:
+    narrow = transforms.endpoint_health(history, transforms.topic_activity(history, 1000))
+    wide = transforms.endpoint_health(history, transforms.topic_activity(history, DAY_MS))
+    assertDataFrameEqual(narrow, wide)
+
+
 def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
     make_events: EventFactory,
 ) -> None:
     attempts = [push(at, "audit", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)]
-    health = transforms.endpoint_health(make_events(attempts))
+    events = make_events(attempts)
+    health = transforms.endpoint_health(events, transforms.topic_activity(events, DAY_MS))
     assertDataFrameEqual(
         health.select("failing_since_ms", "consecutive_failures", "last_success_ms"),
         [Row(failing_since_ms=T0 + 10, consecutive_failures=3, last_success_ms=None)],
@@ -224,7 +235,7 @@ def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
 
 
 def test_delivery_timeline_buckets_attempts(history: DataFrame) -> None:
-    timeline = transforms.delivery_timeline(history, 2000)
+    timeline = transforms.delivery_timeline(transforms.topic_activity(history, 2000))
     assertDataFrameEqual(
         timeline.select("bucket_start_ms", "subscription_name", "attempts", "successes"),
         [
