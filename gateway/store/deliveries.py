@@ -348,8 +348,9 @@ def expired_jobs(conn: Connection, now_ms: int, limit: int) -> list[DeliveryJob]
 
 def purge_expired_messages(conn: Connection, now_ms: int) -> int:
     """Drop messages past retention that no delivery still needs."""
+    # NOT IN over the subquery reads the deliveries once (there is no index on message_id).
     return conn.execute(
-        "DELETE FROM topic_messages WHERE expires_at <= ? AND NOT EXISTS"
-        " (SELECT 1 FROM deliveries d WHERE d.message_id = topic_messages.id)",
+        "DELETE FROM topic_messages WHERE expires_at <= ?"
+        " AND id NOT IN (SELECT message_id FROM deliveries)",
         (now_ms,),
     ).rowcount

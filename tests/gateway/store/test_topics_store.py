@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.model import Subscription, TopicMessage
+from gateway.model import Attempt, Settlement, Subscription, TopicMessage
 from gateway.protocol.errors import MNSError
+from gateway.store import deliveries
 from gateway.store.base import Store
 from gateway.store.sqlite import SQLiteDatabase
 
@@ -100,3 +101,20 @@ def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: Fa
         clock.now += 0.001
     assert len(set(ids)) == 300
     assert ids == sorted(ids)
+
+
+def test_purging_keeps_expired_messages_a_delivery_still_needs(
+    store: Store, clock: FakeClock
+) -> None:
+    store.create_topic("t", 65536, False)
+    store.subscribe(Subscription("t", "s", "http://a.test/"))
+    store.publish(message("t", "done", store.now_ms()))
+    store.publish(message("t", "pending", store.now_ms()))
+    claimed = store.claim_deliveries("me", 60, 2, frozenset())
+    (done,) = [job for job in claimed if "done" in job.message.id]
+    store.settle("me", [Settlement(done, Attempt(1, store.now_ms(), "success", 204, None, 1.0))])
+    clock.now += 86400 + 1
+    now = store.now_ms()
+    assert store.database.write(lambda c: deliveries.purge_expired_messages(c, now)) == 1
+    left = store.database.read(lambda c: c.execute("SELECT id FROM topic_messages").fetchall())
+    assert [row[0] for row in left] == [f"m-pending-{now - 86_401_000}"]
