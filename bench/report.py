@@ -7,6 +7,11 @@ then times ``gateway/pipeline/job.py`` in a fresh Python process, so the figure 
 interpreter and JVM start-up, reading, every output table and the HTML. Target (issue 6):
 5 million records in at most 25 s on local[2] on the 2-core build machine.
 
+Besides the wall time it prints the CPU the job used, split by kind of JVM thread (tasks, JIT
+compilers, driver, GC), which says what a target asks of the machine. ``--parse-floor`` also
+times ``bench/parse_floor.py``, a job that only parses the logs: the floor under any report
+that reads them with Spark.
+
 The traffic mimics a gateway with 20 topics of 3 HTTP subscriptions (about 90 % of pushes
 succeed first time, some need retries, 1 % end in a dead letter) and 20 queues (send, one or two
 receives, usually a delete), records shaped and sized like the gateway's own.
@@ -29,10 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+REPORT_JOB = REPO / "gateway/pipeline/job.py"
+PARSE_FLOOR = REPO / "bench/parse_floor.py"
 START_MS = 1_717_200_000_000  # 2024-06-01 00:00:00 UTC
 SPAN_MS = 24 * 3_600_000
 RECORDS_PER_FILE = 500_000
 TIMEOUT_SECONDS = 900
+#: How often the job's threads are sampled: each sample costs about 8 ms of CPU.
+SAMPLE_SECONDS = 0.5
 #: The throughput collector: fewer, cheaper GC threads than G1 for a 2-core batch job.
 JAVA_OPTIONS = "-XX:+UseParallelGC"
 #: Records of the untimed run that makes a class-data archive / AOT cache (--class-archive).
@@ -71,6 +80,11 @@ def main() -> int:
         type=Path,
         help="also time a run with this JVM class-data archive (made first, untimed, if absent)",
     )
+    parser.add_argument(
+        "--parse-floor",
+        action="store_true",
+        help="also time bench/parse_floor.py, a job that only parses the logs (the floor)",
+    )
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mns-report-bench-"))
     try:
@@ -81,7 +95,11 @@ def main() -> int:
         for label, conf in runs.items():
             print(f"load average before the report: {os.getloadavg()[0]:.2f}")
             timing = time_report(workdir / "logs", workdir / "out", args.master, conf)
-            print_timing(timing, written, f"{args.master}, {label}")
+            print_timing(timing, written, f"report end to end ({args.master}, {label})")
+        if args.parse_floor:
+            print(f"load average before the parse floor: {os.getloadavg()[0]:.2f}")
+            floor = time_job(PARSE_FLOOR, ["--logs", str(workdir / "logs")], args.master, args.conf)
+            print_timing(floor, written, f"parsing alone, the floor ({args.master})")
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -140,26 +158,36 @@ def java_feature_version() -> int:
 class ReportTiming:
     wall_seconds: float
     cpu_seconds: float  # user + system of the job and everything it started (the JVM)
+    cpu_by_group: dict[str, float]  # the same, split by DescendantCpu's thread groups
     stdout: str
     stderr: str
 
 
-def print_timing(timing: ReportTiming, records: int, master: str) -> None:
+def print_timing(timing: ReportTiming, records: int, label: str) -> None:
     elapsed = timing.wall_seconds
-    print(f"report end to end ({master}): {elapsed:.1f} s, {records / elapsed:,.0f} rows/s")
-    for phase in re.findall(r"spark_job: (.* in [\d.]+ s)", timing.stderr):
+    print(f"{label}: {elapsed:.1f} s, {records / elapsed:,.0f} rows/s")
+    phases = re.findall(r"spark_job: (.* in [\d.]+ s)", timing.stderr)
+    for phase in phases or re.findall(r"^(.* in [\d.]+ s)$", timing.stdout, re.MULTILINE):
         print(f"  {phase}")
     cores = os.cpu_count() or 1
     print(
         f"CPU used by the job and its JVM: {timing.cpu_seconds:.1f} s "
         f"(= {timing.cpu_seconds / cores:.1f} s of wall time on {cores} otherwise idle cores)"
     )
+    for group, seconds in timing.cpu_by_group.items():
+        print(f"  {group}: {seconds:.1f} s")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     reported = re.search(r"(\d+) events reported", timing.stdout)
-    print(f"events reported by the job: {reported.group(1) if reported else 'unknown'}")
+    if reported:
+        print(f"events reported by the job: {reported.group(1)}")
 
 
 def time_report(logs: Path, out: Path, master: str, conf: list[str]) -> ReportTiming:
+    return time_job(REPORT_JOB, ["--logs", str(logs), "--out", str(out)], master, conf)
+
+
+def time_job(script: Path, arguments: list[str], master: str, conf: list[str]) -> ReportTiming:
+    """Run a Spark job script in a fresh Python process with the benchmark's settings."""
     settings = [
         "spark.ui.enabled=false",
         "spark.ui.showConsoleProgress=false",
@@ -168,8 +196,7 @@ def time_report(logs: Path, out: Path, master: str, conf: list[str]) -> ReportTi
         f"spark.driver.extraJavaOptions={JAVA_OPTIONS}",
         *conf,  # later settings win
     ]
-    command = [sys.executable, str(REPO / "gateway/pipeline/job.py")]
-    command += ["--logs", str(logs), "--out", str(out), "--master", master]
+    command = [sys.executable, str(script), *arguments, "--master", master]
     for setting in settings:
         command += ["--conf", setting]
     cpu = DescendantCpu()
@@ -179,49 +206,101 @@ def time_report(logs: Path, out: Path, master: str, conf: list[str]) -> ReportTi
     ) as job:
         reader = ThreadPoolExecutor(max_workers=2)
         stdout, stderr = reader.submit(job.stdout.read), reader.submit(job.stderr.read)
-        while job.poll() is None:
-            if time.perf_counter() - started > TIMEOUT_SECONDS:
-                job.kill()
-                raise SystemExit("report timed out")
+        while True:
             cpu.sample(job.pid)
-            time.sleep(0.2)
+            try:
+                job.wait(timeout=SAMPLE_SECONDS)  # returns as soon as the job ends
+                break
+            except subprocess.TimeoutExpired:
+                if time.perf_counter() - started > TIMEOUT_SECONDS:
+                    job.kill()
+                    raise SystemExit(f"{script.name} timed out") from None
     elapsed = time.perf_counter() - started
     reader.shutdown()
     if job.returncode != 0:
         sys.stderr.write(stderr.result()[-4000:])
-        raise SystemExit(f"report failed with exit code {job.returncode}")
-    return ReportTiming(elapsed, cpu.total(), stdout.result(), stderr.result())
+        raise SystemExit(f"{script.name} failed with exit code {job.returncode}")
+    return ReportTiming(elapsed, cpu.total(), cpu.by_group(), stdout.result(), stderr.result())
 
 
 class DescendantCpu:
-    """CPU seconds of a process and its descendants (the JVM PySpark starts is not reaped by
-    the job, so ``RUSAGE_CHILDREN`` misses it); sampled from /proc, so the last fraction of a
-    second before each process exits is not counted."""
+    """CPU seconds of a process and its descendants per thread (the JVM PySpark starts is not
+    reaped by the job, so ``RUSAGE_CHILDREN`` misses it), sampled from /proc, so the last
+    fraction of a second before a thread exits is not counted. Threads are grouped by what they
+    do, which is what says where a report's CPU goes: the tasks that do the work, the JIT
+    compilers, the garbage collector, and the rest (driver: planning, code generation, py4j)."""
 
     def __init__(self) -> None:
-        self._seconds: dict[int, float] = {}
+        self._seconds: dict[tuple[int, int], tuple[str, float]] = {}
         self._tick = os.sysconf("SC_CLK_TCK")
 
     def sample(self, root: int) -> None:
+        for pid, is_java in self._descendants(root):
+            for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
+                try:
+                    name, seconds = self._thread_cpu(task / "stat")
+                except (OSError, IndexError, ValueError):
+                    continue
+                group = thread_group(name) if is_java else "Python"
+                previous = self._seconds.get((pid, int(task.name)), ("", 0.0))[1]
+                self._seconds[pid, int(task.name)] = (group, max(previous, seconds))
+
+    def total(self) -> float:
+        return sum(seconds for _, seconds in self._seconds.values())
+
+    def by_group(self) -> dict[str, float]:
+        groups: dict[str, float] = {}
+        for group, seconds in self._seconds.values():
+            groups[group] = groups.get(group, 0.0) + seconds
+        return dict(sorted(groups.items(), key=lambda item: -item[1]))
+
+    def _thread_cpu(self, stat: Path) -> tuple[str, float]:
+        text = stat.read_text()
+        fields = text.rsplit(")", 1)[1].split()
+        return text[text.index("(") + 1 : text.rindex(")")], (
+            int(fields[11]) + int(fields[12])
+        ) / self._tick
+
+    @staticmethod
+    def _descendants(root: int) -> list[tuple[int, bool]]:
         parents: dict[int, int] = {}
-        used: dict[int, float] = {}
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
+                parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError):
                 continue
-            pid = int(stat.parent.name)
-            parents[pid] = int(fields[1])
-            used[pid] = (int(fields[11]) + int(fields[12])) / self._tick
-        for pid, seconds in used.items():
+        found = []
+        for pid in parents:
             ancestor = pid
             while ancestor not in (root, 0, 1) and ancestor in parents:
                 ancestor = parents[ancestor]
             if ancestor == root:
-                self._seconds[pid] = max(self._seconds.get(pid, 0.0), seconds)
+                found.append((pid, _is_java(pid)))
+        return found
 
-    def total(self) -> float:
-        return sum(self._seconds.values())
+
+def _is_java(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/exe").resolve().name == "java"
+    except OSError:
+        return False
+
+
+#: JVM thread name prefixes (as /proc shows them: at most 15 characters) and their group.
+THREAD_GROUPS: tuple[tuple[str, str], ...] = (
+    ("Executor task", "tasks"),
+    ("C1 CompilerThre", "JIT compiler"),
+    ("C2 CompilerThre", "JIT compiler"),
+    ("GC Thread", "garbage collector"),
+    ("VM Thread", "garbage collector"),
+)
+
+
+def thread_group(name: str) -> str:
+    for prefix, group in THREAD_GROUPS:
+        if name.startswith(prefix):
+            return group
+    return "driver and other JVM threads"
 
 
 def generate(logs: Path, records: int, workers: int) -> int:
@@ -245,8 +324,8 @@ def generate_share(logs: Path, worker: int, records: int) -> int:
             lines += topic_message(rng, now, message_id)
         else:
             lines += queue_message(rng, now, message_id)
-        if len(lines) >= RECORDS_PER_FILE:
-            written += flush(logs, worker, files, lines, now)
+        if len(lines) >= RECORDS_PER_FILE:  # a message's last lines may overshoot: cut them
+            written += flush(logs, worker, files, lines[: records - written], now)
             files += 1
             lines = []
     lines = lines[: records - written]

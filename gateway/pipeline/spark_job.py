@@ -28,10 +28,12 @@ from pyspark.sql import DataFrame, DataFrameWriter, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-from gateway.pipeline import PipelineError, transforms
+from gateway.pipeline import PipelineError
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.report import ReportOptions
 from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
+from gateway.pipeline.transforms import deliveries as delivery_transforms
+from gateway.pipeline.transforms import parsing, queues
 
 LOG = logging.getLogger(__name__)
 SHUFFLE_PARTITIONS: Final = "spark.sql.shuffle.partitions"
@@ -126,14 +128,14 @@ def build_tables(
     events: DataFrame, deliveries: DataFrame, activity: DataFrame
 ) -> dict[str, DataFrame]:
     """The aggregate tables as lazy DataFrames, keyed by their directory name under --out.
-    ``deliveries`` and ``activity`` are :func:`transforms.message_deliveries` and
-    :func:`transforms.topic_activity` of ``events``, usually persisted."""
+    ``deliveries`` and ``activity`` are ``message_deliveries`` and ``topic_activity`` of
+    ``events`` (:mod:`gateway.pipeline.transforms.deliveries`), usually persisted."""
     return {
-        "subscription_summary": transforms.subscription_summary(deliveries, activity),
-        "attempts_histogram": transforms.attempts_histogram(deliveries),
-        "endpoint_health": transforms.endpoint_health(events, activity),
-        "delivery_timeline": transforms.delivery_timeline(activity),
-        "queue_summary": transforms.queue_summary(transforms.queue_message_lifecycles(events)),
+        "subscription_summary": delivery_transforms.subscription_summary(deliveries, activity),
+        "attempts_histogram": delivery_transforms.attempts_histogram(deliveries),
+        "endpoint_health": delivery_transforms.endpoint_health(events, activity),
+        "delivery_timeline": delivery_transforms.delivery_timeline(activity),
+        "queue_summary": queues.queue_summary(queues.queue_message_lifecycles(events)),
     }
 
 
@@ -144,12 +146,12 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
         summary = store_events(spark, options.logs, options.out, options.since_ms, options.until_ms)
     events = spark.read.parquet(under(options.out, EVENTS_TABLE))
     if summary["events_without_message_id"]:
-        events = transforms.attach_message_ids_by_receipt_handle(events)
-    deliveries = transforms.message_deliveries(
+        events = parsing.attach_message_ids_by_receipt_handle(events)
+    deliveries = delivery_transforms.message_deliveries(
         events, join_publications=bool(summary["pushes_without_publish_time"])
     ).persist()
     bucket_ms = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
-    activity = transforms.topic_activity(events, bucket_ms).persist()
+    activity = delivery_transforms.topic_activity(events, bucket_ms).persist()
     try:
         with _phase("wrote the aggregate tables"):
             activity.count()  # three tables read it: computed once, before the threads start
@@ -168,12 +170,12 @@ def store_events(
     spark: SparkSession, logs: str, out: str, since_ms: int | None, until_ms: int | None
 ) -> dict[str, int | None]:
     """The single pass over the JSON: writes the events in the window as the message-trace
-    table and returns :func:`transforms.input_summary_columns` observed on the way."""
+    table and returns :func:`parsing.input_summary_columns` observed on the way."""
     observation = Observation(SUMMARY_TABLE)
-    parsed = transforms.parse_records(read_logs(spark, logs)).observe(
-        observation, *transforms.input_summary_columns(since_ms, until_ms)
+    parsed = parsing.parse_records(read_logs(spark, logs)).observe(
+        observation, *parsing.input_summary_columns(since_ms, until_ms)
     )
-    events = transforms.within_time_window(transforms.usable_events(parsed), since_ms, until_ms)
+    events = parsing.within_time_window(parsing.usable_events(parsed), since_ms, until_ms)
     _events_writer(events).parquet(under(out, EVENTS_TABLE))
     return dict(observation.get)
 
@@ -183,9 +185,9 @@ def find_trace(spark: SparkSession, options: ReportOptions) -> list[dict[str, ob
     message-trace table an earlier report wrote under --out."""
     assert options.trace is not None
     if options.logs is not None:
-        parsed = transforms.parse_records(read_logs(spark, options.logs))
-        events = transforms.within_time_window(
-            transforms.usable_events(parsed), options.since_ms, options.until_ms
+        parsed = parsing.parse_records(read_logs(spark, options.logs))
+        events = parsing.within_time_window(
+            parsing.usable_events(parsed), options.since_ms, options.until_ms
         )
     else:
         assert options.out is not None
@@ -193,7 +195,7 @@ def find_trace(spark: SparkSession, options: ReportOptions) -> list[dict[str, ob
             events = spark.read.parquet(under(options.out, EVENTS_TABLE))
         except AnalysisException as error:
             raise PipelineError(f"no {EVENTS_TABLE} table under --out {options.out}") from error
-    return [row.asDict() for row in transforms.message_trace(events, options.trace).collect()]
+    return [row.asDict() for row in parsing.message_trace(events, options.trace).collect()]
 
 
 def _events_writer(events: DataFrame) -> DataFrameWriter:

@@ -23,15 +23,8 @@ from mns.account import Account
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, TopicMessage, TopicMeta
 
-from gateway.delivery.mail import (
-    DEFAULT_SUBJECT,
-    MailSender,
-    SmtpConfigError,
-    SmtpSecurity,
-    SmtpSettings,
-    open_smtp,
-    parse_direct_mail,
-)
+from gateway.delivery.directmail import DEFAULT_SUBJECT
+from gateway.delivery.mail import MailSender, SmtpConfigError, SmtpSecurity, SmtpSettings, open_smtp
 from gateway.delivery.senders import PermanentDeliveryError
 from gateway.delivery.transport import PushOutcome
 from gateway.model import DeliveryJob, Subscription
@@ -248,23 +241,6 @@ def test_non_ascii_subject_and_body_arrive_intact_over_7bit(
     assert mail.message["Subject"] == "订单通知"
     assert mail.message["Content-Transfer-Encoding"] in ("quoted-printable", "base64")
     assert mail.message.get_content().rstrip("\r\n") == body  # CRLF: canonical text form
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ('{"IsHtml": 0, "ReplyToAddress": 0}', (False, False)),
-        ('{"IsHtml": "0", "ReplyToAddress": "false"}', (False, False)),
-        ('{"IsHtml": "1", "ReplyToAddress": true}', (True, True)),
-        ('{"IsHtml": 1, "ReplyToAddress": "True"}', (True, True)),
-        ("{}", (False, False)),
-    ],
-)
-def test_direct_mail_flags_accept_numbers_strings_and_booleans(
-    raw: str, expected: tuple[bool, bool]
-) -> None:
-    parsed = parse_direct_mail(raw)
-    assert (parsed.is_html, parsed.reply_to_sender) == expected
 
 
 @pytest.mark.parametrize(

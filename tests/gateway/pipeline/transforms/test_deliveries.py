@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, Row
 from pyspark.testing import assertDataFrameEqual
 
-from gateway.pipeline import transforms
+from gateway.pipeline.transforms import deliveries
 from tests.gateway.pipeline.conftest import Records
 
 EventFactory = Callable[[Records], DataFrame]
@@ -105,8 +105,8 @@ def history(make_events: EventFactory) -> DataFrame:
 
 
 def test_message_deliveries_joins_publications(history: DataFrame) -> None:
-    deliveries = transforms.message_deliveries(history)
-    assertDataFrameEqual(deliveries.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+    per_message = deliveries.message_deliveries(history)
+    assertDataFrameEqual(per_message.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
 def test_message_deliveries_uses_publish_time_on_push_records(
@@ -118,13 +118,13 @@ def test_message_deliveries_uses_publish_time_on_push_records(
         for record in HISTORY
         if record["action"] != "PublishMessage"
     ]
-    deliveries = transforms.message_deliveries(make_events(records), join_publications=False)
-    assertDataFrameEqual(deliveries.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+    per_message = deliveries.message_deliveries(make_events(records), join_publications=False)
+    assertDataFrameEqual(per_message.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
 def test_subscription_summary(history: DataFrame) -> None:
-    summary = transforms.subscription_summary(
-        transforms.message_deliveries(history), transforms.topic_activity(history, DAY_MS)
+    summary = deliveries.subscription_summary(
+        deliveries.message_deliveries(history), deliveries.topic_activity(history, DAY_MS)
     )
     assertDataFrameEqual(
         summary,
@@ -169,7 +169,7 @@ def test_subscription_summary(history: DataFrame) -> None:
 
 
 def test_attempts_histogram(history: DataFrame) -> None:
-    histogram = transforms.attempts_histogram(transforms.message_deliveries(history))
+    histogram = deliveries.attempts_histogram(deliveries.message_deliveries(history))
     assertDataFrameEqual(
         histogram.select("subscription_name", "attempts", "messages"),
         [
@@ -182,7 +182,7 @@ def test_attempts_histogram(history: DataFrame) -> None:
 
 
 def test_endpoint_health_reports_failing_since_the_last_success(history: DataFrame) -> None:
-    health = transforms.endpoint_health(history, transforms.topic_activity(history, DAY_MS))
+    health = deliveries.endpoint_health(history, deliveries.topic_activity(history, DAY_MS))
     assertDataFrameEqual(
         health.drop("topic_name"),
         [
@@ -217,8 +217,8 @@ def test_endpoint_health_reports_failing_since_the_last_success(history: DataFra
 
 
 def test_endpoint_health_does_not_depend_on_the_activity_buckets(history: DataFrame) -> None:
-    narrow = transforms.endpoint_health(history, transforms.topic_activity(history, 1000))
-    wide = transforms.endpoint_health(history, transforms.topic_activity(history, DAY_MS))
+    narrow = deliveries.endpoint_health(history, deliveries.topic_activity(history, 1000))
+    wide = deliveries.endpoint_health(history, deliveries.topic_activity(history, DAY_MS))
     assertDataFrameEqual(narrow, wide)
 
 
@@ -227,7 +227,7 @@ def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
 ) -> None:
     attempts = [push(at, "audit", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)]
     events = make_events(attempts)
-    health = transforms.endpoint_health(events, transforms.topic_activity(events, DAY_MS))
+    health = deliveries.endpoint_health(events, deliveries.topic_activity(events, DAY_MS))
     assertDataFrameEqual(
         health.select("failing_since_ms", "consecutive_failures", "last_success_ms"),
         [Row(failing_since_ms=T0 + 10, consecutive_failures=3, last_success_ms=None)],
@@ -235,7 +235,7 @@ def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
 
 
 def test_delivery_timeline_buckets_attempts(history: DataFrame) -> None:
-    timeline = transforms.delivery_timeline(transforms.topic_activity(history, 2000))
+    timeline = deliveries.delivery_timeline(deliveries.topic_activity(history, 2000))
     assertDataFrameEqual(
         timeline.select("bucket_start_ms", "subscription_name", "attempts", "successes"),
         [
@@ -254,8 +254,8 @@ def test_status_code_decides_success_when_outcome_is_missing(make_events: EventF
         {**push(10, "audit", "m1", 1, "success", 204), "outcome": None},
         {**push(20, "audit", "m2", 1, "http_error", 500), "outcome": None},
     ]
-    deliveries = transforms.message_deliveries(make_events(records))
+    per_message = deliveries.message_deliveries(make_events(records))
     assertDataFrameEqual(
-        deliveries.select("message_id", "delivered"),
+        per_message.select("message_id", "delivered"),
         [Row(message_id="m1", delivered=True), Row(message_id="m2", delivered=False)],
     )

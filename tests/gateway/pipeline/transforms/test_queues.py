@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import DataFrame, Row
 from pyspark.testing import assertDataFrameEqual
 
-from gateway.pipeline import transforms
+from gateway.pipeline.transforms import queues
 from tests.gateway.pipeline.conftest import Records
 
 EventFactory = Callable[[Records], DataFrame]
@@ -54,7 +54,7 @@ HISTORY: Records = [
 
 @pytest.fixture
 def lifecycles(make_events: EventFactory) -> DataFrame:
-    return transforms.queue_message_lifecycles(make_events(HISTORY))
+    return queues.queue_message_lifecycles(make_events(HISTORY))
 
 
 def test_queue_message_lifecycles(lifecycles: DataFrame) -> None:
@@ -99,7 +99,7 @@ def test_queue_message_lifecycles(lifecycles: DataFrame) -> None:
 
 def test_queue_summary(lifecycles: DataFrame) -> None:
     assertDataFrameEqual(
-        transforms.queue_summary(lifecycles),
+        queues.queue_summary(lifecycles),
         [
             Row(
                 queue_name="jobs",
@@ -139,5 +139,5 @@ def test_repeated_receives_count_as_redelivery_without_dequeue_count(
             operation(3, "ReceiveMessage", "m"),
         ]
     )
-    summary = transforms.queue_summary(transforms.queue_message_lifecycles(events))
+    summary = queues.queue_summary(queues.queue_message_lifecycles(events))
     assertDataFrameEqual(summary.select("redelivered"), [Row(redelivered=1)])

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, Row
 from pyspark.testing import assertDataFrameEqual
 
-from gateway.pipeline import transforms
+from gateway.pipeline.transforms import parsing
 from tests.gateway.pipeline.conftest import Records
 
 RawFactory = Callable[[Records], DataFrame]
@@ -30,7 +30,7 @@ def test_time_is_read_from_numbers_numeric_strings_and_date_strings(make_raw: Ra
             {"Time": "yesterday", "Action": "SendMessage"},
         ]
     )
-    parsed = transforms.parse_records(raw).select("time_ms")
+    parsed = parsing.parse_records(raw).select("time_ms")
     assertDataFrameEqual(
         parsed,
         [
@@ -60,7 +60,7 @@ def test_numbers_strings_and_empty_values_are_normalised(make_raw: RawFactory) -
             }
         ]
     )
-    parsed = transforms.parse_records(raw).select(
+    parsed = parsing.parse_records(raw).select(
         "message_id", "attempt", "status_code", "latency_ms", "outcome", "dequeue_count"
     )
     assertDataFrameEqual(
@@ -89,7 +89,7 @@ def test_usable_events_drop_malformed_and_records_without_time_or_action(
             {"Time": str(T0), "MessageId": "no-action"},
         ]
     )
-    events = transforms.usable_events(transforms.parse_records(raw))
+    events = parsing.usable_events(parsing.parse_records(raw))
     assertDataFrameEqual(events.select("message_id"), [Row(message_id="kept")])
 
 
@@ -104,7 +104,7 @@ def test_input_summary_counts_what_was_skipped_and_the_window(make_raw: RawFacto
             {"Time": "", "Action": "SendMessage"},
         ]
     )
-    summary = transforms.input_summary(transforms.parse_records(raw), T0 + 1000, T0 + 9000)
+    summary = parsing.input_summary(parsing.parse_records(raw), T0 + 1000, T0 + 9000)
     assertDataFrameEqual(
         summary,
         [
@@ -124,9 +124,9 @@ def test_input_summary_counts_what_was_skipped_and_the_window(make_raw: RawFacto
 
 def test_time_window_includes_since_and_excludes_until(make_events: EventFactory) -> None:
     events = make_events([{"time_ms": T0 + offset, "action": "SendMessage"} for offset in range(4)])
-    windowed = transforms.within_time_window(events, T0 + 1, T0 + 3)
+    windowed = parsing.within_time_window(events, T0 + 1, T0 + 3)
     assertDataFrameEqual(windowed.select("time_ms"), [Row(time_ms=T0 + 1), Row(time_ms=T0 + 2)])
-    assert transforms.within_time_window(events, None, None).count() == 4
+    assert parsing.within_time_window(events, None, None).count() == 4
 
 
 def test_deletes_logged_with_only_a_receipt_handle_get_the_message_id(
@@ -169,7 +169,7 @@ def test_deletes_logged_with_only_a_receipt_handle_get_the_message_id(
             },
         ]
     )
-    resolved = transforms.attach_message_ids_by_receipt_handle(events)
+    resolved = parsing.attach_message_ids_by_receipt_handle(events)
     assertDataFrameEqual(
         resolved.select("time_ms", "message_id"),
         [
@@ -197,7 +197,7 @@ def test_message_trace_is_ordered_and_follows_receipt_handles(make_events: Event
             {"time_ms": T0 + 1, "action": "SendMessage", "message_id": "someone-else"},
         ]
     )
-    trace = transforms.message_trace(events, "m1").select("time_ms", "action", "message_id")
+    trace = parsing.message_trace(events, "m1").select("time_ms", "action", "message_id")
     assertDataFrameEqual(
         trace,
         [

@@ -1,0 +1,159 @@
+"""The input side of the report: typing raw log fields, dropping what cannot be used, the time
+window, receipt-handle resolution and single-message traces. Kept apart from the aggregates so
+the questions of what a record means and what the report counts stay separate."""
+
+from __future__ import annotations
+
+import string
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from gateway.oplog import Action, Field
+from gateway.pipeline.schema import (
+    ACTION_ORDER,
+    COLUMN_FOR_FIELD,
+    CORRUPT_RECORD,
+    HANDLE_ISSUING_ACTIONS,
+    INT_FIELDS,
+    LONG_FIELDS,
+    TIME_FIELDS,
+)
+from gateway.pipeline.transforms.columns import action_is
+
+
+def parse_records(raw: DataFrame) -> DataFrame:
+    """Typed columns for every input line, plus ``is_malformed`` for lines that were not JSON
+    objects. Nothing is dropped here, so the input summary can count what gets dropped later."""
+    typed = [_typed_column(field).alias(column) for field, column in COLUMN_FOR_FIELD.items()]
+    return raw.select(*typed, F.col(CORRUPT_RECORD).isNotNull().alias("is_malformed"))
+
+
+def usable_events(parsed: DataFrame) -> DataFrame:
+    """The events every report is built from: well-formed lines with a readable Time and Action."""
+    return parsed.where(_usable()).drop("is_malformed")
+
+
+def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Column]:
+    """Aggregate columns over parsed records: lines read, skipped as malformed (not a JSON
+    object) or unusable (no readable Time or Action), events inside the time window, and the
+    window's actual first and last event. Separate from :func:`input_summary` so the report can
+    compute them with ``DataFrame.observe`` during its single pass over the input."""
+    in_window = _usable() & _in_window(since_ms, until_ms)
+    return [
+        F.count(F.lit(1)).alias("lines"),
+        F.count_if(F.col("is_malformed")).alias("malformed_lines"),
+        F.count_if(~F.col("is_malformed") & ~_usable()).alias("unusable_records"),
+        F.count_if(in_window).alias("events_in_window"),
+        F.count_if(in_window & F.col("message_id").isNull()).alias("events_without_message_id"),
+        F.count_if(
+            in_window & action_is(Action.PUSH_MESSAGE) & F.col("publish_time_ms").isNull()
+        ).alias("pushes_without_publish_time"),
+        F.min(F.when(in_window, F.col("time_ms"))).alias("first_time_ms"),
+        F.max(F.when(in_window, F.col("time_ms"))).alias("last_time_ms"),
+    ]
+
+
+def input_summary(parsed: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
+    """One row of :func:`input_summary_columns`."""
+    return parsed.agg(*input_summary_columns(since_ms, until_ms))
+
+
+def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
+    """Events with ``since_ms <= time_ms < until_ms``; a missing bound is open."""
+    return events.where(_in_window(since_ms, until_ms))
+
+
+def attach_message_ids_by_receipt_handle(events: DataFrame) -> DataFrame:
+    """Fill ``message_id`` of deletes and visibility changes that only carry a receipt handle
+    (the real service logs some operations that way) from the receive or visibility change
+    that handed it out."""
+    needs_id = F.col("message_id").isNull() & F.col("receipt_handle_in_request").isNotNull()
+    handles = (
+        events.where(
+            F.col("action").isin(*HANDLE_ISSUING_ACTIONS)
+            & F.col("receipt_handle_in_response").isNotNull()
+            & F.col("message_id").isNotNull()
+        )
+        .select(
+            F.col("queue_name").alias("_queue"),
+            F.col("receipt_handle_in_response").alias("_handle"),
+            F.col("message_id").alias("_resolved_id"),
+        )
+        .dropDuplicates(["_queue", "_handle"])
+    )
+    matched = F.col("queue_name").eqNullSafe(F.col("_queue")) & (
+        F.col("receipt_handle_in_request") == F.col("_handle")
+    )
+    resolved = (
+        events.where(needs_id)
+        .join(handles, matched, "left")
+        .withColumn("message_id", F.col("_resolved_id"))
+        .select(*events.columns)
+    )
+    return events.where(~needs_id).unionByName(resolved)
+
+
+def message_trace(events: DataFrame, message_id: str) -> DataFrame:
+    """Every operation of one message in the order they happened, including deletes and
+    visibility changes logged with only a receipt handle that one of its operations returned."""
+    own = events.where(F.col("message_id") == F.lit(message_id))
+    handles = own.where(
+        F.col("action").isin(*HANDLE_ISSUING_ACTIONS)
+        & F.col("receipt_handle_in_response").isNotNull()
+    ).select(F.col("receipt_handle_in_response").alias("receipt_handle_in_request"))
+    by_handle = (
+        events.where(F.col("message_id").isNull())
+        .join(handles, "receipt_handle_in_request", "left_semi")
+        .withColumn("message_id", F.lit(message_id))
+        .select(*events.columns)
+    )
+    ranks = F.create_map(*[F.lit(value) for pair in ACTION_ORDER.items() for value in pair])
+    return (
+        own.unionByName(by_handle)
+        .withColumn("action_rank", F.coalesce(ranks[F.col("action")], F.lit(99)))
+        .orderBy("time_ms", "action_rank", "attempt")
+        .drop("action_rank")
+    )
+
+
+def _typed_column(field: Field) -> Column:
+    name = field.value
+    text = F.nullif(F.col(name), F.lit(""))
+    if field in TIME_FIELDS:
+        return F.coalesce(_lenient_integer(name, "BIGINT"), F.unix_millis(F.try_to_timestamp(text)))
+    if field in LONG_FIELDS:
+        return _lenient_integer(name, "BIGINT")
+    if field in INT_FIELDS:
+        return _lenient_integer(name, "INT")
+    if field is Field.OUTCOME:
+        return _ascii_lower(text)
+    return text
+
+
+def _ascii_lower(text: Column) -> Column:
+    """Outcomes are ASCII words. ``lower`` applies Spark 4's ICU case mapping to every row and
+    loads and compiles ICU on the way, about a CPU-second per report for nothing."""
+    return F.translate(text, string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _lenient_integer(name: str, sql_type: str) -> Column:
+    """``"12"``, ``12``, ``"12.0"`` and ``"1.2e1"`` all read as 12; anything else as null.
+    SQL ``try_cast`` because ANSI mode (Spark 4's default) makes a plain cast raise."""
+    return F.expr(
+        f"coalesce(try_cast(`{name}` AS {sql_type}),"
+        f" try_cast(try_cast(`{name}` AS DOUBLE) AS {sql_type}))"
+    )
+
+
+def _usable() -> Column:
+    return ~F.col("is_malformed") & F.col("time_ms").isNotNull() & F.col("action").isNotNull()
+
+
+def _in_window(since_ms: int | None, until_ms: int | None) -> Column:
+    condition = F.lit(True)
+    if since_ms is not None:
+        condition &= F.col("time_ms") >= F.lit(since_ms)
+    if until_ms is not None:
+        condition &= F.col("time_ms") < F.lit(until_ms)
+    return condition
