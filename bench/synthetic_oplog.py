@@ -1,0 +1,152 @@
+"""Synthetic operation logs for the report benchmark: N records shaped and sized like the gateway's.
+
+The traffic mimics a gateway with 20 topics of 3 HTTP subscriptions (about 90 % of pushes
+succeed first time, some need retries, 1 % end in a dead letter) and 20 queues (send, one or two
+receives, usually a delete), written as JSON lines into hourly partitions by several processes
+from pre-formatted strings, so that generating 5 million records takes seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import time
+from pathlib import Path
+
+START_MS = 1_717_200_000_000  # 2024-06-01 00:00:00 UTC
+SPAN_MS = 24 * 3_600_000
+RECORDS_PER_FILE = 500_000
+
+PUBLISH = (
+    '{"Time":%d,"Action":"PublishMessage","TopicName":"topic-%d","MessageId":"%s",'
+    '"AccountId":"1234567890123456","RemoteAddress":"10.0.%d.%d","RequestId":"%s",'
+    '"ProcessTime":%d}\n'
+)
+PUSH = (
+    '{"Time":%d,"Action":"PushMessage","TopicName":"topic-%d","SubscriptionName":"sub-%d",'
+    '"MessageId":"%s","AccountId":"1234567890123456","Endpoint":"http://10.1.%d.%d:8080/notify",'
+    '"PublishTime":%d,"Attempt":%d,"Outcome":"%s","StatusCode":%s,"LatencyMs":%d,"Error":%s}\n'
+)
+DEAD_LETTER = (
+    '{"Time":%d,"Action":"DeadLetter","TopicName":"topic-%d","SubscriptionName":"sub-%d",'
+    '"MessageId":"%s","AccountId":"1234567890123456","Endpoint":"http://10.1.%d.%d:8080/notify",'
+    '"PublishTime":%d,"Attempt":%d,"Error":"retries exhausted"}\n'
+)
+QUEUE_OPERATION = (
+    '{"Time":%d,"Action":"%s","QueueName":"queue-%d","MessageId":"%s",'
+    '"AccountId":"1234567890123456","RemoteAddress":"10.2.%d.%d","RequestId":"%s",'
+    '"ProcessTime":%d%s}\n'
+)
+
+
+def generate(logs: Path, records: int, workers: int) -> int:
+    shares = [records // workers + (1 if i < records % workers else 0) for i in range(workers)]
+    jobs = [(logs, worker, share) for worker, share in enumerate(shares)]
+    with multiprocessing.Pool(workers) as pool:
+        return sum(pool.starmap(generate_share, jobs))
+
+
+def generate_share(logs: Path, worker: int, records: int) -> int:
+    """Write ``records`` lines into hourly partitions; each worker owns its own files."""
+    rng = random.Random(worker)
+    lines: list[str] = []
+    written = files = sequence = 0
+    step = SPAN_MS / max(records / 4, 1)
+    while written + len(lines) < records:
+        sequence += 1
+        now = START_MS + int(sequence * step)
+        message_id = f"{worker:02X}{sequence:030X}"
+        if sequence % 2:
+            lines += topic_message(rng, now, message_id)
+        else:
+            lines += queue_message(rng, now, message_id)
+        if len(lines) >= RECORDS_PER_FILE:  # a message's last lines may overshoot: cut them
+            written += flush(logs, worker, files, lines[: records - written], now)
+            files += 1
+            lines = []
+    lines = lines[: records - written]
+    if lines:
+        written += flush(logs, worker, files, lines, START_MS + int(sequence * step))
+    return written
+
+
+def flush(logs: Path, worker: int, index: int, lines: list[str], now: int) -> int:
+    hour = time.gmtime(now / 1000)
+    folder = logs / time.strftime("dt=%Y-%m-%d/hour=%H", hour)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"oplog-bench-{worker}-{index:05d}.jsonl").write_text("".join(lines))
+    return len(lines)
+
+
+def topic_message(rng: random.Random, now: int, message_id: str) -> list[str]:
+    topic = rng.randrange(20)
+    request = f"{rng.getrandbits(96):024X}"
+    lines = [PUBLISH % (now, topic, message_id, topic, rng.randrange(256), request, 2)]
+    for subscription in range(3):
+        roll = rng.random()
+        attempts = 1 if roll < 0.9 else 2 if roll < 0.96 else 3 if roll < 0.99 else 5
+        at = now + 5 + rng.randrange(40)
+        for attempt in range(1, attempts + 1):
+            last = attempt == attempts
+            ok = last and attempts < 5
+            outcome, status, error = ("success", "200", "null") if ok else _failure(rng)
+            latency = 5 + rng.randrange(60)
+            lines.append(
+                PUSH
+                % (
+                    at,
+                    topic,
+                    subscription,
+                    message_id,
+                    topic,
+                    subscription,
+                    now,
+                    attempt,
+                    outcome,
+                    status,
+                    latency,
+                    error,
+                )
+            )
+            at += latency + 1000 * 2**attempt
+        if attempts == 5:
+            lines.append(
+                DEAD_LETTER
+                % (at, topic, subscription, message_id, topic, subscription, now, attempts)
+            )
+    return lines
+
+
+def _failure(rng: random.Random) -> tuple[str, str, str]:
+    if rng.random() < 0.5:
+        return "http_error", "503", '"503 Service Unavailable"'
+    return "timeout", "null", '"read timeout after 5 s"'
+
+
+def queue_message(rng: random.Random, now: int, message_id: str) -> list[str]:
+    queue = rng.randrange(20)
+    send = "SendMessage" if rng.random() < 0.7 else "BatchSendMessage"
+    lines = [_queue_line(rng, now, send, queue, message_id, "")]
+    receives = 2 if rng.random() < 0.1 else 1
+    at = now + 20 + rng.randrange(500)
+    handle = ""
+    for dequeue in range(1, receives + 1):
+        handle = f"{rng.getrandbits(128):032X}"
+        extra = (
+            f',"DequeueCount":{dequeue},"NextVisibleTime":{at + 30_000},'
+            f'"ReceiptHandleInResponse":"{handle}"'
+        )
+        lines.append(_queue_line(rng, at, "ReceiveMessage", queue, message_id, extra))
+        at += 30_000 if dequeue < receives else 50 + rng.randrange(200)
+    if rng.random() < 0.95:
+        extra = f',"ReceiptHandleInRequest":"{handle}"'
+        lines.append(_queue_line(rng, at, "DeleteMessage", queue, message_id, extra))
+    return lines
+
+
+def _queue_line(
+    rng: random.Random, at: int, action: str, queue: int, message_id: str, extra: str
+) -> str:
+    request = f"{rng.getrandbits(96):024X}"
+    octets = (rng.randrange(256), rng.randrange(256))
+    return QUEUE_OPERATION % (at, action, queue, message_id, *octets, request, 1, extra)
