@@ -199,42 +199,53 @@ def time_job(script: Path, arguments: list[str], master: str, conf: list[str]) -
 
 
 class DescendantCpu:
-    """CPU seconds of a process and its descendants per thread (the JVM PySpark starts is not
-    reaped by the job, so ``RUSAGE_CHILDREN`` misses it), sampled from /proc, so the last
-    fraction of a second before a thread exits is not counted. Threads are grouped by what they
-    do, which is what says where a report's CPU goes: the tasks that do the work, the JIT
-    compilers, the garbage collector, and the rest (driver: planning, code generation, py4j)."""
+    """CPU seconds of a process and its descendants (the JVM PySpark starts is not reaped by the
+    job, so ``RUSAGE_CHILDREN`` misses it), sampled from /proc, so the last fraction of a second
+    before a process exits is not counted. Threads are sampled too and grouped by what they do,
+    which is what says where a report's CPU goes: the tasks that do the work, the JIT compilers,
+    the garbage collector, and the rest (driver: planning, code generation, py4j). A process's
+    own figure includes threads that ended between two samples; the groups cannot."""
 
     def __init__(self) -> None:
-        self._seconds: dict[tuple[int, int], tuple[str, float]] = {}
+        self._processes: dict[int, float] = {}
+        self._threads: dict[tuple[int, int], tuple[str, float]] = {}
         self._tick = os.sysconf("SC_CLK_TCK")
 
     def sample(self, root: int) -> None:
         for pid, is_java in self._descendants(root):
+            try:
+                _, used = self._cpu(Path(f"/proc/{pid}/stat"))
+            except (OSError, IndexError, ValueError):
+                continue
+            self._processes[pid] = max(self._processes.get(pid, 0.0), used)
             for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
                 try:
-                    name, seconds = self._thread_cpu(task / "stat")
+                    name, used = self._cpu(task / "stat")
                 except (OSError, IndexError, ValueError):
                     continue
-                group = thread_group(name) if is_java else "Python"
-                previous = self._seconds.get((pid, int(task.name)), ("", 0.0))[1]
-                self._seconds[pid, int(task.name)] = (group, max(previous, seconds))
+                key = (pid, int(task.name))
+                previous = self._threads.get(key, ("", 0.0))[1]
+                self._threads[key] = (
+                    thread_group(name) if is_java else "Python",
+                    max(previous, used),
+                )
 
     def total(self) -> float:
-        return sum(seconds for _, seconds in self._seconds.values())
+        return sum(self._processes.values())
 
     def by_group(self) -> dict[str, float]:
         groups: dict[str, float] = {}
-        for group, seconds in self._seconds.values():
-            groups[group] = groups.get(group, 0.0) + seconds
+        for group, used in self._threads.values():
+            groups[group] = groups.get(group, 0.0) + used
+        groups["threads that ended between samples"] = max(0.0, self.total() - sum(groups.values()))
         return dict(sorted(groups.items(), key=lambda item: -item[1]))
 
-    def _thread_cpu(self, stat: Path) -> tuple[str, float]:
+    def _cpu(self, stat: Path) -> tuple[str, float]:
+        """The name and user + system CPU seconds in a /proc stat file."""
         text = stat.read_text()
         fields = text.rsplit(")", 1)[1].split()
-        return text[text.index("(") + 1 : text.rindex(")")], (
-            int(fields[11]) + int(fields[12])
-        ) / self._tick
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        return name, (int(fields[11]) + int(fields[12])) / self._tick
 
     @staticmethod
     def _descendants(root: int) -> list[tuple[int, bool]]:
