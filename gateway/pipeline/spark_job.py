@@ -32,8 +32,7 @@ from gateway.pipeline import PipelineError
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.report import ReportOptions
 from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
-from gateway.pipeline.transforms import deliveries as delivery_transforms
-from gateway.pipeline.transforms import parsing, queues
+from gateway.pipeline.transforms import deliveries, parsing, queues
 
 LOG = logging.getLogger(__name__)
 SHUFFLE_PARTITIONS: Final = "spark.sql.shuffle.partitions"
@@ -50,7 +49,7 @@ UNIQUE_COLUMNS: Final = (
     "receipt_handle_in_response",
 )
 #: Aggregate tables written one after another in one thread; the threads run at the same time.
-#: The first chain shares the persisted deliveries, so its first table computes them once.
+#: The first chain shares the persisted per-message deliveries: its first table computes them.
 WRITE_CHAINS: Final = (
     ("subscription_summary", "attempts_histogram"),
     ("endpoint_health",),
@@ -125,16 +124,16 @@ def timeline_bucket_ms(first_ms: int | None, last_ms: int | None) -> int:
 
 
 def build_tables(
-    events: DataFrame, deliveries: DataFrame, activity: DataFrame
+    events: DataFrame, per_message: DataFrame, activity: DataFrame
 ) -> dict[str, DataFrame]:
     """The aggregate tables as lazy DataFrames, keyed by their directory name under --out.
-    ``deliveries`` and ``activity`` are ``message_deliveries`` and ``topic_activity`` of
-    ``events`` (:mod:`gateway.pipeline.transforms.deliveries`), usually persisted."""
+    ``per_message`` and ``activity`` are :func:`deliveries.message_deliveries` and
+    :func:`deliveries.topic_activity` of ``events``, usually persisted."""
     return {
-        "subscription_summary": delivery_transforms.subscription_summary(deliveries, activity),
-        "attempts_histogram": delivery_transforms.attempts_histogram(deliveries),
-        "endpoint_health": delivery_transforms.endpoint_health(events, activity),
-        "delivery_timeline": delivery_transforms.delivery_timeline(activity),
+        "subscription_summary": deliveries.subscription_summary(per_message, activity),
+        "attempts_histogram": deliveries.attempts_histogram(per_message),
+        "endpoint_health": deliveries.endpoint_health(events, activity),
+        "delivery_timeline": deliveries.delivery_timeline(activity),
         "queue_summary": queues.queue_summary(queues.queue_message_lifecycles(events)),
     }
 
@@ -147,17 +146,17 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
     events = spark.read.parquet(under(options.out, EVENTS_TABLE))
     if summary["events_without_message_id"]:
         events = parsing.attach_message_ids_by_receipt_handle(events)
-    deliveries = delivery_transforms.message_deliveries(
+    per_message = deliveries.message_deliveries(
         events, join_publications=bool(summary["pushes_without_publish_time"])
     ).persist()
     bucket_ms = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
-    activity = delivery_transforms.topic_activity(events, bucket_ms).persist()
+    activity = deliveries.topic_activity(events, bucket_ms).persist()
     try:
         with _phase("wrote the aggregate tables"):
             activity.count()  # three tables read it: computed once, before the threads start
-            rows = _write_tables(build_tables(events, deliveries, activity), options.out)
+            rows = _write_tables(build_tables(events, per_message, activity), options.out)
     finally:
-        deliveries.unpersist()
+        per_message.unpersist()
         activity.unpersist()
     with _phase("wrote input_summary and report.html"):
         _write_summary(spark, summary, under(options.out, SUMMARY_TABLE))
