@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/parse_floor.py --logs DIR [--master local[2]] [--conf KEY=VALUE ...]
 
-Reads the logs the way the report does (same schema, same reader options), counts the non-null
+Reads the logs with the report's own reader (same schema, same options), counts the non-null
 values of every field, and does nothing else: no typing, no tables, no aggregates. Whatever this
 takes, end to end in a fresh process, no report built on Spark's JSON reader can beat, so it
 tells whether a target is within reach of the design at all. ``bench/report.py --parse-floor``
@@ -18,7 +18,7 @@ import time
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
+from gateway.pipeline.spark_job import read_logs
 
 
 def main() -> int:
@@ -35,13 +35,7 @@ def main() -> int:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     session_ready = time.perf_counter()
-    logs = (
-        spark.read.schema(raw_log_schema())
-        .option("mode", "PERMISSIVE")
-        .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
-        .option("recursiveFileLookup", "true")
-        .json(args.logs)
-    )
+    logs = read_logs(spark, args.logs)  # the report's own reader
     counts = logs.agg(*[F.count(column).alias(column) for column in logs.columns]).first()
     finished = time.perf_counter()
     assert counts is not None
