@@ -21,17 +21,21 @@ from gateway.pipeline.schema import (
 )
 from gateway.pipeline.transforms.columns import action_is
 
+#: Columns of the raw input kept as they are: the log partition a line was read from.
+PASSED_THROUGH = ("log_partition",)
+
 
 def parse_records(raw: DataFrame) -> DataFrame:
     """Typed columns for every input line, plus ``is_malformed`` for lines that were not JSON
     objects. Nothing is dropped here, so the input summary can count what gets dropped later."""
     typed = [_typed_column(field).alias(column) for field, column in COLUMN_FOR_FIELD.items()]
-    return raw.select(*typed, F.col(CORRUPT_RECORD).isNotNull().alias("is_malformed"))
+    kept = [name for name in PASSED_THROUGH if name in raw.columns]
+    return raw.select(*typed, F.col(CORRUPT_RECORD).isNotNull().alias("is_malformed"), *kept)
 
 
 def usable_events(parsed: DataFrame) -> DataFrame:
     """The events every report is built from: well-formed lines with a readable Time and Action."""
-    return parsed.where(_usable()).drop("is_malformed")
+    return parsed.where(usable()).drop("is_malformed")
 
 
 def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Column]:
@@ -39,18 +43,18 @@ def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Co
     object) or unusable (no readable Time or Action), events inside the time window, and the
     window's actual first and last event. Separate from :func:`input_summary` so the report can
     compute them with ``DataFrame.observe`` during its single pass over the input."""
-    in_window = _usable() & _in_window(since_ms, until_ms)
+    counted = usable() & in_window(since_ms, until_ms)
     return [
         F.count(F.lit(1)).alias("lines"),
         F.count_if(F.col("is_malformed")).alias("malformed_lines"),
-        F.count_if(~F.col("is_malformed") & ~_usable()).alias("unusable_records"),
-        F.count_if(in_window).alias("events_in_window"),
-        F.count_if(in_window & F.col("message_id").isNull()).alias("events_without_message_id"),
+        F.count_if(~F.col("is_malformed") & ~usable()).alias("unusable_records"),
+        F.count_if(counted).alias("events_in_window"),
+        F.count_if(counted & F.col("message_id").isNull()).alias("events_without_message_id"),
         F.count_if(
-            in_window & action_is(Action.PUSH_MESSAGE) & F.col("publish_time_ms").isNull()
+            counted & action_is(Action.PUSH_MESSAGE) & F.col("publish_time_ms").isNull()
         ).alias("pushes_without_publish_time"),
-        F.min(F.when(in_window, F.col("time_ms"))).alias("first_time_ms"),
-        F.max(F.when(in_window, F.col("time_ms"))).alias("last_time_ms"),
+        F.min(F.when(counted, F.col("time_ms"))).alias("first_time_ms"),
+        F.max(F.when(counted, F.col("time_ms"))).alias("last_time_ms"),
     ]
 
 
@@ -61,7 +65,7 @@ def input_summary(parsed: DataFrame, since_ms: int | None, until_ms: int | None)
 
 def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
     """Events with ``since_ms <= time_ms < until_ms``; a missing bound is open."""
-    return events.where(_in_window(since_ms, until_ms))
+    return events.where(in_window(since_ms, until_ms))
 
 
 def attach_message_ids_by_receipt_handle(events: DataFrame) -> DataFrame:
@@ -146,11 +150,13 @@ def _lenient_integer(name: str, sql_type: str) -> Column:
     )
 
 
-def _usable() -> Column:
+def usable() -> Column:
+    """Well-formed lines with a readable Time and Action: what counts as an event."""
     return ~F.col("is_malformed") & F.col("time_ms").isNotNull() & F.col("action").isNotNull()
 
 
-def _in_window(since_ms: int | None, until_ms: int | None) -> Column:
+def in_window(since_ms: int | None, until_ms: int | None) -> Column:
+    """``since_ms <= time_ms < until_ms``; a missing bound is open."""
     condition = F.lit(True)
     if since_ms is not None:
         condition &= F.col("time_ms") >= F.lit(since_ms)
