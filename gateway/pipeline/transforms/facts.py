@@ -44,6 +44,22 @@ KEYS: Final = (
 #: receive handed out, or the one an id-less delete used. xxhash64 keeps the key fixed-width.
 HANDLE_HASH: Final = "handle_hash"
 
+#: The parsed columns the facts are computed from: what a report asks the JSON reader for.
+INPUT_COLUMNS: Final = (
+    "time_ms",
+    "action",
+    "message_id",
+    "topic_name",
+    "subscription_name",
+    "endpoint",
+    "queue_name",
+    "outcome",
+    "status_code",
+    "publish_time_ms",
+    "dequeue_count",
+    "receipt_handle_in_request",
+    "receipt_handle_in_response",
+)
 TOPIC_ACTIONS: Final = (
     Action.PUBLISH_MESSAGE.value,
     Action.PUSH_MESSAGE.value,

@@ -9,7 +9,7 @@ import string
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gateway.oplog import Action, Field
+from gateway.oplog import Field
 from gateway.pipeline.schema import (
     ACTION_ORDER,
     COLUMN_FOR_FIELD,
@@ -19,7 +19,6 @@ from gateway.pipeline.schema import (
     LONG_FIELDS,
     TIME_FIELDS,
 )
-from gateway.pipeline.transforms.columns import action_is
 
 #: Columns of the raw input kept as they are: the log partition a line was read from.
 PASSED_THROUGH = ("log_partition",)
@@ -36,31 +35,6 @@ def parse_records(raw: DataFrame) -> DataFrame:
 def usable_events(parsed: DataFrame) -> DataFrame:
     """The events every report is built from: well-formed lines with a readable Time and Action."""
     return parsed.where(usable()).drop("is_malformed")
-
-
-def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Column]:
-    """Aggregate columns over parsed records: lines read, skipped as malformed (not a JSON
-    object) or unusable (no readable Time or Action), events inside the time window, and the
-    window's actual first and last event. Separate from :func:`input_summary` so the report can
-    compute them with ``DataFrame.observe`` during its single pass over the input."""
-    counted = usable() & in_window(since_ms, until_ms)
-    return [
-        F.count(F.lit(1)).alias("lines"),
-        F.count_if(F.col("is_malformed")).alias("malformed_lines"),
-        F.count_if(~F.col("is_malformed") & ~usable()).alias("unusable_records"),
-        F.count_if(counted).alias("events_in_window"),
-        F.count_if(counted & F.col("message_id").isNull()).alias("events_without_message_id"),
-        F.count_if(
-            counted & action_is(Action.PUSH_MESSAGE) & F.col("publish_time_ms").isNull()
-        ).alias("pushes_without_publish_time"),
-        F.min(F.when(counted, F.col("time_ms"))).alias("first_time_ms"),
-        F.max(F.when(counted, F.col("time_ms"))).alias("last_time_ms"),
-    ]
-
-
-def input_summary(parsed: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
-    """One row of :func:`input_summary_columns`."""
-    return parsed.agg(*input_summary_columns(since_ms, until_ms))
 
 
 def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:

@@ -46,7 +46,7 @@ def queue_summary(lifecycles: DataFrame, pushed: DataFrame | None = None) -> Dat
     if pushed is None:
         summary = summary.withColumn("from_topics", F.lit(0).cast("long"))
     else:
-        summary = summary.join(F.broadcast(pushed), "queue_name", "full").withColumn(
+        summary = summary.join(pushed, "queue_name", "full").withColumn(
             "from_topics", F.coalesce("from_topics", F.lit(0)).cast("long")
         )
     counts = ("received", "deleted", "redelivered", "never_consumed", "not_deleted")
