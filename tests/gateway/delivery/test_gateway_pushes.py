@@ -57,7 +57,15 @@ def subscribe(account: Account, topic: str, name: str, endpoint: str, **meta: st
 
 def gateway_cli(gateway: RunningGateway, *args: str) -> dict:  # type: ignore[type-arg]
     """Run an ``mns-gateway`` operator command on the gateway's data dir; its JSON answer."""
-    command = [sys.executable, "-m", "gateway.cli", *args, "--data-dir", str(gateway.data_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "gateway.cli",
+        *args,
+        "--json",
+        "--data-dir",
+        str(gateway.data_dir),
+    ]
     completed = subprocess.run(
         command, capture_output=True, text=True, timeout=60, check=True, env=gateway.env
     )
