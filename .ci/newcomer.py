@@ -27,11 +27,11 @@ from typing import ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from defusedxml.ElementTree import fromstring  # noqa: E402
+from defusedxml.ElementTree import fromstring
 
-from gateway.protocol.xml import child_text  # noqa: E402
-from tests.mns_http import RawClient  # noqa: E402
-from tests.readme import ROOT, Block, Session, blocks, section  # noqa: E402
+from gateway.protocol.xml import child_text
+from tests.mns_http import RawClient
+from tests.readme import ROOT, Block, Session, blocks, section
 
 BASE_ONLY_ABSENT = ("mns", "pytest", "pyspark", "aiosmtpd")
 
@@ -52,7 +52,7 @@ class Recorder(http.server.BaseHTTPRequestHandler):
 
     received: ClassVar[list[dict[str, str]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:  # http.server's naming
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.received.append(
             {**{k.lower(): v for k, v in self.headers.items()}, "body": body.decode()}
@@ -66,8 +66,8 @@ class Recorder(http.server.BaseHTTPRequestHandler):
 
 def check_base_install(session: Session) -> None:
     venv_python = session.workdir / ".venv" / "bin" / "python"
-    probe = "import importlib.util as u; print([m for m in %r if u.find_spec(m)])" % (
-        BASE_ONLY_ABSENT,
+    probe = (
+        f"import importlib.util as u; print([m for m in {BASE_ONLY_ABSENT!r} if u.find_spec(m)])"
     )
     extra = subprocess.run([venv_python, "-c", probe], capture_output=True, text=True, check=True)
     expect(
