@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 def open_store(settings: Settings) -> Store:
     return Store(
         SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous),
-        max_waiters=settings.max_waiters,
+        max_waiters=settings.waiter_limit,
         max_queues=settings.max_queues,
     )
 

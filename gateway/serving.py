@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
 
-from gateway.config import Settings
+from gateway.config import WORKER_CONNECTIONS, Settings
 from gateway.protocol.errors import GatewayError
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             "workers": self.settings.workers,
             "worker_class": self.settings.gunicorn_worker_class,
             "threads": self.settings.threads,
-            "worker_connections": 1000,
+            "worker_connections": WORKER_CONNECTIONS,
             "keepalive": 75,
             "timeout": 60,
             "graceful_timeout": 10,
