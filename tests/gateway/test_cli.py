@@ -23,17 +23,12 @@ from gateway.credentials import load_or_create
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
+    FAST_RETRIES,
     RunningGateway,
     free_port,
     start_gateway,
     wait_until_ready,
 )
-
-FAST_RETRIES = {
-    "MNS_GATEWAY_RETRY_SCALE": "0.01",
-    "MNS_GATEWAY_PUSH_TIMEOUT": "0.5",
-    "MNS_GATEWAY_LEASE_SECONDS": "2",
-}
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -24,6 +24,7 @@ from mns.topic import TopicMessage, TopicMeta
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
+    FAST_RETRIES,
     RunningGateway,
     free_port,
     start_gateway,
@@ -31,12 +32,6 @@ from tests.conftest import (
 
 from .doc_verifier import received_value, verify_as_a_receiver
 from .scripted_endpoint import scripted_endpoint
-
-FAST_RETRIES = {
-    "MNS_GATEWAY_RETRY_SCALE": "0.01",
-    "MNS_GATEWAY_PUSH_TIMEOUT": "0.5",
-    "MNS_GATEWAY_LEASE_SECONDS": "2",
-}
 
 
 @pytest.fixture(scope="module")
