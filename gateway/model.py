@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
-#: Messages in a topic live one day (DECISIONS §3).
+#: Messages in a topic live one day (docs/protocol.md#topics).
 TOPIC_MESSAGE_RETENTION_SECONDS = 86400
 
 
@@ -51,7 +51,7 @@ class TopicMessage:
     publish_time_ms: int
     tag: str | None = None
     #: MessageAttributes (DirectMail/DirectSMS), UserProperties, SystemProperties, MessageGroupId,
-    #: kept as the client sent them so later issues can hand them on unchanged.
+    #: kept as the client sent them so every sender can hand them on unchanged.
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
