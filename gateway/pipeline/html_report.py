@@ -32,14 +32,16 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;color:#222;max-width:12
 padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0;max-width:100%}
-td,th{padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top}
-th{text-align:left;background:#f6f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
-td.t,td.n,th{white-space:nowrap}td.w{overflow-wrap:anywhere;min-width:8em}
+td,th{padding:3px 6px;border-bottom:1px solid #eee;vertical-align:top}
+th{text-align:left;background:#f6f6f6;font-weight:600;font-size:13px}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.t{white-space:nowrap;font-variant-numeric:tabular-nums}
+td.w{overflow-wrap:anywhere;min-width:7em}td.u{overflow-wrap:anywhere;min-width:12em;font-size:12px}
 td.e{overflow-wrap:anywhere;min-width:14em;color:#700}
 .legend{margin:4px 0 12px}.key{margin-right:14px;white-space:nowrap}
 .key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
 .bad{color:#b00}.empty,.note,.missing{color:#777}svg{max-width:100%;height:auto}
-details{margin:6px 0}summary{cursor:pointer}details table{margin-left:16px}
+details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}details table{margin-left:16px}
 """
 
 

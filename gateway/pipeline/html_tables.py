@@ -23,7 +23,7 @@ MAX_TABLE_ROWS: Final = 200
 @dataclass(frozen=True, slots=True)
 class Column:
     """A table column: heading, how a row's value is written, and its CSS class (``n`` numbers,
-    ``t`` times, ``w`` names that may wrap, ``e`` errors)."""
+    ``t`` times, ``w`` names that may wrap, ``u`` endpoints, ``e`` errors)."""
 
     title: str
     render: Callable[[Row], str]
@@ -58,9 +58,8 @@ def busiest(rows: Sequence[Row], key: str) -> list[Row]:
 
 def subscription_table(subscriptions: Sequence[Row]) -> str:
     columns = (
-        Column("Topic", field("topic_name"), "w"),
-        Column("Subscription", field("subscription_name"), "w"),
-        Column("Endpoint", field("endpoint"), "w"),
+        Column("Topic / subscription", subscription_label, "w"),
+        Column("Endpoint", field("endpoint"), "u"),
         Column("Published", field("published", count), "n"),
         Column("Messages", field("messages", count), "n"),
         Column("Delivered", field("delivered", count), "n"),
@@ -90,7 +89,7 @@ def failing_endpoint_table(
         traced.setdefault(_endpoint_key(row), []).append(str(row["message_id"]))
     columns = (
         Column("Topic / subscription", subscription_label, "w"),
-        Column("Endpoint", field("endpoint"), "w"),
+        Column("Endpoint", field("endpoint"), "u"),
         Column("Failing since", field("failing_since_ms", lambda v: format_time(v, zone)), "t"),
         Column("For", lambda row: _failing_for(row, last_event_ms), "t"),
         Column("Failures in a row", field("consecutive_failures", count), "n"),
@@ -115,7 +114,7 @@ def queue_table(queues: Sequence[Row]) -> str:
     columns = (
         Column("Queue", field("queue_name"), "w"),
         Column("Sent", field("sent", count), "n"),
-        Column("of which from topics", field("from_topics", count), "n"),
+        Column("From topics", field("from_topics", count), "n"),
         Column("Received", field("received", count), "n"),
         Column("Deleted", field("deleted", count), "n"),
         Column("Redelivered", field("redelivered", count), "n"),
