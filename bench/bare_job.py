@@ -22,8 +22,8 @@ from pyspark.sql import functions as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.pipeline.spark_job import read_logs  # noqa: E402
-from gateway.pipeline.transforms import facts, parsing  # noqa: E402
+from gateway.pipeline.spark_job import read_logs
+from gateway.pipeline.transforms import facts, parsing
 
 
 def main() -> int:
@@ -48,7 +48,8 @@ def main() -> int:
     rows = counts.collect()
     finished = time.perf_counter()
     print(f"started Spark in {session_ready - started:.1f} s")
-    print(f"parsed {sum(row['records'] for row in rows)} records in {finished - session_ready:.1f} s")
+    records = sum(row["records"] for row in rows)
+    print(f"parsed {records} records in {finished - session_ready:.1f} s")
     spark.stop()
     return 0
 

@@ -175,7 +175,9 @@ def endpoint_health(deliveries: DataFrame) -> DataFrame:
         .groupBy(*SUBSCRIPTION_KEYS)
         .agg(
             F.min(
-                F.when(all_after, F.col("first_failure_ms")).when(straddles, F.col("last_failure_ms"))
+                F.when(all_after, F.col("first_failure_ms")).when(
+                    straddles, F.col("last_failure_ms")
+                )
             ).alias("failing_since_ms"),
             F.sum(F.when(all_after, F.col("failed_attempts")).when(straddles, 1)).alias(
                 "consecutive_failures"

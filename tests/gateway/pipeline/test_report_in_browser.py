@@ -163,9 +163,10 @@ def test_no_table_overflows_its_column(page: webdriver.Chrome) -> None:
            const right = column.right - parseFloat(style.paddingRight) + 1;
            const found = [];
            for (const table of document.querySelectorAll('table')) {
-             if (table.getBoundingClientRect().right > right) found.push(table.innerText.slice(0, 60));
+             const name = table.innerText.slice(0, 60);
+             if (table.getBoundingClientRect().right > right) found.push(name);
              for (const cell of table.querySelectorAll('td, th'))
-               if (cell.scrollWidth > cell.clientWidth + 1) found.push(cell.innerText.slice(0, 60));
+               if (cell.scrollWidth > cell.clientWidth + 1) found.push(cell.innerText);
            }
            return found;"""
     )
