@@ -283,9 +283,13 @@ def handle_only() -> Column:
     return F.col("message_id").isNull() & F.col(HANDLE_HASH).isNotNull()
 
 
+HANDLE_ONLY_ROWS: Final = "handle_only_rows"
+
+
 def input_summary(facts: DataFrame) -> DataFrame:
     """One row: lines read, malformed and unusable lines skipped, events in the window, events
-    without a MessageId, pushes without a PublishTime, the first and last event."""
+    without a MessageId, pushes without a PublishTime, the first and last event; and
+    ``handle_only_rows``, the facts of operations logged with only a receipt handle."""
     return facts.agg(
         *[
             F.coalesce(F.sum(name), F.lit(0)).alias(alias)
@@ -300,4 +304,5 @@ def input_summary(facts: DataFrame) -> DataFrame:
         ],
         F.min("first_ms").alias("first_time_ms"),
         F.max("last_ms").alias("last_time_ms"),
+        F.count_if(handle_only()).alias(HANDLE_ONLY_ROWS),
     )
