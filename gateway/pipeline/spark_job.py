@@ -26,7 +26,7 @@ from typing import Final
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
+from pyspark.sql.types import LongType, StructType
 
 from gateway.pipeline import PipelineError, storage, traces
 from gateway.pipeline.html_report import ReportData, render_report
@@ -313,8 +313,32 @@ def _tables_and_traces(
         settings,
         reader=read_partitions,
     )
-    traces.complete_failing_endpoints(rows["endpoint_health"], found)
+    if failing:  # the table gets the last outcome and error the traces gave
+        traces.complete_failing_endpoints(rows["endpoint_health"], found)
+        health = _rows_frame(spark, rows["endpoint_health"], tables["endpoint_health"].schema)
+        health.coalesce(1).write.mode("overwrite").parquet(under(options.out, "endpoint_health"))
     return rows, found
+
+
+def _rows_frame(
+    spark: SparkSession, rows: Sequence[Mapping[str, object]], schema: StructType
+) -> DataFrame:
+    """A small DataFrame of Python rows built in the JVM from literals: ``createDataFrame``
+    would start Python workers for it, and the executors are otherwise Python-free."""
+    if not rows:
+        return spark.range(0).select(
+            *[F.lit(None).cast(field.dataType).alias(field.name) for field in schema.fields]
+        )
+    structs = [
+        F.struct(
+            *[
+                F.lit(row.get(field.name)).cast(field.dataType).alias(field.name)
+                for field in schema.fields
+            ]
+        )
+        for row in rows
+    ]
+    return spark.range(1).select(F.inline(F.array(*structs)))
 
 
 def _events_writer(events: DataFrame) -> DataFrameWriter:

@@ -42,36 +42,6 @@ def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | 
     return events.where(in_window(since_ms, until_ms))
 
 
-def attach_message_ids_by_receipt_handle(events: DataFrame) -> DataFrame:
-    """Fill ``message_id`` of deletes and visibility changes that only carry a receipt handle
-    (the real service logs some operations that way) from the receive or visibility change
-    that handed it out."""
-    needs_id = F.col("message_id").isNull() & F.col("receipt_handle_in_request").isNotNull()
-    handles = (
-        events.where(
-            F.col("action").isin(*HANDLE_ISSUING_ACTIONS)
-            & F.col("receipt_handle_in_response").isNotNull()
-            & F.col("message_id").isNotNull()
-        )
-        .select(
-            F.col("queue_name").alias("_queue"),
-            F.col("receipt_handle_in_response").alias("_handle"),
-            F.col("message_id").alias("_resolved_id"),
-        )
-        .dropDuplicates(["_queue", "_handle"])
-    )
-    matched = F.col("queue_name").eqNullSafe(F.col("_queue")) & (
-        F.col("receipt_handle_in_request") == F.col("_handle")
-    )
-    resolved = (
-        events.where(needs_id)
-        .join(handles, matched, "left")
-        .withColumn("message_id", F.col("_resolved_id"))
-        .select(*events.columns)
-    )
-    return events.where(~needs_id).unionByName(resolved)
-
-
 def message_trace(events: DataFrame, message_id: str) -> DataFrame:
     """Every operation of one message in the order they happened, including deletes and
     visibility changes logged with only a receipt handle that one of its operations returned."""

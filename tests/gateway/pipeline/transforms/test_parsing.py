@@ -100,60 +100,6 @@ def test_time_window_includes_since_and_excludes_until(make_events: EventFactory
     assert parsing.within_time_window(events, None, None).count() == 4
 
 
-def test_deletes_logged_with_only_a_receipt_handle_get_the_message_id(
-    make_events: EventFactory,
-) -> None:
-    events = make_events(
-        [
-            {"time_ms": T0, "action": "SendMessage", "queue_name": "q", "message_id": "m1"},
-            {
-                "time_ms": T0 + 1,
-                "action": "ReceiveMessage",
-                "queue_name": "q",
-                "message_id": "m1",
-                "receipt_handle_in_response": "h1",
-            },
-            {
-                "time_ms": T0 + 2,
-                "action": "DeleteMessage",
-                "queue_name": "q",
-                "receipt_handle_in_request": "h1",
-            },
-            {
-                "time_ms": T0 + 3,
-                "action": "DeleteMessage",
-                "queue_name": "other",
-                "receipt_handle_in_request": "h1",
-            },
-            {
-                "time_ms": T0 + 4,
-                "action": "ChangeMessageVisibility",
-                "queue_name": "q",
-                "message_id": "m2",
-                "receipt_handle_in_response": "h2",
-            },
-            {
-                "time_ms": T0 + 5,
-                "action": "DeleteMessage",
-                "queue_name": "q",
-                "receipt_handle_in_request": "h2",
-            },
-        ]
-    )
-    resolved = parsing.attach_message_ids_by_receipt_handle(events)
-    assertDataFrameEqual(
-        resolved.select("time_ms", "message_id"),
-        [
-            Row(time_ms=T0, message_id="m1"),
-            Row(time_ms=T0 + 1, message_id="m1"),
-            Row(time_ms=T0 + 2, message_id="m1"),
-            Row(time_ms=T0 + 3, message_id=None),
-            Row(time_ms=T0 + 4, message_id="m2"),
-            Row(time_ms=T0 + 5, message_id="m2"),
-        ],
-    )
-
-
 def test_message_trace_is_ordered_and_follows_receipt_handles(make_events: EventFactory) -> None:
     events = make_events(
         [
