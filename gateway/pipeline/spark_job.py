@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -25,16 +24,14 @@ from typing import Final
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructType
 
-from gateway.pipeline import PipelineError, storage, traces
+from gateway.pipeline import PipelineError, storage, summaries, traces
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.increments import Plan, Settings, State, plan_run
 from gateway.pipeline.report import ReportOptions
 from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
 from gateway.pipeline.storage import Listing, under
-from gateway.pipeline.transforms import attention, deliveries, facts, parsing, queues
+from gateway.pipeline.transforms import facts, parsing
 
 LOG = logging.getLogger(__name__)
 SHUFFLE_PARTITIONS: Final = "spark.sql.shuffle.partitions"
@@ -54,31 +51,6 @@ UNIQUE_COLUMNS: Final = (
     "receipt_handle_in_request",
     "receipt_handle_in_response",
 )
-#: How many messages of each kind the page shows the trace of.
-ATTENTION_DEAD_LETTERS: Final = 10
-ATTENTION_PER_ENDPOINT: Final = 3
-#: Aggregate tables written one after another in one thread; the threads run at the same time.
-WRITE_CHAINS: Final = (
-    ("subscription_summary", "attempts_histogram"),
-    ("endpoint_health", "delivery_timeline"),
-    ("queue_summary",),
-)
-#: Candidate widths of the delivery-timeline buckets: the narrowest giving at most
-#: MAX_TIMELINE_BUCKETS points over the reported span is used, so a one-minute run gets
-#: one point a second and a day one every 15 minutes.
-TIMELINE_BUCKET_CHOICES_MS: Final = (
-    1_000,
-    5_000,
-    15_000,
-    60_000,
-    5 * 60_000,
-    15 * 60_000,
-    3_600_000,
-    6 * 3_600_000,
-    86_400_000,
-    7 * 86_400_000,
-)
-MAX_TIMELINE_BUCKETS: Final = 120
 
 
 def build_session(options: ReportOptions) -> SparkSession:
@@ -129,16 +101,6 @@ def read_partitions(spark: SparkSession, listing: Listing, labels: Sequence[str]
     return parsing.parse_records(raw)
 
 
-def timeline_bucket_ms(first_ms: int | None, last_ms: int | None) -> int:
-    """The narrowest bucket that keeps the success-over-time chart readable."""
-    span = (last_ms - first_ms) if first_ms is not None and last_ms is not None else 0
-    for width in TIMELINE_BUCKET_CHOICES_MS:
-        if span // width < MAX_TIMELINE_BUCKETS:
-            return width
-    widest = TIMELINE_BUCKET_CHOICES_MS[-1]
-    return widest * (span // (widest * MAX_TIMELINE_BUCKETS) + 1)
-
-
 def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int | None]:
     """Bring the facts up to date with the logs, then write every table and report.html;
     returns the input summary."""
@@ -155,13 +117,16 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
         summary = _input_summary(all_facts)
         summary.pop(facts.HANDLE_ONLY_ROWS)
     merged = facts.merge_facts(all_facts, resolve_handles=plan.settings.with_handles).persist()
+    inputs = summaries.Inputs(all_facts, merged, summary)
     try:
         with _phase("wrote the aggregate tables and read the traces"):
-            rows, found = _tables_and_traces(spark, options, listing, summary, all_facts, merged)
+            rows, found = summaries.write_tables_and_traces(
+                spark, inputs, options.out, listing, plan.settings, read_partitions
+            )
     finally:
         merged.unpersist()
     with _phase("wrote input_summary and report.html"):
-        _write_summary(spark, summary, under(options.out, SUMMARY_TABLE))
+        summaries.write_input_summary(spark, summary, under(options.out, SUMMARY_TABLE))
         page = render_report(_report_data(options, summary, rows, found))
         storage.write_text(spark, under(options.out, HTML_NAME), page)
     return summary
@@ -245,9 +210,8 @@ def _drop_partitions(spark: SparkSession, out: str, plan: Plan) -> None:
             storage.delete(spark, under(under(out, table), name))
 
 
-def _store_facts(spark: SparkSession, options: ReportOptions, listing: Listing, plan: Plan) -> bool:
-    """Write the facts of ``plan.read`` (and their operations, with --traces); True when the
-    logs have deletes with only a receipt handle and the facts were made without handles."""
+def _store_facts(spark: SparkSession, options: ReportOptions, listing: Listing, plan: Plan) -> None:
+    """Write the facts of ``plan.read`` (and their operations, with --traces)."""
     assert options.out is not None
     parsed = read_partitions(spark, listing, plan.read)
     if options.traces:  # a second pass over the JSON: only when the operations are asked for
@@ -265,80 +229,6 @@ def _input_summary(all_facts: DataFrame) -> dict[str, int | None]:
     row = facts.input_summary(all_facts).first()
     assert row is not None
     return {name: None if value is None else int(value) for name, value in row.asDict().items()}
-
-
-def _tables_and_traces(
-    spark: SparkSession,
-    options: ReportOptions,
-    listing: Listing,
-    summary: Mapping[str, int | None],
-    all_facts: DataFrame,
-    merged: DataFrame,
-) -> tuple[dict[str, Rows], dict[str, list[dict[str, object]]]]:
-    """Write the aggregate tables, then read the traces of the messages that need attention
-    and complete the failing endpoints' last outcome and error from them."""
-    assert options.out is not None
-    per_message = deliveries.message_deliveries(
-        merged, join_publications=bool(summary["pushes_without_publish_time"])
-    )
-    lifecycles = queues.queue_message_lifecycles(merged)
-    bucket_ms = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
-    tables = {
-        "subscription_summary": deliveries.subscription_summary(
-            per_message, deliveries.publications(merged)
-        ),
-        "attempts_histogram": deliveries.attempts_histogram(per_message),
-        "endpoint_health": deliveries.endpoint_health(per_message),
-        "delivery_timeline": deliveries.delivery_timeline(per_message, bucket_ms),
-        "queue_summary": queues.queue_summary(
-            lifecycles, deliveries.pushed_into_queues(per_message)
-        ),
-    }
-    rows = _write_tables(tables, options.out)
-    failing = [row for row in rows["endpoint_health"] if row["currently_failing"]]
-    chosen = attention.attention_messages(
-        per_message,
-        lifecycles,
-        failing,
-        dead_letters=ATTENTION_DEAD_LETTERS,
-        per_endpoint=ATTENTION_PER_ENDPOINT,
-    ).collect()
-    rows["attention"] = [row.asDict() for row in chosen]
-    settings = Settings(listing.root_uri, options.since_ms, options.until_ms, options.timezone)
-    found = traces.read_traces(
-        spark,
-        listing,
-        all_facts,
-        [row.message_id for row in chosen],
-        settings,
-        reader=read_partitions,
-    )
-    if failing:  # the table gets the last outcome and error the traces gave
-        traces.complete_failing_endpoints(rows["endpoint_health"], found)
-        health = _rows_frame(spark, rows["endpoint_health"], tables["endpoint_health"].schema)
-        health.coalesce(1).write.mode("overwrite").parquet(under(options.out, "endpoint_health"))
-    return rows, found
-
-
-def _rows_frame(
-    spark: SparkSession, rows: Sequence[Mapping[str, object]], schema: StructType
-) -> DataFrame:
-    """A small DataFrame of Python rows built in the JVM from literals: ``createDataFrame``
-    would start Python workers for it, and the executors are otherwise Python-free."""
-    if not rows:
-        return spark.range(0).select(
-            *[F.lit(None).cast(field.dataType).alias(field.name) for field in schema.fields]
-        )
-    structs = [
-        F.struct(
-            *[
-                F.lit(row.get(field.name)).cast(field.dataType).alias(field.name)
-                for field in schema.fields
-            ]
-        )
-        for row in rows
-    ]
-    return spark.range(1).select(F.inline(F.array(*structs)))
 
 
 def _events_writer(events: DataFrame) -> DataFrameWriter:
@@ -370,42 +260,10 @@ def _phase(description: str) -> Iterator[None]:
     LOG.info("%s in %.1f s", description, time.perf_counter() - started)
 
 
-def _write_summary(spark: SparkSession, summary: Mapping[str, int | None], target: str) -> None:
-    # Built in the JVM: createDataFrame of Python rows would start Python workers (over a
-    # second, and executors are otherwise Python-free). Explicit types: with empty logs the
-    # first/last times are None.
-    row = [F.lit(value).cast(LongType()).alias(name) for name, value in summary.items()]
-    spark.range(1).select(*row).coalesce(1).write.mode("overwrite").parquet(target)
-
-
-Rows = list[dict[str, object]]
-
-
-def _write_tables(tables: Mapping[str, DataFrame], out: str) -> dict[str, Rows]:
-    """Write each table and return its rows for the HTML. Each table is a Spark job whose last
-    stages run one task (the result is tiny); running the jobs from a few threads keeps every
-    core busy meanwhile. A table is cached while written, so collecting it costs nothing."""
-
-    def write_chain(names: Sequence[str]) -> dict[str, Rows]:
-        collected: dict[str, Rows] = {}
-        for name in names:
-            table = tables[name].coalesce(1).persist()
-            table.write.mode("overwrite").parquet(under(out, name))
-            collected[name] = [row.asDict() for row in table.collect()]
-            table.unpersist()
-        return collected
-
-    rows: dict[str, Rows] = {}
-    with ThreadPoolExecutor(max_workers=len(WRITE_CHAINS)) as pool:
-        for finished in [pool.submit(write_chain, chain) for chain in WRITE_CHAINS]:
-            rows.update(finished.result())
-    return rows
-
-
 def _report_data(
     options: ReportOptions,
     summary: Mapping[str, int | None],
-    rows: Mapping[str, Rows],
+    rows: Mapping[str, summaries.Rows],
     found: Mapping[str, list[dict[str, object]]],
 ) -> ReportData:
     return ReportData(

@@ -35,23 +35,7 @@ def attention_messages(
     """(reason, keys, message_id, at_ms): the ``dead_letters`` latest dead-lettered deliveries
     and queue messages, and for each ``failing`` endpoint (rows of the endpoint-health table)
     its ``per_endpoint`` latest messages that failed since it started failing."""
-    topic_dead = deliveries.where("dead_lettered").select(
-        F.lit(DEAD_LETTER).alias("reason"),
-        *SUBSCRIPTION_KEYS,
-        F.lit(None).cast("string").alias("queue_name"),
-        "message_id",
-        F.col("dead_letter_ms").alias("at_ms"),
-    )
-    queue_dead = lifecycles.where("dead_lettered").select(
-        F.lit(DEAD_LETTER).alias("reason"),
-        *[F.lit(None).cast("string").alias(key) for key in SUBSCRIPTION_KEYS],
-        "queue_name",
-        "message_id",
-        F.coalesce("dead_letter_ms", "sent_ms").alias("at_ms"),
-    )
-    latest_dead = (
-        topic_dead.unionByName(queue_dead).orderBy(F.desc_nulls_last("at_ms")).limit(dead_letters)
-    )
+    latest_dead = _latest_dead_letters(deliveries, lifecycles, dead_letters)
     if not failing:
         return latest_dead
     recent = Window.partitionBy(*SUBSCRIPTION_KEYS).orderBy(F.desc("last_failure_ms"))
@@ -68,6 +52,24 @@ def attention_messages(
         )
     )
     return latest_dead.unionByName(failed)
+
+
+def _latest_dead_letters(deliveries: DataFrame, lifecycles: DataFrame, count: int) -> DataFrame:
+    topic_dead = deliveries.where("dead_lettered").select(
+        F.lit(DEAD_LETTER).alias("reason"),
+        *SUBSCRIPTION_KEYS,
+        F.lit(None).cast("string").alias("queue_name"),
+        "message_id",
+        F.col("dead_letter_ms").alias("at_ms"),
+    )
+    queue_dead = lifecycles.where("dead_lettered").select(
+        F.lit(DEAD_LETTER).alias("reason"),
+        *[F.lit(None).cast("string").alias(key) for key in SUBSCRIPTION_KEYS],
+        "queue_name",
+        "message_id",
+        F.coalesce("dead_letter_ms", "sent_ms").alias("at_ms"),
+    )
+    return topic_dead.unionByName(queue_dead).orderBy(F.desc_nulls_last("at_ms")).limit(count)
 
 
 def _failed_since(failing: Sequence[Mapping[str, object]]) -> Column:

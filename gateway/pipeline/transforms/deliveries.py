@@ -160,30 +160,7 @@ def endpoint_health(deliveries: DataFrame) -> DataFrame:
         F.max("last_success_ms").alias("last_success_ms"),
         F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
     )
-    since_success = F.col("last_success_ms")
-    all_after = since_success.isNull() | (F.col("first_failure_ms") > since_success)
-    straddles = F.col("last_failure_ms") > since_success
-    streak = (
-        _join_on_keys(
-            deliveries.select(
-                *SUBSCRIPTION_KEYS, "first_failure_ms", "last_failure_ms", "failed_attempts"
-            ),
-            F.broadcast(per_endpoint.select(*SUBSCRIPTION_KEYS, "last_success_ms")),
-            SUBSCRIPTION_KEYS,
-        )
-        .where(F.col("failed_attempts") > 0)
-        .groupBy(*SUBSCRIPTION_KEYS)
-        .agg(
-            F.min(
-                F.when(all_after, F.col("first_failure_ms")).when(
-                    straddles, F.col("last_failure_ms")
-                )
-            ).alias("failing_since_ms"),
-            F.sum(F.when(all_after, F.col("failed_attempts")).when(straddles, 1)).alias(
-                "consecutive_failures"
-            ),
-        )
-    )
+    streak = _failures_since_last_success(deliveries, per_endpoint)
     failing = F.col("last_success_ms").isNull() | (
         F.col("last_attempt_ms") > F.col("last_success_ms")
     )
@@ -204,6 +181,30 @@ def endpoint_health(deliveries: DataFrame) -> DataFrame:
             "last_status_code",
             F.lit(None).cast("string").alias("last_error"),
             "currently_failing",
+        )
+    )
+
+
+def _failures_since_last_success(deliveries: DataFrame, per_endpoint: DataFrame) -> DataFrame:
+    """Per endpoint, the first failure after its last success and how many failed since; the
+    per-endpoint last success is broadcast back onto the (many) deliveries."""
+    since_success = F.col("last_success_ms")
+    all_after = since_success.isNull() | (F.col("first_failure_ms") > since_success)
+    straddles = F.col("last_failure_ms") > since_success
+    failures = deliveries.select(
+        *SUBSCRIPTION_KEYS, "first_failure_ms", "last_failure_ms", "failed_attempts"
+    ).where(F.col("failed_attempts") > 0)
+    last_success = F.broadcast(per_endpoint.select(*SUBSCRIPTION_KEYS, "last_success_ms"))
+    first_after = F.when(all_after, F.col("first_failure_ms")).when(
+        straddles, F.col("last_failure_ms")
+    )
+    counted = F.when(all_after, F.col("failed_attempts")).when(straddles, 1)
+    return (
+        _join_on_keys(failures, last_success, SUBSCRIPTION_KEYS)
+        .groupBy(*SUBSCRIPTION_KEYS)
+        .agg(
+            F.min(first_after).alias("failing_since_ms"),
+            F.sum(counted).alias("consecutive_failures"),
         )
     )
 

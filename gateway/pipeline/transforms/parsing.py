@@ -1,5 +1,5 @@
 """The input side of the report: typing raw log fields, dropping what cannot be used, the time
-window, receipt-handle resolution and single-message traces. Kept apart from the aggregates so
+window and single-message traces (following receipt handles). Kept apart from the aggregates so
 the questions of what a record means and what the report counts stay separate."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from gateway.pipeline.report import (
     parse_instant,
     run_report,
 )
-from gateway.pipeline.spark_job import timeline_bucket_ms
+from gateway.pipeline.summaries import timeline_bucket_ms
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = 1_704_067_200_000  # 2024-01-01 00:00:00 UTC
