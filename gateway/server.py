@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import atexit
 import logging
+import signal
 import sys
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from flask import Flask
@@ -75,10 +77,15 @@ class Runtime:
     oplog: OperationLog
     worker: DeliveryWorker | None = None
 
+    def begin_shutdown(self) -> None:
+        """Claim no more deliveries; pushes in flight finish while requests drain."""
+        if self.worker is not None:
+            self.worker.stop_claiming()
+
     def close(self) -> None:
         """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
         if self.worker is not None:
-            self.worker.stop()
+            self.worker.stop(self.settings.graceful_timeout)
         self.oplog.close()
         self.store.close()
 
@@ -147,11 +154,11 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
 
 
-def build_app(settings: Settings) -> Flask:
+def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
     """The WSGI app for one process, with its delivery worker running beside it."""
     keys, generated = resolve_access_keys(settings.access_keys, settings.data_dir)
     announce_generated_keys(generated)
-    runtime = build_runtime(settings, with_worker=True)
+    runtime = runtime or build_runtime(settings, with_worker=True)
     services: dict[str, Any] = {
         "keyring": runtime.keyring,
         "metrics": runtime.metrics,
@@ -180,7 +187,9 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             "worker_connections": 1000,
             "keepalive": 75,
             "timeout": 60,
-            "graceful_timeout": 10,
+            # After SIGTERM: stop accepting, answer what is in flight (long polls included).
+            "graceful_timeout": self.settings.graceful_timeout,
+            "post_worker_init": _begin_shutdown_on_sigterm,
             "proc_name": "mns-gateway",
             # Several gateways may run on one host (tests, demos): no shared control socket.
             "control_socket_disable": True,
@@ -189,4 +198,25 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Flask:
-        return build_app(self.settings)
+        # In the worker process (no preload), which keeps its runtime for the SIGTERM hook.
+        self.runtime = build_runtime(self.settings, with_worker=True)
+        return build_app(self.settings, self.runtime)
+
+
+def _begin_shutdown_on_sigterm(worker: Any) -> None:
+    """gunicorn hook: on SIGTERM the worker process also stops claiming deliveries at once.
+
+    gunicorn then spends up to the graceful timeout answering requests in flight; pushes in
+    flight finish and are recorded meanwhile, rather than being cut off when the process exits.
+    ``begin_shutdown`` only sets events, which never blocks the handler: gevent runs signal
+    handlers in its hub, where nothing may wait.
+    """
+    runtime: Runtime = worker.app.runtime
+    gunicorn_handler = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        runtime.begin_shutdown()
+        if callable(gunicorn_handler):
+            gunicorn_handler(signum, frame)
+
+    signal.signal(signal.SIGTERM, on_sigterm)

@@ -8,6 +8,7 @@ cluster (``lookup`` finds nothing, as on a first install).
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,7 @@ MATRIX: dict[str, dict[str, Any]] = {
     # given as values.
     "sqlite-worker-ingress": {
         "worker": {"enabled": True},
-        "gateway": {"publicUrl": "https://mns.example.com"},
+        "gateway": {"publicUrl": "https://mns.example.com", "logDir": "/data/oplog"},
         "ingress": {
             "enabled": True,
             "className": "nginx",
@@ -146,7 +147,7 @@ class Rendered:
     def pod_specs(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         """(workload, pod spec) of every Deployment, StatefulSet, Job and Pod."""
         for manifest in self.manifests:
-            spec = manifest["spec"]
+            spec = manifest.get("spec", {})
             if manifest["kind"] == "Pod":
                 yield manifest, spec
             elif "template" in spec:
@@ -173,6 +174,19 @@ def render(values: dict[str, Any] | None = None, **options: Any) -> Rendered:
     )
     notes = next((text for path, text in files.items() if path.endswith("NOTES.txt")), "")
     return Rendered(manifests, notes)
+
+
+def render_strictly(values: dict[str, Any]) -> None:
+    """Render with Go templates' ``missingkey=error``: reading a value that does not exist fails.
+
+    ``Chart.render`` does not expose libhelm's ``strict`` render option (helm-python-sdk 0.2.2),
+    so this calls the same C function with it set.
+    """
+    from helm_python import _native
+
+    with helm_python.Chart.load(CHART) as chart:
+        options = {"name": RELEASE, "namespace": NAMESPACE, "strict": True}
+        _native.call_string("helm_render", chart._raw(), json.dumps(values), json.dumps(options))
 
 
 @functools.cache

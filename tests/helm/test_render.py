@@ -43,10 +43,11 @@ EXPECTED_KINDS = {
 
 
 def test_the_supported_versions_run_from_the_oldest_to_the_newest_known() -> None:
-    assert KUBERNETES_VERSIONS[0].startswith("%d.%d." % OLDEST_KUBERNETES)
+    major, minor = OLDEST_KUBERNETES
+    assert KUBERNETES_VERSIONS[0].startswith(f"{major}.{minor}.")
     assert len(KUBERNETES_VERSIONS) >= 9  # 1.29 to at least 1.37
     kube_version = helm_python.Chart.load(CHART).metadata["kubeVersion"]
-    assert kube_version == ">=%d.%d.0-0" % OLDEST_KUBERNETES
+    assert kube_version == f">={major}.{minor}.0-0"
 
 
 def test_every_case_is_checked() -> None:
