@@ -92,7 +92,8 @@ class Settings:
     smtp_url: str = ""
     mail_from: str = ""
     #: Seconds requests and pushes in flight get to finish after SIGTERM. Longer than the longest
-    #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds.
+    #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
+    #: (docs/deploy.md#stopping-gracefully).
     graceful_timeout: int = 40
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
     #: that QueueEndpoints of other regions or accounts are forwarded to.
