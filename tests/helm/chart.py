@@ -35,9 +35,13 @@ def _minor(version: str) -> tuple[int, int]:
 
 
 #: Every Kubernetes minor release from the oldest supported to the newest that
-#: kubernetes-validate has schemas for (its schemas ship inside the package).
+#: kubernetes-validate has schemas for (its schemas ship inside the package; it lists each
+#: version twice, for its strict and its lax schemas).
 KUBERNETES_VERSIONS = tuple(
-    version for version in all_versions() if _minor(version) >= OLDEST_KUBERNETES
+    sorted(
+        {version for version in all_versions() if _minor(version) >= OLDEST_KUBERNETES},
+        key=_minor,
+    )
 )
 
 EXTERNAL_DATABASE_URL = "postgresql://mns:s3cret@db.example.internal:5432/mns?sslmode=require"
