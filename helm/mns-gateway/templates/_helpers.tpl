@@ -303,6 +303,22 @@ The pod volumes behind mns-gateway.volumeMounts. Only SQLite keeps anything last
 {{- end }}
 
 {{/*
+The metadata of a gateway Deployment's pods. Call with (dict "root" $ "component" NAME).
+*/}}
+{{- define "mns-gateway.podMetadata" -}}
+annotations:
+  checksum/secrets: {{ include "mns-gateway.secretChecksum" .root }}
+  {{- with .root.Values.podAnnotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+labels:
+  {{- include "mns-gateway.componentLabels" . | nindent 2 }}
+  {{- with .root.Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+
+{{/*
 Pod-level settings shared by the gateway pods. Call with (dict "root" $ "component" NAME).
 */}}
 {{- define "mns-gateway.podSpecCommon" -}}
