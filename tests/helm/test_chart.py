@@ -112,3 +112,8 @@ def test_chart_metadata_follows_the_package_version() -> None:
     assert (metadata["apiVersion"], metadata["name"]) == ("v2", "mns-gateway")
     assert metadata["appVersion"] == project["version"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", metadata["version"])
+
+
+def test_nothing_is_fetched_from_a_chart_repository_at_install() -> None:
+    with helm_python.Chart.load(CHART) as chart:
+        assert "dependencies" not in chart.metadata and chart.dependencies == []

@@ -372,7 +372,8 @@ does not crash-loop while PostgreSQL initialises.
   command:
     - sh
     - -c
-    - until pg_isready --quiet --host={{ include "mns-gateway.postgresql.fullname" . }} --port=5432 --timeout=5; do sleep 2; done
+    # --username: libpq would otherwise look up this uid, which the image does not know.
+    - until pg_isready --quiet --host={{ include "mns-gateway.postgresql.fullname" . }} --port=5432 --username={{ $pg.auth.username }} --timeout=5; do sleep 2; done
   securityContext:
     {{- toYaml .Values.securityContext | nindent 4 }}
   resources:
