@@ -190,6 +190,8 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
     secretKeyRef:
       name: {{ include "mns-gateway.databaseSecretName" $root }}
       key: {{ include "mns-gateway.databaseSecretKey" $root }}
+- name: MNS_GATEWAY_DATABASE_POOL_SIZE
+  value: {{ $values.store.postgresql.poolSize | int | quote }}
 {{- else }}
 - name: MNS_GATEWAY_SQLITE_SYNCHRONOUS
   value: {{ $values.store.sqlite.synchronous | upper | quote }}
