@@ -121,7 +121,7 @@ def test_nothing_generated_when_the_gateway_keeps_its_own_keys() -> None:
     rendered = render_case("sqlite-ephemeral")
     assert rendered.get("Secret")["data"] is None  # no values: an empty Secret, keys optional
     assert f"{FULLNAME}-signing-key" not in rendered.names("Secret")
-    assert "Generated an access key" in rendered.notes
+    assert "-- mns-gateway credentials show" in rendered.notes
 
 
 def test_an_external_database_url_is_kept_in_a_secret_not_the_pod_spec() -> None:
