@@ -35,9 +35,8 @@ from pathlib import Path
 from harness import ROOT, free_port, gateway_env, running_gateway
 
 from gateway.config import Settings
-from gateway.model import Subscription, TopicMessage
 from gateway.server import open_store
-from gateway.store import topics
+from gateway.topics.records import Subscription, TopicMessage
 
 BODY = "x" * 256
 
@@ -71,14 +70,14 @@ def stats(port: int, path: str = "/stats") -> dict:  # type: ignore[type-arg]
 def prepare_backlog(data_dir: Path, routes: list[str], messages: int) -> None:
     """Topic, subscriptions and a published backlog, written straight into the store."""
     store = open_store(Settings(data_dir=data_dir, sqlite_synchronous="NORMAL"))
-    store.create_topic("fanout", 65536, False)
+    topics = store.topics
+    topics.create_topic("fanout", 65536, False)
     for i, url in enumerate(routes):
-        store.subscribe(Subscription("fanout", f"s{i:03d}", url))
+        topics.subscribe(Subscription("fanout", f"s{i:03d}", url))
     now = store.now_ms()
     batch = [TopicMessage(f"M{n:08d}", "fanout", BODY, "X", now) for n in range(messages)]
     for start in range(0, len(batch), 500):
-        chunk = batch[start : start + 500]
-        store.database.write(lambda c, chunk=chunk: [topics.publish(c, m) for m in chunk])
+        topics.publish_all(batch[start : start + 500])
     store.close()
 
 

@@ -69,20 +69,36 @@ def _dead_letters(args: argparse.Namespace) -> int:
     from gateway.server import open_store
 
     store = open_store(_settings(args))
+    letters = store.deliveries
     try:
         if args.action == "list":
-            page = store.list_dead_letters(args.marker or "", args.limit, args.topic)
+            page = letters.list_dead_letters(args.marker or "", args.limit, args.topic)
             result: object = {
                 "DeadLetters": [dead_letter_summary(d) for d in page.items],
                 "NextMarker": page.next_marker,
             }
         elif args.action == "show":
-            result = dead_letter_detail(store.get_dead_letter(args.id))
+            result = dead_letter_detail(letters.get_dead_letter(args.id))
         else:
-            result = {"Id": args.id, "DeliveryId": store.replay_dead_letter(args.id)}
+            result = {"Id": args.id, "DeliveryId": letters.replay_dead_letter(args.id)}
     finally:
         store.close()
     print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """Bring the database's schema up to date and exit: safe beside starting replicas, which
+    migrate on start-up too, one process at a time."""
+    from gateway.server import open_database
+    from gateway.store.migrations import latest_version
+
+    database = open_database(_settings(args), migrate=False)
+    try:
+        applied = database.migrate()
+    finally:
+        database.close()
+    print(json.dumps({"Applied": applied, "SchemaVersion": latest_version()}))
     return 0
 
 
@@ -120,6 +136,10 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     letters.add_argument("--limit", type=int, default=100)
     _with_data_dir(letters)
     letters.set_defaults(handler=_dead_letters)
+
+    migrate = commands.add_parser("migrate", help="apply the database's schema migrations")
+    _with_data_dir(migrate)
+    migrate.set_defaults(handler=_migrate)
 
     keys = commands.add_parser("keys", help="show or rotate the push signing key")
     keys.add_argument("action", choices=("show", "rotate"))

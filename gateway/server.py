@@ -1,10 +1,10 @@
-"""Assembling a running gateway from settings: store, keys, delivery worker, app; and gunicorn.
+"""Assembling a running gateway from settings: database, store, keys, delivery worker, app; and
+gunicorn.
 
 Gunicorn with gevent's WSGI server (:mod:`gateway.pywsgi_worker`; or gthread) holds many idle
-keep-alive and long-poll connections per process, while the group-commit writer keeps SQLite
-writes from contending between them. Each worker process builds its own app (no preload), so
-every process has its own store writer, key ring and delivery worker; leases in the store keep
-their work apart.
+keep-alive and long-poll connections per process. Each worker process builds its own app (no
+preload), so every process has its own database connections, key ring and delivery worker;
+leases in the store keep their work apart, in one process, on one host or across replicas.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask
 from gunicorn.app.base import BaseApplication
@@ -30,15 +31,39 @@ from gateway.delivery.transport import PushTransport
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
 from gateway.metrics import GatewayMetrics
 from gateway.oplog import OperationLog, open_operation_log
-from gateway.store.base import Store
+from gateway.store.base import Store, compose_store
+from gateway.store.database import Database
 from gateway.store.sqlite import SQLiteDatabase
 
 log = logging.getLogger(__name__)
 
 
+class UnsupportedDatabaseError(ValueError):
+    """``MNS_GATEWAY_DATABASE_URL`` names a database this gateway cannot use."""
+
+
+def open_database(settings: Settings, *, migrate: bool = True) -> Database:
+    """The database ``MNS_GATEWAY_DATABASE_URL`` names: SQLite in the data dir when it is empty,
+    PostgreSQL for ``postgresql://…``. Opening it brings its schema up to date, unless
+    ``migrate`` is false (``mns-gateway migrate`` then does it and reports what it applied)."""
+    url = settings.database_url
+    if not url:
+        return SQLiteDatabase(
+            settings.database_path, synchronous=settings.sqlite_synchronous, migrate=migrate
+        )
+    scheme = urlsplit(url).scheme
+    if scheme in ("postgresql", "postgres"):
+        from gateway.store.postgres import PostgresDatabase  # psycopg only when asked for
+
+        return PostgresDatabase(url, migrate=migrate)
+    raise UnsupportedDatabaseError(
+        f"MNS_GATEWAY_DATABASE_URL: unsupported scheme {scheme!r} (use postgresql://...)"
+    )
+
+
 def open_store(settings: Settings) -> Store:
-    return Store(
-        SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous),
+    return compose_store(
+        open_database(settings),
         max_waiters=settings.max_waiters,
         max_queues=settings.max_queues,
     )
@@ -86,7 +111,7 @@ class Runtime:
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     store = open_store(settings)
     metrics = GatewayMetrics()
-    metrics.track_due(store.due_count)
+    metrics.track_due(store.deliveries.due_count)
     runtime = Runtime(
         settings,
         store,
@@ -118,7 +143,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
     by_kind: dict[str, Sender] = {
         "queue": QueueSender(
-            runtime.store,
+            runtime.store.deliveries,
             transport,
             region=settings.region,
             account_id=settings.account_id,
@@ -138,7 +163,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         retry_scale=settings.retry_scale,
     )
     return DeliveryWorker(
-        runtime.store,
+        runtime.store.deliveries,
         SenderRegistry(http, by_kind=by_kind),
         options,
         metrics=runtime.metrics,
@@ -152,16 +177,17 @@ def build_app(settings: Settings) -> Flask:
     keys, generated = resolve_access_keys(settings.access_keys, settings.data_dir)
     announce_generated_keys(generated)
     runtime = build_runtime(settings, with_worker=True)
-    services: dict[str, Any] = {
-        "keyring": runtime.keyring,
-        "metrics": runtime.metrics,
-        "oplog": runtime.oplog,
-    }
     if runtime.worker is not None:
-        services["delivery"] = runtime.worker
         runtime.worker.start()
     atexit.register(runtime.close)
-    return create_app(settings, runtime.store, keys, services=services)
+    return create_app(
+        settings,
+        runtime.store,
+        keys,
+        oplog=runtime.oplog,
+        metrics=runtime.metrics,
+        certificates=runtime.keyring,
+    )
 
 
 class GatewayServer(BaseApplication):  # type: ignore[misc]

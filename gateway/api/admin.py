@@ -12,10 +12,9 @@ from typing import Any
 from flask import Blueprint, Response, g, jsonify
 
 from gateway.api.context import gateway, log_operations, query_params
-from gateway.model import DeadLetter
+from gateway.delivery.records import DeadLetter
 from gateway.oplog import Action, Field
 from gateway.protocol.errors import MNSError
-from gateway.store.deliveries import attempt_fields
 
 blueprint = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -45,13 +44,13 @@ def dead_letter_detail(letter: DeadLetter) -> dict[str, Any]:
     message = letter.message
     return {
         **dead_letter_summary(letter),
-        "NotifyStrategy": letter.subscription.notify_strategy,
-        "NotifyContentFormat": letter.subscription.notify_content_format,
+        "NotifyStrategy": letter.subscription.notify_strategy.value,
+        "NotifyContentFormat": letter.subscription.notify_content_format.value,
         "MessageBody": message.body,
         "MessageBodyMD5": message.body_md5,
         "MessageTag": message.tag,
         "PublishTime": message.publish_time_ms,
-        "AttemptHistory": [attempt_fields(a) for a in letter.attempts],
+        "AttemptHistory": [a.fields() for a in letter.attempts],
     }
 
 
@@ -64,7 +63,7 @@ def list_dead_letters() -> Response:
         raise MNSError("InvalidArgument", "limit must be an integer.") from exc
     if not 1 <= limit <= 1000:
         raise MNSError("InvalidArgument", "The value of limit should between 1 and 1000.")
-    page = gateway().store.list_dead_letters(
+    page = gateway().store.deliveries.list_dead_letters(
         params.get("marker", ""), limit, params.get("topic") or None
     )
     return jsonify(
@@ -77,16 +76,14 @@ def list_dead_letters() -> Response:
 
 @blueprint.get("/dead-letters/<letter_id>")
 def show_dead_letter(letter_id: str) -> Response:
-    return jsonify(dead_letter_detail(gateway().store.get_dead_letter(letter_id)))
+    return jsonify(dead_letter_detail(gateway().store.deliveries.get_dead_letter(letter_id)))
 
 
 @blueprint.post("/dead-letters/<letter_id>/replay")
 def replay_dead_letter(letter_id: str) -> Response:
-    store = gateway().store
-    delivery_id = store.replay_dead_letter(letter_id)
-    if (worker := gateway().services.get("delivery")) is not None:
-        worker.wake()
-    letter = store.get_dead_letter(letter_id)
+    deliveries = gateway().store.deliveries
+    delivery_id = deliveries.replay_dead_letter(letter_id)
+    letter = deliveries.get_dead_letter(letter_id)
     log_operations(
         True,
         Field.TOPIC_NAME,

@@ -12,6 +12,7 @@ import pytest
 
 from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes, QueueMessage
+from gateway.store.base import compose_store
 from gateway.store.queues import QueueStore
 from gateway.store.sqlite import SQLiteDatabase
 
@@ -20,7 +21,7 @@ NO_RECHECK = 60.0
 
 
 def open_store(path: Path, **options: object) -> QueueStore:
-    return QueueStore(SQLiteDatabase(path), time.time, **options)  # type: ignore[arg-type]
+    return compose_store(SQLiteDatabase(path), time.time, **options).queues  # type: ignore[arg-type]
 
 
 @pytest.fixture()
@@ -33,7 +34,6 @@ def store(db_path: Path) -> Iterator[QueueStore]:
     s = open_store(db_path, recheck_seconds=NO_RECHECK)
     s.create_queue("q", QueueAttributes(visibility_timeout=1))
     yield s
-    s.close()
     s.database.close()
 
 
@@ -85,7 +85,6 @@ def test_a_send_through_another_process_wakes_it(db_path: Path, store: QueueStor
         other.send("q", [NewMessage("from the other worker")])
         assert receiver.bodies() == ["from the other worker"]
     finally:
-        other.close()
         other.database.close()
 
 
@@ -112,7 +111,6 @@ def test_waiters_over_the_limit_get_nothing_at_once(db_path: Path) -> None:
         store.send("q", [NewMessage("for the first")])
         assert first.bodies() == ["for the first"]
     finally:
-        store.close()
         store.database.close()
 
 

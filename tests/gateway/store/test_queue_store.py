@@ -10,6 +10,7 @@ import pytest
 
 from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
+from gateway.store.base import compose_store
 from gateway.store.queue_sql import next_due, ready_rows, take
 from gateway.store.queues import QueueStore
 from gateway.store.sqlite import SQLiteDatabase
@@ -31,14 +32,13 @@ def clock() -> FakeClock:
 
 
 def open_store(path: Path, clock: FakeClock, **options: object) -> QueueStore:
-    return QueueStore(SQLiteDatabase(path / "db.sqlite3"), clock, **options)  # type: ignore[arg-type]
+    return compose_store(SQLiteDatabase(path / "db.sqlite3"), clock, **options).queues  # type: ignore[arg-type]
 
 
 @pytest.fixture()
 def store(tmp_path: Path, clock: FakeClock) -> Iterator[QueueStore]:
     s = open_store(tmp_path, clock)
     yield s
-    s.close()
     s.database.close()
 
 
@@ -164,8 +164,10 @@ def test_retention_expires_messages_in_every_state(store: QueueStore, clock: Fak
 
 
 def stored_rows(store: QueueStore) -> int:
-    row = store.database.read(lambda c: c.execute("SELECT COUNT(*) FROM queue_messages").fetchone())
-    return int(row[0])
+    row = store.database.read(
+        lambda c: c.execute("SELECT COUNT(*) AS n FROM queue_messages").fetchone()
+    )
+    return int(row["n"])
 
 
 def test_expired_rows_are_deleted_when_met_or_by_the_periodic_purge(
@@ -308,7 +310,6 @@ def test_every_state_and_handle_survives_reopening(tmp_path: Path, clock: FakeCl
     send(first, "q", "inactive")
     handle = received_handle(first)
     send(first, "q", "active")
-    first.close()
     first.database.close()
 
     second = open_store(tmp_path, clock)

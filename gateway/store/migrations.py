@@ -1,16 +1,38 @@
-"""Table definitions, written in SQL that SQLite and PostgreSQL both accept.
+"""Versioned schema migrations, in SQL both SQLite and PostgreSQL accept.
+
+Each :class:`Migration` has a version; ``schema_migrations`` records the ones applied. A database
+is brought up to date at start-up (every process opening it) and by ``mns-gateway migrate``, inside
+one write transaction that only one process can hold at a time: SQLite's write lock (taken
+together with the gateway's writer lock file) or, on PostgreSQL, a transaction-scoped advisory
+lock. Whoever gets it second finds nothing left to do.
 
 Times are integers: resource times in epoch seconds (as MNS reports them), message and delivery
 times in epoch milliseconds. Leases (``lease_owner``, ``lease_expires_at``) rather than locks mark
-claimed work, so a worker that dies simply lets its lease lapse.
+claimed work, so a worker that dies simply lets its lease lapse. Migrations are never edited once
+released: a change is a new one.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+from dataclasses import dataclass
 
-TABLES = (
-    """
+from gateway.store.sql import Connection
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+#: Version 1 is the schema data dirs were created with before migrations were versioned (their
+#: ``PRAGMA user_version`` was 1): every statement is idempotent, so such a data dir adopts it.
+INITIAL = Migration(
+    1,
+    "topics, subscriptions, deliveries, dead letters, queues",
+    (
+        """
     CREATE TABLE IF NOT EXISTS topics (
         name TEXT PRIMARY KEY,
         create_time BIGINT NOT NULL,
@@ -19,7 +41,7 @@ TABLES = (
         logging_enabled INTEGER NOT NULL
     )
     """,
-    """
+        """
     CREATE TABLE IF NOT EXISTS subscriptions (
         topic_name TEXT NOT NULL,
         name TEXT NOT NULL,
@@ -33,7 +55,7 @@ TABLES = (
         PRIMARY KEY (topic_name, name)
     )
     """,
-    """
+        """
     CREATE TABLE IF NOT EXISTS topic_messages (
         id TEXT PRIMARY KEY,
         topic_name TEXT NOT NULL,
@@ -45,8 +67,9 @@ TABLES = (
         expires_at BIGINT NOT NULL
     )
     """,
-    "CREATE INDEX IF NOT EXISTS topic_messages_topic ON topic_messages (topic_name, expires_at)",
-    """
+        "CREATE INDEX IF NOT EXISTS topic_messages_topic"
+        " ON topic_messages (topic_name, expires_at)",
+        """
     CREATE TABLE IF NOT EXISTS deliveries (
         id TEXT PRIMARY KEY,
         message_id TEXT NOT NULL,
@@ -59,16 +82,16 @@ TABLES = (
         created_at BIGINT NOT NULL
     )
     """,
-    "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at)",
-    # No index on message_id: only the daily purge asks by it, and every publish and every
-    # finished push would pay for one more B-tree (about 4% of a publish). Data dirs made before
-    # lose it here; dropping an index loses no data.
-    "DROP INDEX IF EXISTS deliveries_message",
-    """
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at)",
+        # No index on message_id: only the daily purge asks by it, and every publish and every
+        # finished push would pay for one more B-tree (about 4% of a publish). Data dirs made before
+        # lose it here; dropping an index loses no data.
+        "DROP INDEX IF EXISTS deliveries_message",
+        """
     CREATE INDEX IF NOT EXISTS deliveries_subscription
         ON deliveries (topic_name, subscription_name)
     """,
-    """
+        """
     CREATE TABLE IF NOT EXISTS delivery_attempts (
         delivery_id TEXT NOT NULL,
         attempt INTEGER NOT NULL,
@@ -80,7 +103,7 @@ TABLES = (
         PRIMARY KEY (delivery_id, attempt)
     )
     """,
-    """
+        """
     CREATE TABLE IF NOT EXISTS dead_letters (
         id TEXT PRIMARY KEY,
         message_id TEXT NOT NULL,
@@ -100,11 +123,11 @@ TABLES = (
         replayed_at BIGINT
     )
     """,
-    "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
-    # queues (issue 5): message states are derived from visible_at/expires_at, never stored;
-    # queue_messages_ready serves receive (one range per priority), queue_messages_expiry the
-    # purge of expired messages.
-    """
+        "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
+        # queues (issue 5): message states are derived from visible_at/expires_at, never stored;
+        # queue_messages_ready serves receive (one range per priority), queue_messages_expiry the
+        # purge of expired messages.
+        """
     CREATE TABLE IF NOT EXISTS queues (
         name TEXT PRIMARY KEY,
         create_time BIGINT NOT NULL,
@@ -117,7 +140,7 @@ TABLES = (
         logging_enabled INTEGER NOT NULL
     )
     """,
-    """
+        """
     CREATE TABLE IF NOT EXISTS queue_messages (
         id TEXT PRIMARY KEY,
         queue_name TEXT NOT NULL,
@@ -133,15 +156,55 @@ TABLES = (
         properties TEXT
     )
     """,
-    """
+        """
     CREATE INDEX IF NOT EXISTS queue_messages_ready
         ON queue_messages (queue_name, priority, visible_at, id)
     """,
-    "CREATE INDEX IF NOT EXISTS queue_messages_expiry ON queue_messages (expires_at)",
-    """
+        "CREATE INDEX IF NOT EXISTS queue_messages_expiry ON queue_messages (expires_at)",
+        """
     CREATE TABLE IF NOT EXISTS queue_secrets (
         name TEXT PRIMARY KEY,
         secret TEXT NOT NULL
     )
     """,
+    ),
 )
+
+MIGRATIONS: tuple[Migration, ...] = (INITIAL,)
+
+_LEDGER = """
+    CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY,
+        description TEXT NOT NULL,
+        applied_at BIGINT NOT NULL
+    )
+"""
+
+
+def applied_versions(conn: Connection) -> set[int]:
+    return {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def migrate(conn: Connection, now_ms: int) -> list[int]:
+    """Apply every migration not yet applied, in order, in the caller's transaction; the
+    versions applied now (empty when the schema was up to date)."""
+    if conn.dialect.migration_lock is not None:
+        conn.execute(conn.dialect.migration_lock)
+    conn.execute(_LEDGER)
+    done = applied_versions(conn)
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.version in done:
+            continue
+        for statement in migration.statements:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.description, now_ms),
+        )
+        applied.append(migration.version)
+    return applied
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1].version
