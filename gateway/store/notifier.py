@@ -18,9 +18,38 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from gateway.queues.waiters import WaiterHub
+
+#: Wake-ups on the wire (a datagram, a NOTIFY payload): ``q <queue> <count>`` (``*`` for an
+#: unknown count) or ``d`` (deliveries are due).
+DELIVERIES: Final = "d"
+
+
+def encode_queue_wakeup(queue_name: str, count: int | None) -> str:
+    return f"q {queue_name} {'*' if count is None else count}"
+
+
+def decode_queue_wakeup(text: str | bytes) -> tuple[str, int | None] | None:
+    """The queue wake-up in ``text``, or ``None`` for anything else (never trusted)."""
+    try:
+        decoded = text.decode("ascii") if isinstance(text, bytes) else text
+    except UnicodeDecodeError:
+        return None
+    kind, _, rest = decoded.partition(" ")
+    name, _, count = rest.partition(" ")
+    if kind != "q" or not name or not (count == "*" or count.isdigit()):
+        return None
+    return name, None if count == "*" else int(count)
+
+
+def dispatch(listener: WakeListener, wakeup: str | bytes) -> None:
+    """Hand one wire wake-up to ``listener``; malformed ones are dropped."""
+    if wakeup in (DELIVERIES, DELIVERIES.encode()):
+        listener.deliveries_due()
+    elif (queue := decode_queue_wakeup(wakeup)) is not None:
+        listener.queue_ready(*queue)
 
 
 class WakeListener(Protocol):

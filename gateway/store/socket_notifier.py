@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from gateway.store.notifier import DELIVERIES, dispatch, encode_queue_wakeup
+
 if TYPE_CHECKING:
     from gateway.store.notifier import WakeListener
 
@@ -40,24 +42,6 @@ log = logging.getLogger(__name__)
 _MAX_SOCKET_PATH: Final = 100
 _MAX_DATAGRAM: Final = 512
 _RESCAN_SECONDS: Final = 2.0
-
-DELIVERIES: Final = b"d"
-
-
-def encode_queue_wakeup(queue_name: str, count: int | None) -> bytes:
-    return f"q {queue_name} {'*' if count is None else count}".encode()
-
-
-def decode_queue_wakeup(datagram: bytes) -> tuple[str, int | None] | None:
-    """The queue wake-up in ``datagram``, or ``None`` for anything else (never trusted)."""
-    try:
-        kind, _, rest = datagram.decode("ascii").partition(" ")
-    except UnicodeDecodeError:
-        return None
-    name, _, count = rest.partition(" ")
-    if kind != "q" or not name or not (count == "*" or count.isdigit()):
-        return None
-    return name, None if count == "*" else int(count)
 
 
 class SocketNotifier:
@@ -96,10 +80,10 @@ class SocketNotifier:
         return self._listener is not None
 
     def queue_ready(self, queue_name: str, count: int | None) -> None:
-        self.broadcast(encode_queue_wakeup(queue_name, count))
+        self.broadcast(encode_queue_wakeup(queue_name, count).encode())
 
     def deliveries_due(self) -> None:
-        self.broadcast(DELIVERIES)
+        self.broadcast(DELIVERIES.encode())
 
     def _bind(self) -> socket.socket | None:
         path = self.directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
@@ -130,10 +114,7 @@ class SocketNotifier:
             target = self._listener_target
             if self._closing or target is None:
                 continue
-            if datagram == DELIVERIES:
-                target.deliveries_due()
-            elif (wakeup := decode_queue_wakeup(datagram)) is not None:
-                target.queue_ready(*wakeup)
+            dispatch(target, datagram)
 
     def broadcast(self, payload: bytes) -> None:
         """Send ``payload`` to every other process on this data directory; never blocks, never

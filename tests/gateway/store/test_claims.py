@@ -4,16 +4,14 @@ workers at once, and an outcome recorded under a lost lease changes nothing."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from gateway.delivery.records import Attempt
 from gateway.store import delivery_sql
 from gateway.store.base import Store, compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from gateway.topics.records import Subscription, TopicMessage
+from tests.conftest import OpenDatabase
 
 
 class Clock:
@@ -30,14 +28,9 @@ def clock() -> Clock:
 
 
 @pytest.fixture()
-def stores(tmp_path: Path, clock: Clock) -> Iterator[tuple[Store, Store]]:
-    """Two stores on one database: two processes, as far as either knows."""
-    path = tmp_path / "db.sqlite3"
-    a = compose_store(SQLiteDatabase(path, synchronous="NORMAL"), clock)
-    b = compose_store(SQLiteDatabase(path, synchronous="NORMAL"), clock)
-    yield a, b
-    a.close()
-    b.close()
+def stores(open_database: OpenDatabase, clock: Clock) -> tuple[Store, Store]:
+    """Two stores on one database: two processes or replicas, as far as either knows."""
+    return compose_store(open_database(), clock), compose_store(open_database(), clock)
 
 
 def published(store: Store, count: int) -> None:

@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store.socket_notifier import (
-    SocketNotifier,
-    decode_queue_wakeup,
-    encode_queue_wakeup,
-)
+from gateway.store.notifier import decode_queue_wakeup, encode_queue_wakeup
+from gateway.store.socket_notifier import SocketNotifier
 
 
 @pytest.fixture()
@@ -37,7 +34,7 @@ class Collector:
 
 
 def test_wakeups_encode_and_hostile_ones_are_dropped() -> None:
-    assert decode_queue_wakeup(encode_queue_wakeup("q-1", 3)) == ("q-1", 3)
+    assert decode_queue_wakeup(encode_queue_wakeup("q-1", 3).encode()) == ("q-1", 3)
     assert decode_queue_wakeup(encode_queue_wakeup("q", None)) == ("q", None)
     for bad in (b"", b"q", b"q q x", b"q  3", b"\xff\xfe 1", b"q q -1", b"x q 1", b"d"):
         assert decode_queue_wakeup(bad) is None

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.delivery.records import Attempt, Settlement
 from gateway.protocol.errors import MNSError
 from gateway.store import dead_letter_sql
 from gateway.store.base import Store, compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from gateway.topics.records import Subscription, TopicMessage
+from tests.conftest import OpenDatabase
 
 
 class FakeClock:
@@ -28,10 +26,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture()
-def store(tmp_path: Path, clock: FakeClock) -> Store:
-    s = compose_store(SQLiteDatabase(tmp_path / "db.sqlite3"), clock=clock)
-    yield s
-    s.close()
+def store(open_database: OpenDatabase, clock: FakeClock) -> Store:
+    return compose_store(open_database(), clock=clock)
 
 
 def message(topic: str, tag: str | None, now_ms: int) -> TopicMessage:

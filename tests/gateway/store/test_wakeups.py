@@ -1,12 +1,10 @@
-"""Wake-ups between processes sharing a database: two stores on one SQLite file stand in for two
-gateway processes (each store has its own notifier socket, as a process would)."""
+"""Wake-ups between processes sharing a database: two stores on one database stand in for two
+gateway processes or replicas (each store has its own notifier, as a process would)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,21 +13,16 @@ from gateway.delivery.senders import SenderRegistry
 from gateway.delivery.transport import PushOutcome, PushResult
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store, compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from gateway.topics.records import Subscription, TopicMessage
+from tests.conftest import OpenDatabase
 
 #: Far longer than any wait below: work found sooner was announced, not polled for.
 NO_POLL = 60.0
 
 
 @pytest.fixture()
-def two_processes(tmp_path: Path) -> Iterator[tuple[Store, Store]]:
-    path = tmp_path / "db.sqlite3"
-    a = compose_store(SQLiteDatabase(path, synchronous="NORMAL"))
-    b = compose_store(SQLiteDatabase(path, synchronous="NORMAL"))
-    yield a, b
-    a.close()
-    b.close()
+def two_processes(open_database: OpenDatabase) -> tuple[Store, Store]:
+    return compose_store(open_database()), compose_store(open_database())
 
 
 def publish(store: Store, message_id: str) -> None:
