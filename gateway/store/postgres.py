@@ -43,11 +43,15 @@ _WRITE = {True: "BEGIN", False: "BEGIN; SET LOCAL synchronous_commit TO OFF"}
 
 def cooperative_waiting() -> None:
     """If gevent has patched ``select``, make psycopg wait through it (a no-op otherwise, and
-    when psycopg already chose so because gevent patched first)."""
+    when psycopg already chose so because gevent patched first).
+
+    ``wait_select`` looks ``select.select`` up on every call, so it finds gevent's; psycopg's
+    default non-C choices bound theirs when psycopg was imported, possibly before the patch.
+    """
     monkey = sys.modules.get("gevent.monkey")
     patched = monkey is not None and monkey.is_module_patched("select")
     if patched and waiting.wait is getattr(waiting, "wait_c", None):
-        waiting.wait = waiting.wait_selector
+        waiting.wait = waiting.wait_select
 
 
 @lru_cache(maxsize=2048)
