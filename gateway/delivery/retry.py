@@ -1,4 +1,4 @@
-"""The two retry schedules of the seed section "NotifyStrategy", as pure functions.
+"""The two retry schedules of docs/protocol.md#retry-schedules, as pure functions.
 
 The schedule state (how many retries were made) lives in the store, not here, so a restarted
 worker resumes a schedule where it stopped: it asks :func:`retry_delay` with the persisted count.

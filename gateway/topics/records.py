@@ -11,7 +11,8 @@ from typing import Any, Final
 
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 
-#: Messages in a topic live one day: docs/delivery.md#topic-message-retention
+#: Messages in a topic live one day: docs/protocol.md#topics (kept and expired as in
+#: docs/delivery.md#topic-message-retention).
 TOPIC_MESSAGE_RETENTION_SECONDS: Final = 86400
 #: MaximumMessageSize's range and default (the same as a queue's).
 MIN_MESSAGE_SIZE: Final = 1024
