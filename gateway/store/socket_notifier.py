@@ -124,6 +124,10 @@ class SocketNotifier:
             return
         if self._sender is None:
             self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            # Non-blocking for real: gevent's sendto ignores MSG_DONTWAIT and waits for a full
+            # peer (and two greenlets waiting on one socket is an error), unless the socket
+            # itself is non-blocking.
+            self._sender.setblocking(False)
         for peer in peers:
             try:
                 self._sender.sendto(payload, socket.MSG_DONTWAIT, peer)

@@ -94,3 +94,43 @@ def test_broadcast_without_a_directory_is_harmless(tmp_path: Path) -> None:
     notifier = SocketNotifier(tmp_path / "missing")
     notifier.deliveries_due()
     notifier.close()
+
+
+GEVENT_FULL_PEER = """
+import socket, sys
+from gevent import monkey
+monkey.patch_all()
+import gevent
+from pathlib import Path
+from gateway.store.socket_notifier import SocketNotifier
+
+directory = Path(sys.argv[1])
+directory.mkdir()
+peer = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+peer.bind(str(directory / "1-full.sock"))  # bound, never read: its buffer fills up
+notifier = SocketNotifier(directory)
+
+def sender():
+    for _ in range(5000):
+        notifier.queue_ready("q", 1)
+
+gevent.joinall([gevent.spawn(sender) for _ in range(4)], raise_error=True, timeout=20)
+print("ok")
+"""
+
+
+def test_a_full_peer_neither_blocks_nor_fails_senders_on_greenlets(tmp_path: Path) -> None:
+    """Under gevent, sends to a peer whose buffer is full are dropped at once, whichever
+    greenlet makes them (gevent would otherwise wait on the socket, and two greenlets waiting
+    on one socket is an error that reached clients as a 500)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", GEVENT_FULL_PEER, str(tmp_path / "wake")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
