@@ -23,10 +23,10 @@ from gateway.app import create_app
 from gateway.config import Settings
 from gateway.credentials import resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
+from gateway.delivery.keyring import KeyRing
 from gateway.delivery.mail import MailSender
 from gateway.delivery.queue_bridge import QueueSender, RemoteService
 from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
-from gateway.delivery.signing import KeyRing
 from gateway.delivery.transport import PushTransport
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
 from gateway.metrics import GatewayMetrics

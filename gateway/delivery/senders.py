@@ -13,8 +13,9 @@ from typing import Protocol
 
 from gateway.delivery import DeliveryError
 from gateway.delivery.formats import PushNotification, http_date
+from gateway.delivery.keyring import KeyRing
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.signing import KeyRing, SigningKey, build_signed_push
+from gateway.delivery.signing import SigningKey, build_signed_push
 from gateway.delivery.transport import PushResult, PushTransport
 from gateway.protocol.request_ids import new_request_id
 
