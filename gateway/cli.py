@@ -28,8 +28,11 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.server import GatewayServer, announce_generated_keys
 
     settings = _settings(args)
-    # Resolve (and print) generated credentials once, before gunicorn forks its workers.
-    announce_generated_keys(resolve_access_keys(settings.access_keys, settings.data_dir)[1])
+    if not settings.database_url:
+        # Resolve (and print) generated credentials once, before gunicorn forks its workers.
+        # With a shared database each worker does (whichever creates the pair prints it): the
+        # arbiter must not load psycopg before gevent patches the workers.
+        announce_generated_keys(resolve_access_keys(settings.access_keys, settings.data_dir)[1])
     print(
         f"mns-gateway listening on {settings.base_url} (data dir {settings.data_dir})", flush=True
     )
@@ -103,10 +106,15 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    from gateway.server import open_keyring
+    from gateway.server import open_database, open_keyring
 
-    keyring = open_keyring(_settings(args))
-    key = keyring.rotate() if args.action == "rotate" else keyring.current
+    settings = _settings(args)
+    database = open_database(settings)
+    try:
+        keyring = open_keyring(settings, database)
+        key = keyring.rotate() if args.action == "rotate" else keyring.current
+    finally:
+        database.close()
     print(json.dumps({"CurrentKeyId": key.key_id}))
     return 0
 

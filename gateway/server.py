@@ -13,6 +13,7 @@ import atexit
 import logging
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,7 +24,7 @@ from gateway.app import create_app
 from gateway.config import Settings
 from gateway.credentials import resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
-from gateway.delivery.keyring import KeyRing
+from gateway.delivery.keyring import KeyRing, KeyStorage
 from gateway.delivery.mail import MailSender
 from gateway.delivery.queue_bridge import QueueSender, RemoteService
 from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
@@ -33,6 +34,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.oplog import OperationLog, open_operation_log
 from gateway.store.base import Store, compose_store
 from gateway.store.database import Database
+from gateway.store.shared import DatabaseKeyStorage, SharedSettings
 from gateway.store.sqlite import SQLiteDatabase
 
 log = logging.getLogger(__name__)
@@ -55,7 +57,7 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Database:
     if scheme in ("postgresql", "postgres"):
         from gateway.store.postgres import PostgresDatabase  # psycopg only when asked for
 
-        return PostgresDatabase(url, migrate=migrate)
+        return PostgresDatabase(url, migrate=migrate, pool_size=settings.database_pool_size)
     raise UnsupportedDatabaseError(
         f"MNS_GATEWAY_DATABASE_URL: unsupported scheme {scheme!r} (use postgresql://...)"
     )
@@ -69,9 +71,20 @@ def open_store(settings: Settings) -> Store:
     )
 
 
-def open_keyring(settings: Settings) -> KeyRing:
+def shared_settings(settings: Settings, database: Database) -> SharedSettings | None:
+    """Where replicas keep what they share: the database when it is shared (PostgreSQL), else
+    ``None`` (SQLite: one host, the data dir's files)."""
+    return SharedSettings(database) if settings.database_url else None
+
+
+def open_keyring(settings: Settings, database: Database) -> KeyRing:
+    """The signing keys: in the database shared by replicas, else in ``data_dir/keys``.
+    Configured key and certificate files win either way."""
+    storage: KeyStorage | Path = (
+        DatabaseKeyStorage(database) if settings.database_url else settings.data_dir / "keys"
+    )
     return KeyRing(
-        settings.data_dir / "keys",
+        storage,
         private_key_file=settings.signing_key_file,
         certificate_file=settings.signing_cert_file,
     )
@@ -115,7 +128,7 @@ def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     runtime = Runtime(
         settings,
         store,
-        open_keyring(settings),
+        open_keyring(settings, store.database),
         metrics,
         open_operation_log(
             str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
@@ -174,9 +187,11 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
 
 def build_app(settings: Settings) -> Flask:
     """The WSGI app for one process, with its delivery worker running beside it."""
-    keys, generated = resolve_access_keys(settings.access_keys, settings.data_dir)
-    announce_generated_keys(generated)
     runtime = build_runtime(settings, with_worker=True)
+    keys, generated = resolve_access_keys(
+        settings.access_keys, settings.data_dir, shared_settings(settings, runtime.store.database)
+    )
+    announce_generated_keys(generated)
     if runtime.worker is not None:
         runtime.worker.start()
     atexit.register(runtime.close)

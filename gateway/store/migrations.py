@@ -170,7 +170,30 @@ INITIAL = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (INITIAL,)
+#: What replicas sharing one database must agree on, kept in it: the push-signing keys with their
+#: certificates, and small named values (the signing key in use, the generated access key pair).
+SHARED_SETTINGS = Migration(
+    2,
+    "signing keys and shared settings",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS signing_keys (
+            key_id TEXT PRIMARY KEY,
+            private_key TEXT,
+            certificate TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS shared_settings (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS)
 
 _LEDGER = """
     CREATE TABLE IF NOT EXISTS schema_migrations (
