@@ -14,7 +14,7 @@ from gateway.protocol.endpoints import route_of
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
-from gateway.store.sql import Connection, Row
+from gateway.store.sql import Connection, Row, insert_rows
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
@@ -252,12 +252,15 @@ def insert_deliveries(
     conn: Connection, message_id: str, topic_name: str, subscriptions: list[str], due_ms: int
 ) -> list[str]:
     """One due delivery of the message per subscription name; their ids."""
+    if not subscriptions:
+        return []
     ids = [uuid.uuid4().hex for _ in subscriptions]
-    conn.executemany(
-        "INSERT INTO deliveries (id, message_id, topic_name, subscription_name, attempts,"
-        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+    insert_rows(
+        conn,
+        "deliveries (id, message_id, topic_name, subscription_name, attempts, next_attempt_at,"
+        " created_at)",
         [
-            (delivery_id, message_id, topic_name, name, due_ms, due_ms)
+            (delivery_id, message_id, topic_name, name, 0, due_ms, due_ms)
             for delivery_id, name in zip(ids, subscriptions, strict=True)
         ],
     )
