@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store.base import Store
+from gateway.store.base import compose_store
 from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import RunningGateway, start_gateway
 from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
@@ -77,12 +77,12 @@ def test_a_graceful_timeout_shorter_than_the_poll_cuts_it(tmp_path: Path) -> Non
 
 def nothing_left_to_push(data_dir: Path) -> bool:
     """No delivery left in the database, leased or due (seen from an hour later)."""
-    store = Store(
+    store = compose_store(
         SQLiteDatabase(data_dir / "gateway.sqlite3", synchronous="NORMAL"),
         clock=lambda: time.time() + 3600,
     )
     try:
-        return store.due_count() == 0
+        return store.deliveries.due_count() == 0
     finally:
         store.close()
 
