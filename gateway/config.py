@@ -62,6 +62,11 @@ class Settings:
     """Everything the gateway needs to know about its deployment."""
 
     data_dir: Path = Path("./mns-data")
+    #: ``MNS_GATEWAY_DATABASE_URL``: empty for SQLite in the data dir, ``postgresql://…`` for a
+    #: PostgreSQL database several gateway replicas share.
+    database_url: str = ""
+    #: Connections each process keeps to PostgreSQL at most (``MNS_GATEWAY_DATABASE_POOL_SIZE``).
+    database_pool_size: int = 10
     host: str = "127.0.0.1"
     port: int = 8080
     access_keys: Mapping[str, str] = field(default_factory=dict)
@@ -95,6 +100,10 @@ class Settings:
     max_queues: int = 1000
     smtp_url: str = ""
     mail_from: str = ""
+    #: Seconds requests and pushes in flight get to finish after SIGTERM. Longer than the longest
+    #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
+    #: (docs/deploy.md#stopping-gracefully).
+    graceful_timeout: int = 40
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
     #: that QueueEndpoints of other regions or accounts are forwarded to.
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -149,6 +158,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     get = lambda name, default: env.get(f"{ENV_PREFIX}{name}", default)  # noqa: E731
     return Settings(
         data_dir=Path(get("DATA_DIR", "./mns-data")),
+        database_url=get("DATABASE_URL", "").strip(),
+        database_pool_size=int(get("DATABASE_POOL_SIZE", "10")),
         host=get("HOST", "127.0.0.1"),
         port=int(get("PORT", "8080")),
         access_keys=parse_access_keys(env),
@@ -176,4 +187,5 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),
+        graceful_timeout=int(get("GRACEFUL_TIMEOUT", "40")),
     )
