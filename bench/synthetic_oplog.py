@@ -19,6 +19,8 @@ START_MS = 1_717_200_000_000  # 2024-06-01 00:00:00 UTC
 HOUR_MS = 3_600_000
 SPAN_MS = 24 * HOUR_MS
 RECORDS_PER_FILE = 500_000
+#: Records a message makes on average (topic 4.51, queue 3.05), so the day is 24 hours long.
+RECORDS_PER_MESSAGE = 3.78
 
 PUBLISH = (
     '{"Time":%d,"Action":"PublishMessage","TopicName":"topic-%d","MessageId":"%s",'
@@ -54,7 +56,7 @@ def generate_share(logs: Path, worker: int, records: int) -> int:
     rng = random.Random(worker)
     lines: list[str] = []
     written = files = sequence = 0
-    step = SPAN_MS / max(records / 4, 1)
+    step = SPAN_MS / max(records / RECORDS_PER_MESSAGE, 1)
     hour = START_MS // HOUR_MS
     while written + len(lines) < records:
         sequence += 1
