@@ -5,11 +5,9 @@ disappeared in between."""
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
@@ -90,12 +88,26 @@ def hour(logs: Path, index: int) -> Path:
     return logs / "dt=2024-06-01" / f"hour={index:02d}"
 
 
-def partitions_read(caplog: pytest.LogCaptureFixture) -> str:
-    messages = [
-        r.getMessage() for r in caplog.records if "log partitions to read" in r.getMessage()
-    ]
-    caplog.clear()
-    return messages[-1]
+#: Hour 02 is there from the start and never changes: no run after the first reads it again.
+HOUR_02 = [
+    {"Time": T0 + 2 * HOUR, "Action": "PublishMessage", "TopicName": "t", "MessageId": "m6"},
+    push(T0 + 2 * HOUR + 10, "m6", 1, True),
+]
+
+
+def fact_files(out: Path) -> dict[str, int]:
+    """Every fact file by partition directory and name, with its modification time: a
+    partition that was read again has new files."""
+    return {
+        str(path.relative_to(out)): path.stat().st_mtime_ns
+        for path in (out / "message_facts").glob("log_partition=*/*.parquet")
+    }
+
+
+def partitions_rewritten(before: dict[str, int], after: dict[str, int]) -> set[str]:
+    changed = {name for name in after if before.get(name) != after[name]}
+    changed |= {name for name in before if name not in after}
+    return {name.split("/")[1].split("%2F")[-1] for name in changed}
 
 
 def assert_same_tables(spark: SparkSession, incremental: Path, full: Path) -> None:
@@ -107,20 +119,20 @@ def assert_same_tables(spark: SparkSession, incremental: Path, full: Path) -> No
         )
 
 
-def test_incremental_runs_equal_full_runs(
-    spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="gateway.pipeline.spark_job")
+def test_incremental_runs_equal_full_runs(spark: SparkSession, tmp_path: Path) -> None:
     logs, out = tmp_path / "logs", tmp_path / "out"
     write(hour(logs, 0) / "oplog-a.jsonl", HOUR_00)
+    write(hour(logs, 2) / "oplog-a.jsonl", HOUR_02)
     assert run(spark, "--logs", str(logs), "--out", str(out)) == 0
-    assert partitions_read(caplog).startswith("full run: 1 of 1")
+    first = fact_files(out)
+    assert partitions_rewritten({}, first) == {"hour%3D00", "hour%3D02"}
 
-    # A new hour arrives, and a late file for the hour already read.
+    # A new hour arrives, and a late file for an hour already read.
     write(hour(logs, 1) / "oplog-a.jsonl", HOUR_01)
     write(hour(logs, 0) / "oplog-b.jsonl", LATE_00)
     assert run(spark, "--logs", str(logs), "--out", str(out)) == 0
-    assert partitions_read(caplog).startswith("incremental run: 2 of 2")
+    second = fact_files(out)
+    assert partitions_rewritten(first, second) == {"hour%3D00", "hour%3D01"}
     assert run(spark, "--logs", str(logs), "--out", str(tmp_path / "full1"), "--full") == 0
     assert_same_tables(spark, out, tmp_path / "full1")
 
@@ -128,7 +140,8 @@ def test_incremental_runs_equal_full_runs(
     write(hour(logs, 1) / "oplog-a.jsonl", [push(T0 + HOUR + 90, "m5", 1, True)])
     shutil.rmtree(hour(logs, 0))
     assert run(spark, "--logs", str(logs), "--out", str(out)) == 0
-    assert partitions_read(caplog) == "incremental run: 1 of 1 log partitions to read, 1 removed"
+    assert partitions_rewritten(second, fact_files(out)) == {"hour%3D00", "hour%3D01"}
+    assert not any("hour%3D00" in name for name in fact_files(out))
     assert run(spark, "--logs", str(logs), "--out", str(tmp_path / "full2"), "--full") == 0
     assert_same_tables(spark, out, tmp_path / "full2")
 
