@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
@@ -119,6 +120,7 @@ def assert_same_tables(spark: SparkSession, incremental: Path, full: Path) -> No
         )
 
 
+@pytest.mark.timeout(900)  # five report runs: minutes when the machine is shared
 def test_incremental_runs_equal_full_runs(spark: SparkSession, tmp_path: Path) -> None:
     logs, out = tmp_path / "logs", tmp_path / "out"
     write(hour(logs, 0) / "oplog-a.jsonl", HOUR_00)
