@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gateway.config import Settings, settings_from_env
 from gateway.credentials import resolve_access_keys
+from gateway.inbox.commands import add_inbox_command
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -153,6 +154,8 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     keys.add_argument("action", choices=("show", "rotate"))
     _with_data_dir(keys)
     keys.set_defaults(handler=_keys)
+
+    add_inbox_command(commands, _settings)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -252,7 +252,7 @@ def publish(conn: Connection, message: TopicMessage) -> Published:
             (message.topic_name,),
         ).fetchall()
     ]
-    targets = matching_subscriptions(subscriptions, message.tag)
+    targets = matching_subscriptions(subscriptions, message)
     insert_message(conn, message, message.expires_at_ms)
     insert_deliveries(
         conn, message.id, message.topic_name, [s.name for s in targets], message.publish_time_ms
