@@ -9,9 +9,10 @@ default. The algorithm (docs/delivery.md#the-alibaba-cloud-sms-api):
 ``A-Z a-z 0-9 - _ . ~`` kept, a space is ``%20``), the canonical headers (each signed header's
 lowercased name, ``:``, its trimmed value and a newline, sorted by name), the signed header names
 joined by ``;``, and the lowercase hex SHA-256 of the body (also sent as
-``x-acs-content-sha256``), joined by newlines. The string to sign is ``ACS3-HMAC-SHA256``, a
-newline, and the hex SHA-256 of the canonical request; the signature is the lowercase hex
-HMAC-SHA256 of it keyed with the AccessKey secret, sent as
+``x-acs-content-sha256``), joined by newlines. The signed headers are ``host``,
+``content-type`` when there is a body, and the ``x-acs-*`` ones. The string to sign is
+``ACS3-HMAC-SHA256``, a newline, and the hex SHA-256 of the canonical request; the signature
+is the lowercase hex HMAC-SHA256 of it keyed with the AccessKey secret, sent as
 ``Authorization: ACS3-HMAC-SHA256 Credential={id},SignedHeaders={names},Signature={hex}``.
 """
 
@@ -82,12 +83,15 @@ def sign_rpc(
     nonce: str,
     method: str = "POST",
     body: bytes = b"",
+    content_type: str | None = None,
 ) -> tuple[str, dict[str, str]]:
-    """An RPC-style call with its parameters in the query string: (query string, headers to
-    send). ``host`` is the Host header exactly as it will be sent; it is signed but not
-    returned, the HTTP client writes it."""
+    """An RPC-style call, its parameters in the query string and, for those the API takes as
+    form data, ``body`` of ``content_type``: (query string, headers to send). ``host`` is the
+    Host header exactly as it will be sent; it is signed but not returned, the HTTP client
+    writes it."""
     payload = content_sha256(body)
     headers = {
+        **({"content-type": content_type} if content_type else {}),
         "host": host,
         "x-acs-action": action,
         "x-acs-content-sha256": payload,

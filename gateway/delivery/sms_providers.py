@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from typing import Any, Final
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from gateway.delivery import DeliveryError
 from gateway.delivery.acs3 import acs_date, sign_rpc
@@ -39,10 +39,15 @@ def _json(value: object) -> str:
 
 
 # the Alibaba Cloud SMS API --------------------------------------------------------------------
-def dysms_call(sms: OutgoingSms, out_id: str) -> tuple[str, dict[str, str]]:
-    """The Dysmsapi action and parameters for ``sms``: ``singleContent`` is one SendSms to every
-    number with one TemplateParam; ``multiContent`` is one SendBatchSms with a sign name and a
-    TemplateParam per number. ``out_id`` (the MessageId) comes back in delivery receipts."""
+FORM: Final = "application/x-www-form-urlencoded"
+
+
+def dysms_call(sms: OutgoingSms, out_id: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The Dysmsapi action, query parameters and form parameters for ``sms``: ``singleContent``
+    is one SendSms to every number with one TemplateParam (all in the query); ``multiContent``
+    is one SendBatchSms with a sign name and a TemplateParam per number (the three JSON lists
+    as form data, as the API takes them). ``out_id`` (the MessageId) comes back in delivery
+    receipts."""
     phones = [m.phone_number for m in sms.messages]
     if sms.type is SmsType.SINGLE:
         params = {
@@ -53,16 +58,11 @@ def dysms_call(sms: OutgoingSms, out_id: str) -> tuple[str, dict[str, str]]:
         }
         if sms.messages[0].template_param:
             params["TemplateParam"] = _json(dict(sms.messages[0].template_param))
-        return "SendSms", params
-    params = {
-        "PhoneNumberJson": _json(phones),
-        "SignNameJson": _json([sms.sign_name] * len(phones)),
-        "TemplateCode": sms.template_code,
-        "OutId": out_id,
-    }
+        return "SendSms", params, {}
+    form = {"PhoneNumberJson": _json(phones), "SignNameJson": _json([sms.sign_name] * len(phones))}
     if any(m.template_param for m in sms.messages):
-        params["TemplateParamJson"] = _json([dict(m.template_param) for m in sms.messages])
-    return "SendBatchSms", params
+        form["TemplateParamJson"] = _json([dict(m.template_param) for m in sms.messages])
+    return "SendBatchSms", {"TemplateCode": sms.template_code, "OutId": out_id}, form
 
 
 def is_permanent_refusal(code: str) -> bool:
@@ -128,7 +128,8 @@ class AliyunSmsSender:
         self.nonce = nonce
 
     def send(self, job: DeliveryJob) -> PushResult:
-        action, params = dysms_call(prepare_sms(job), job.message.id)
+        action, params, form = dysms_call(prepare_sms(job), job.message.id)
+        body = urlencode(form).encode("ascii")
         query, headers = sign_rpc(
             host=self.host,
             action=action,
@@ -138,10 +139,12 @@ class AliyunSmsSender:
             secret=self.access_key_secret,
             date=acs_date(self.clock()),
             nonce=self.nonce(),
+            body=body,
+            content_type=FORM if form else None,
         )
         sent = [("Accept", "application/json"), *headers.items()]
-        result, body = self.transport.post(f"{self.url}?{query}", sent, b"", self.timeout)
-        return judge_dysms_answer(result, body)
+        result, answer = self.transport.post(f"{self.url}?{query}", sent, body, self.timeout)
+        return judge_dysms_answer(result, answer)
 
 
 # a webhook ------------------------------------------------------------------------------------
