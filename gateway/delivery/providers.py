@@ -49,7 +49,9 @@ def sms_sender(settings: Settings, transport: PushTransport) -> Sender | None:
 def message_senders(
     settings: Settings, inbox: InboxStore, transport: PushTransport
 ) -> dict[str, Sender]:
-    """Senders for the ``mail`` and ``sms`` routes, by route kind."""
+    """Senders for the ``mail`` and ``sms`` routes, by route kind. The SMS provider's settings
+    are checked even when the inbox takes its place, so a typo fails at start-up either way."""
+    sms = sms_sender(settings, transport)
     if settings.inbox:
         return {
             "mail": InboxSender(inbox, InboxKind.MAIL, mail_from=settings.mail_from),
@@ -58,6 +60,6 @@ def message_senders(
     senders: dict[str, Sender] = {}
     if settings.smtp_url:
         senders["mail"] = MailSender.from_settings(settings)
-    if (sms := sms_sender(settings, transport)) is not None:
+    if sms is not None:
         senders["sms"] = sms
     return senders

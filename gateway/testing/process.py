@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 
 #: How long a gateway may take to become ready, and to stop, before it is given up on.
 START_TIMEOUT = 60.0
@@ -73,7 +73,7 @@ class GatewayProcess:
         port: int | None = None,
         log_file: Path | None = None,
         timeout: float = START_TIMEOUT,
-    ) -> GatewayProcess:
+    ) -> Self:
         """Start it and return once it is ready; :class:`GatewayStartError` if it is not
         within ``timeout`` seconds. Its output goes to ``log_file`` (else nowhere)."""
         port = port or free_port()
