@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from gateway.testing.client import SignedClient
+from gateway.admin_client import AdminClient
 from gateway.testing.inbox import Inbox
 from gateway.testing.process import GatewayProcess
 from gateway.testing.pushes import PushRecorder
@@ -121,9 +121,9 @@ class EmbeddedGateway:
     def inbox(self) -> Inbox:
         return Inbox(self.client())
 
-    def client(self) -> SignedClient:
+    def client(self) -> AdminClient:
         """Signed JSON requests to the gateway's ``/dev/`` and ``/admin/`` endpoints."""
-        return SignedClient(self.url, self.access_key_id, self.access_key_secret)
+        return AdminClient(self.url, self.access_key_id, self.access_key_secret)
 
     def account(self) -> Any:
         """An official-SDK ``mns.account.Account`` for this gateway."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from gateway.testing.client import SignedClient
+from gateway.admin_client import AdminClient
 
 DEFAULT_WAIT = 10.0
 _POLL_SECONDS = 0.05
@@ -92,7 +92,7 @@ class Inbox:
     phone number or an address), topic and time (a datetime, epoch ms or ISO 8601);
     ``wait_for_sms()`` and ``wait_for_mail()`` wait until at least ``count`` match."""
 
-    def __init__(self, client: SignedClient) -> None:
+    def __init__(self, client: AdminClient) -> None:
         self._client = client
 
     def _read(self, kind: str, filters: Mapping[str, Moment | None]) -> list[Mapping[str, Any]]:
