@@ -111,6 +111,10 @@ class Settings:
     sms_access_key_secret: str = field(default="", repr=False)
     sms_webhook_url: str = ""
     sms_webhook_secret: str = field(default="", repr=False)
+    #: Seconds requests and pushes in flight get to finish after SIGTERM. Longer than the longest
+    #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
+    #: (docs/deploy.md#stopping-gracefully).
+    graceful_timeout: int = 40
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
     #: that QueueEndpoints of other regions or accounts are forwarded to.
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -205,4 +209,5 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         sms_webhook_url=get("SMS_WEBHOOK_URL", "").strip(),
         sms_webhook_secret=get("SMS_WEBHOOK_SECRET", "").strip(),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),
+        graceful_timeout=int(get("GRACEFUL_TIMEOUT", "40")),
     )
