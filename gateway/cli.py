@@ -25,6 +25,7 @@ from gateway.credentials import (
     stored_credentials,
 )
 from gateway.data_dir import prepare_data_dir
+from gateway.inbox.commands import add_inbox_command
 from gateway.protocol.errors import GatewayError
 
 
@@ -92,7 +93,7 @@ def _worker(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     runtime.worker.start()
     stop.wait()
-    runtime.close()
+    runtime.close()  # pushes in flight get MNS_GATEWAY_GRACEFUL_TIMEOUT seconds to finish
     return 0
 
 
@@ -306,6 +307,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_data_dir(show)
     _with_json(show)
     show.set_defaults(handler=_credentials_show)
+
+    add_inbox_command(commands, _database_settings)
 
 
 def _parser() -> argparse.ArgumentParser:

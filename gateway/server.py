@@ -22,7 +22,7 @@ from gateway.config import Settings
 from gateway.credentials import announce_generated_keys, resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.keyring import KeyRing, KeyStorage
-from gateway.delivery.mail import MailSender
+from gateway.delivery.providers import message_senders
 from gateway.delivery.queue_bridge import QueueSender, RemoteService
 from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
 from gateway.delivery.transport import PushTransport
@@ -98,10 +98,15 @@ class Runtime:
     oplog: OperationLog
     worker: DeliveryWorker | None = None
 
+    def begin_shutdown(self) -> None:
+        """Claim no more deliveries; pushes in flight finish while requests drain."""
+        if self.worker is not None:
+            self.worker.stop_claiming()
+
     def close(self) -> None:
         """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
         if self.worker is not None:
-            self.worker.stop()
+            self.worker.stop(self.settings.graceful_timeout)
         self.oplog.close()
         self.store.close()
 
@@ -152,8 +157,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
             clock=runtime.store.clock,
         )
     }
-    if settings.smtp_url:
-        by_kind["mail"] = MailSender.from_settings(settings)
+    by_kind.update(message_senders(settings, runtime.store.inbox, transport))
     options = WorkerOptions(
         threads=settings.delivery_threads,
         max_per_route=settings.max_pushes_per_route,
@@ -170,9 +174,9 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
 
 
-def build_app(settings: Settings) -> Flask:
+def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
     """The WSGI app for one process, with its delivery worker running beside it."""
-    runtime = build_runtime(settings, with_worker=True)
+    runtime = runtime or build_runtime(settings, with_worker=True)
     keys, generated = resolve_access_keys(
         settings.access_keys, settings.data_dir, shared_settings(settings, runtime.store.database)
     )

@@ -50,6 +50,8 @@ class Dialect:
     skip_locked: str
     #: Taken inside the migration transaction so that one process migrates at a time.
     migration_lock: str | None
+    #: The names (column ``name``) of the gateway's tables.
+    list_tables: str
     #: ``WITH x AS (INSERT …) INSERT …``: two inserts in one statement (PostgreSQL only).
     writable_cte: bool = False
 
@@ -57,12 +59,18 @@ class Dialect:
         return self.skip_locked.format(alias=alias)
 
 
-SQLITE = Dialect("sqlite", skip_locked="", migration_lock=None)
+SQLITE = Dialect(
+    "sqlite",
+    skip_locked="",
+    migration_lock=None,
+    list_tables="SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+)
 POSTGRESQL = Dialect(
     "postgresql",
     skip_locked=" FOR UPDATE OF {alias} SKIP LOCKED",
     # An arbitrary constant naming the gateway's schema migrations among advisory locks.
     migration_lock="SELECT pg_advisory_xact_lock(7213401991)",
+    list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
     writable_cte=True,
 )
 

@@ -297,6 +297,6 @@ def publish(conn: Connection, message: TopicMessage) -> Published:
     where the database can (so it may run without a transaction: ``atomic=False``)."""
     topic, subscriptions = topic_with_subscriptions(conn, message.topic_name)
     check_size(topic, message)
-    targets = matching_subscriptions(subscriptions, message.tag)
+    targets = matching_subscriptions(subscriptions, message)
     insert_published(conn, message, [s.name for s in targets])
     return Published(len(targets), topic.logging_enabled)
