@@ -335,6 +335,22 @@ class TestAnswers:
         assert post_notification(app.test_client(), signed).status_code == 400
         assert recorder.received == []
 
+    @pytest.mark.parametrize(
+        "fmt,body",
+        [
+            ("XML", b'<?xml version="1.0" encoding="bogus"?><Notification/>'),
+            ("JSON", b"[" * 100_000 + b"]" * 100_000),
+        ],
+        ids=["unknown-xml-encoding", "json-nested-100000-levels"],
+    )
+    def test_genuine_but_unparseable_in_every_way_is_400(
+        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock,
+        fmt: str, body: bytes,
+    ) -> None:  # fmt: skip
+        signed = with_body(identity, signed_now(identity, clock, format=fmt), body)
+        assert post_notification(app.test_client(), signed).status_code == 400
+        assert recorder.received == []
+
     def test_a_raising_handler_is_500_and_logged_without_the_body(
         self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock,
         caplog: Logs,
