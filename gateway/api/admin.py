@@ -15,6 +15,7 @@ from gateway.api.context import gateway, log_operations, query_params
 from gateway.model import DeadLetter
 from gateway.oplog import Action, Field
 from gateway.protocol.errors import MNSError
+from gateway.protocol.integers import integer_in_range
 from gateway.store.deliveries import attempt_fields
 
 blueprint = Blueprint("admin", __name__, url_prefix="/admin")
@@ -58,11 +59,8 @@ def dead_letter_detail(letter: DeadLetter) -> dict[str, Any]:
 @blueprint.get("/dead-letters")
 def list_dead_letters() -> Response:
     params = query_params()
-    try:
-        limit = int(params.get("limit", "100"))
-    except ValueError as exc:
-        raise MNSError("InvalidArgument", "limit must be an integer.") from exc
-    if not 1 <= limit <= 1000:
+    limit = integer_in_range(params.get("limit", "100"), 1, 1000)
+    if limit is None:
         raise MNSError("InvalidArgument", "The value of limit should between 1 and 1000.")
     page = gateway().store.list_dead_letters(
         params.get("marker", ""), limit, params.get("topic") or None
