@@ -64,7 +64,7 @@ def parse_direct_mail(raw: str | None) -> DirectMail:
         return DirectMail()
     try:
         fields = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise PermanentDeliveryError(f"DirectMail is not valid JSON: {exc}") from exc
     if not isinstance(fields, dict):
         raise PermanentDeliveryError("DirectMail must be a JSON object")
