@@ -89,6 +89,11 @@ class Settings:
     admin_access_keys: tuple[str, ...] = ()
     max_waiters: int = 48
     max_queues: int = 1000
+    #: Seconds a client has to send a request's whole head, from connecting (or, on a kept-alive
+    #: connection, from its first byte); also the longest a body may stall between two reads.
+    header_timeout: float = 10.0
+    #: Connections one worker process holds; see docs/deploy.md#connection-limits.
+    max_connections: int = 1000
     smtp_url: str = ""
     mail_from: str = ""
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
@@ -104,6 +109,8 @@ class Settings:
     def gunicorn_worker_class(self) -> str:
         if self.worker_class == "gevent":
             return "gateway.pywsgi_worker.PyWSGIWorker"
+        if self.worker_class == "gthread":
+            return "gateway.gthread_worker.ThreadWorker"
         return self.worker_class
 
     @property
@@ -154,6 +161,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
         max_waiters=int(get("MAX_WAITERS", "48")),
         max_queues=int(get("MAX_QUEUES", "1000")),
+        header_timeout=float(get("HEADER_TIMEOUT", "10")),
+        max_connections=int(get("MAX_CONNECTIONS", "1000")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),

@@ -177,7 +177,8 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             "workers": self.settings.workers,
             "worker_class": self.settings.gunicorn_worker_class,
             "threads": self.settings.threads,
-            "worker_connections": 1000,
+            # gthread's cap; the default worker class reads MNS_GATEWAY_MAX_CONNECTIONS itself.
+            "worker_connections": self.settings.max_connections,
             "keepalive": 75,
             "timeout": 60,
             "graceful_timeout": 10,

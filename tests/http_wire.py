@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import socket
+from dataclasses import dataclass
+
+import httptools
 
 
 def _receive(sock: socket.socket) -> bytes:
@@ -29,3 +33,62 @@ def read_message(sock: socket.socket) -> tuple[bytes, bytes]:
     while len(body) < length:
         body += _receive(sock)
     return head, body
+
+
+@dataclass
+class WireResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def error_code(self) -> str | None:
+        match = re.search(rb"<Code>([^<]*)</Code>", self.body)
+        return match.group(1).decode() if match else None
+
+
+class _ResponseCollector:
+    def __init__(self) -> None:
+        self.responses: list[WireResponse] = []
+        self.parser = httptools.HttpResponseParser(self)
+        self._headers: dict[str, str] = {}
+        self._body = bytearray()
+
+    def on_message_begin(self) -> None:
+        self._headers, self._body = {}, bytearray()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_body(self, data: bytes) -> None:
+        self._body += data
+
+    def on_message_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if status >= 200:  # 100 Continue is not an answer
+            self.responses.append(WireResponse(status, self._headers, bytes(self._body)))
+
+
+def read_responses(
+    sock: socket.socket, count: int | None = None, timeout: float = 10.0
+) -> tuple[list[WireResponse], bool]:
+    """Responses read off ``sock`` (``count`` of them, or until it closes or stays silent for
+    ``timeout`` s), and whether the server closed the connection."""
+    collector = _ResponseCollector()
+    sock.settimeout(timeout)
+    while count is None or len(collector.responses) < count:
+        try:
+            data = sock.recv(65536)
+        except TimeoutError:
+            return collector.responses, False
+        except ConnectionResetError:
+            return collector.responses, True
+        if not data:
+            return collector.responses, True
+        collector.parser.feed_data(data)
+    return collector.responses, False
+
+
+def is_closed(sock: socket.socket, timeout: float = 5.0) -> bool:
+    """Whether the server closes ``sock`` (sending nothing more) within ``timeout`` s."""
+    responses, closed = read_responses(sock, timeout=timeout)
+    return closed and not responses
