@@ -12,6 +12,8 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY gateway ./gateway
 COPY receiver ./receiver
+# The base install, as the README's run command does it: no extras (the PostgreSQL drivers and
+# everything gunicorn's gevent worker needs are base dependencies).
 RUN /opt/mns-gateway/bin/pip install .
 
 FROM python:3.11-slim

@@ -138,8 +138,9 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:
-        """Werkzeug's own refusals, in the seeds' terms: an unknown path or method is an
-        invalid request URL; a body over the limit that arrived chunked, an invalid argument."""
+        """Werkzeug's own refusals, in MNS terms (docs/protocol.md#error-codes-and-statuses): an
+        unknown path or method is an invalid request URL; a body over the limit that arrived
+        chunked, an invalid argument."""
         if error.code == 413:
             return error_response(body_too_large(gateway().settings.max_body_bytes))
         return error_response(MNSError("InvalidRequestURL"))

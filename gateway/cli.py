@@ -131,11 +131,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mns-gateway", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _add_commands(commands)
-    try:
-        from gateway.pipeline.report import add_report_arguments, run_report
-    except ImportError:  # the pipeline module is optional at import time
-        return parser
-    report = commands.add_parser("report", help="delivery reports from operation logs (Spark)")
+    # Listed on every install: without the pipeline extra or Java it says so in one line.
+    from gateway.pipeline.report import add_report_arguments, run_report
+
+    report = commands.add_parser(
+        "report", help="delivery reports from operation logs (needs the pipeline extra and Java)"
+    )
     add_report_arguments(report)
     report.set_defaults(handler=run_report)
     return parser

@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
-#: Messages in a topic live one day (DECISIONS §3).
+#: Messages in a topic live one day (docs/protocol.md#topics).
 TOPIC_MESSAGE_RETENTION_SECONDS = 86400
 
 

@@ -1,4 +1,6 @@
-"""Operation logs for queues and topics with ``LoggingEnabled=True`` (DECISIONS §6, issue 6).
+"""Operation logs for queues and topics with ``LoggingEnabled=True``.
+
+Field names: docs/protocol.md#operation-log-fields.
 
 One JSON object per line, one line per message operation, under
 ``<directory>/dt=YYYY-MM-DD/hour=HH/`` (UTC). The delivery-report pipeline
@@ -33,7 +35,8 @@ from prometheus_client import CollectorRegistry, Counter
 
 
 class Field(StrEnum):
-    """Record field names: the real service's names (DECISIONS §6) plus what a report needs."""
+    """Record field names: the real service's (docs/protocol.md#operation-log-fields) plus what a
+    report needs."""
 
     TIME = "Time"  # epoch milliseconds (int)
     MESSAGE_ID = "MessageId"

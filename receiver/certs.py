@@ -1,8 +1,8 @@
 """Where signing certificates may come from, how they are fetched, and how long they are kept.
 
-Trust in a push rests entirely on *where* its certificate was downloaded from (DECISIONS §5):
-the certificate itself is self-signed, tiny and long expired. So the URL check is the security
-boundary, and it is designed to be boring:
+Trust in a push rests entirely on *where* its certificate was downloaded from
+(docs/protocol.md#certificate-url-allowlist): the certificate itself is self-signed, tiny and long
+expired. So the URL check is the security boundary, and it is designed to be boring:
 
 * :class:`CertificateURLPolicy` decides from the URL string alone, before any I/O, and the
   fetcher then requests exactly that string (no redirects), so what was checked is what is
@@ -46,7 +46,10 @@ OFFICIAL_CERT_URL_PREFIXES: tuple[str, ...] = (
     "https://mnstest.oss-cn-hangzhou.aliyuncs.com/",
     "https://mns-cert.oss-cn-{region}.aliyuncs.com/",
 )
-"""Where Alibaba Cloud MNS publishes its signing certificates (DECISIONS §5)."""
+"""Where Alibaba Cloud MNS publishes its signing certificates.
+
+docs/protocol.md#certificate-url-allowlist
+"""
 
 # A region can contain neither "." nor "/", so it can never move the host boundary.
 _REGION_PATTERN = "[a-z0-9-]+"

@@ -1,8 +1,8 @@
 """Turn a verified push into a :class:`Notification`, whatever its format.
 
-The format is told by the Content-Type (DECISIONS §4): ``text/xml`` is XML, ``application/json``
-is JSON and ``text/plain`` is SIMPLIFIED, where the body is the message itself and the metadata
-travels in ``x-mns-*`` headers.
+The format is told by the Content-Type (docs/protocol.md#push-headers): ``text/xml`` is XML,
+``application/json`` is JSON and ``text/plain`` is SIMPLIFIED, where the body is the message itself
+and the metadata travels in ``x-mns-*`` headers.
 
 One rule for every format keeps handlers simple: a notification must have a message id and a
 message; every other field is optional (absent strings become ``""``, an absent tag or publish

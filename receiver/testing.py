@@ -157,7 +157,7 @@ def sign_notification(
     content_md5_style: ContentMD5Style | None = None,
     request_id: str | None = None,
 ) -> SignedRequest:
-    """Build a push as MNS sends it (DECISIONS §4) and sign it with ``identity``.
+    """Build a push as MNS sends it (docs/protocol.md#push-headers) and sign it with ``identity``.
 
     ``path`` is posted to and signed as given: include any blueprint prefix and percent-escape
     it as you will send it. ``date`` (epoch s) and ``publish_time`` (epoch ms) default to now;

@@ -1,7 +1,7 @@
 """The pure core of push verification: no network, no clock, no Flask.
 
-An MNS push is signed by the sender with RSA PKCS#1 v1.5 over SHA-1 (DECISIONS §4). The string
-to sign is::
+An MNS push is signed by the sender with RSA PKCS#1 v1.5 over SHA-1
+(docs/protocol.md#push-signature). The string to sign is::
 
     POST\\n{Content-md5}\\n{Content-Type}\\n{Date}\\n{x-mns-* headers}{path?query}
 
@@ -123,8 +123,8 @@ def canonicalized_mns_headers(headers: Mapping[str, str]) -> str:
 def string_to_sign(push: SignedPush) -> str:
     """Build the text the sender signed. Header values are used verbatim, never normalised.
 
-    Content-MD5 in particular comes in several encodings (DECISIONS §5); re-encoding it would
-    break signatures made over the form the sender actually sent.
+    Content-MD5 in particular comes in several encodings (docs/protocol.md#receiving-a-push);
+    re-encoding it would break signatures made over the form the sender actually sent.
     """
     headers = push.headers
     return (

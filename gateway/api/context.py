@@ -1,7 +1,8 @@
 """The Flask side of the MNS wire: the raw request, raw query parameters, XML responses.
 
 Views use these helpers instead of ``request.args``: MNS clients put receipt handles in the query
-string unencoded, and a form-decoding view of it would turn ``+`` into a space (DECISIONS §1).
+string unencoded, and a form-decoding view of it would turn ``+`` into a space
+(docs/protocol.md#raw-request-uri).
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ def delete_messages(name: str) -> Response:
 
 def _batch_delete(name: str, body: bytes) -> Response:
     """204 when every handle deleted its message; else 404 with an ``Errors`` list naming each
-    failed handle (the seeds' example)."""
+    failed handle (docs/protocol.md#batches)."""
     handles = [
         node.text or ""
         for node in children(parse_document(body, "ReceiptHandles"), "ReceiptHandle")

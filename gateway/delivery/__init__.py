@@ -3,7 +3,7 @@
 The package is split so that everything a receiver could observe is decided by pure functions
 that tests can pin byte for byte, and the only IO lives in two thin shells:
 
-- :mod:`~gateway.delivery.retry`     when to try again (pure; schedules from the seeds).
+- :mod:`~gateway.delivery.retry`     when to try again (pure; docs/protocol.md#retry-schedules).
 - :mod:`~gateway.delivery.formats`   body, headers, string to sign, request path (pure).
 - :mod:`~gateway.delivery.signing`   RSA-SHA1 signatures and the key ring (files in ``keys/``).
 - :mod:`~gateway.delivery.egress`    which resolved addresses a push may connect to (pure).

@@ -1,8 +1,8 @@
 """What a ``mail:directmail:{address}`` subscription means and the mail composed for it.
 
 The endpoint names the recipient; the publisher's ``DirectMail`` message attribute
-(DECISIONS §3) picks the subject, the sender, HTML or plain text and the Reply-To. Turning a
-delivery into that mail is kept here, pure and free of IO, apart from the SMTP shell in
+(docs/protocol.md#publishing) picks the subject, the sender, HTML or plain text and the Reply-To.
+Turning a delivery into that mail is kept here, pure and free of IO, apart from the SMTP shell in
 :mod:`gateway.delivery.mail` that sends it, so what a publisher gets can be decided and tested
 without a relay.
 """
@@ -44,7 +44,7 @@ class DirectMail:
 
 
 def _flag(value: object) -> bool:
-    """The seed types these as 0/1 numbers or booleans; publishers also send "1" or "true".
+    """MNS documents these as 0/1 numbers or booleans; publishers also send "1" or "true".
     ``bool("0")`` would be true, so strings are compared, not cast."""
     return str(value).strip().lower() in _TRUE_FLAGS
 

@@ -1,9 +1,9 @@
 """What a push looks like on the wire: body, headers, string to sign and request path (pure).
 
 Receivers written for Alibaba Cloud MNS parse these bytes, some of them by hand and some looking
-headers up case-sensitively, so every spelling here follows DECISIONS §4 exactly. Nothing in this
-module does IO or reads a clock: the caller passes the Date and request id, which keeps every
-output reproducible in tests.
+headers up case-sensitively, so every spelling here follows docs/protocol.md#push-headers exactly.
+Nothing in this module does IO or reads a clock: the caller passes the Date and request id, which
+keeps every output reproducible in tests.
 """
 
 from __future__ import annotations
@@ -95,12 +95,15 @@ class RenderedPush:
 
 
 def message_md5(message: str) -> str:
-    """MessageMD5/MessageBodyMD5: uppercase hex MD5 of the UTF-8 bytes (DECISIONS §1)."""
+    """MessageMD5/MessageBodyMD5: uppercase hex MD5 of the UTF-8 bytes.
+
+    docs/protocol.md#message-md5
+    """
     return hashlib.md5(message.encode("utf-8")).hexdigest().upper()
 
 
 def http_date(epoch_seconds: float) -> str:
-    """An RFC 1123 GMT date, the only Date format the seeds allow."""
+    """An RFC 1123 GMT date, the only Date format MNS allows (docs/protocol.md#dates)."""
     return _http_date(int(epoch_seconds))
 
 
@@ -111,7 +114,8 @@ def _http_date(second: int) -> str:
 
 
 def _fields(notification: PushNotification) -> list[tuple[str, str]]:
-    """Body fields in the order of the seed's XML sample; MessageTag only when there is one."""
+    """Body fields in the order of the MNS XML sample (docs/protocol.md#push-bodies); MessageTag
+    only when there is one."""
     fields = [
         ("TopicOwner", notification.topic_owner),
         ("TopicName", notification.topic_name),
@@ -140,7 +144,7 @@ def _render_xml(notification: PushNotification) -> str:
 def render(notification: PushNotification, fmt: ContentFormat) -> RenderedPush:
     """The request body and its Content-Type for one NotifyContentFormat.
 
-    XML is written compactly (no whitespace between elements) because the seed's sample is not
+    XML is written compactly (no whitespace between elements) because the MNS sample is not
     well-formed and whitespace would become text nodes for receivers that read mixed content.
     """
     if fmt is ContentFormat.XML:
@@ -157,7 +161,8 @@ def render(notification: PushNotification, fmt: ContentFormat) -> RenderedPush:
 
 
 def content_md5(body: bytes) -> str:
-    """Base64 of the lowercase hex MD5, as in the seed's XML push example (44 characters)."""
+    """Base64 of the lowercase hex MD5, as in the MNS XML push example (44 characters;
+    docs/protocol.md#where-the-documents-disagree)."""
     return base64.b64encode(hashlib.md5(body).hexdigest().encode("ascii")).decode("ascii")
 
 
@@ -169,7 +174,7 @@ def push_headers(
     request_id: str,
     signing_cert_url: str,
 ) -> list[tuple[str, str]]:
-    """Every header of a push but ``Authorization``, in the order DECISIONS §4 lists them.
+    """Every header of a push but ``Authorization``, in docs/protocol.md#push-headers' order.
 
     :func:`gateway.delivery.signing.sign_headers` inserts ``Authorization`` after ``Date``.
     Host and Content-Length are added by the HTTP client.
@@ -203,7 +208,7 @@ def _header(headers: Sequence[tuple[str, str]], name: str) -> str:
 
 
 def string_to_sign(method: str, headers: Sequence[tuple[str, str]], path_and_query: str) -> str:
-    """The text the push signature covers (seed "Endpoint签名认证").
+    """The text the push signature covers (docs/protocol.md#push-signature).
 
     ``METHOD\\nContent-MD5\\nContent-Type\\nDate\\n`` + each ``x-mns-*`` header as lowercased
     ``name:value\\n`` sorted by name + the request path and query exactly as sent. Header values
@@ -226,10 +231,10 @@ def string_to_sign(method: str, headers: Sequence[tuple[str, str]], path_and_que
 def push_path(endpoint_url: str) -> str:
     """The request target a push is POSTed to: the URL's path and query, normalised.
 
-    An endpoint without a path gets ``/notifications`` (seed "HttpEndpoint"). The normalisation
-    is urllib3's own (percent-encoding of unsafe characters, dot segments removed), so the path
-    that is signed is byte for byte the one :class:`~gateway.delivery.transport.PushTransport`
-    writes in the request line.
+    An endpoint without a path gets ``/notifications`` (docs/protocol.md#push-request). The
+    normalisation is urllib3's own (percent-encoding of unsafe characters, dot segments removed), so
+    the path that is signed is byte for byte the one
+    :class:`~gateway.delivery.transport.PushTransport` writes in the request line.
     """
     try:
         url = parse_url(endpoint_url)

@@ -2,8 +2,9 @@
 
 The real service hands a MailEndpoint push to DirectMail. A self-hosted gateway has no
 DirectMail, so it speaks SMTP to a relay the operator names in ``MNS_GATEWAY_SMTP_URL`` and
-keeps everything else the publisher controls: the ``DirectMail`` message attribute (DECISIONS §3)
-still picks the subject, the sender, HTML or plain text and the Reply-To.
+keeps everything else the publisher controls: the ``DirectMail`` message attribute
+(docs/protocol.md#publishing) still picks the subject, the sender, HTML or plain text and the
+Reply-To.
 
 What the mail looks like is decided by pure functions (:func:`parse_direct_mail`,
 :func:`prepare_mail`, in :mod:`gateway.delivery.directmail`); :class:`MailSender` is the thin IO
@@ -13,7 +14,7 @@ the subscription's schedule like an HTTP error (the reply code goes in ``status`
 message (sender, recipient or content refused) is permanent and goes straight to the dead
 letters. Failing to reach or log in to the relay is a connection error, retried: it is the
 deployment that is broken, not the message, and dead letters can be replayed once it is fixed.
-The mail body is the message body unchanged, the only format the seed allows for mail (SIMPLIFIED).
+The mail body is the message body unchanged, the only format MNS allows for mail (SIMPLIFIED).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The two retry schedules of the seed section "NotifyStrategy", as pure functions.
+"""The two retry schedules of docs/protocol.md#retry-schedules, as pure functions.
 
 The schedule state (how many retries were made) lives in the store, not here, so a restarted
 worker resumes a schedule where it stopped: it asks :func:`retry_delay` with the persisted count.
@@ -33,7 +33,8 @@ class NotifyStrategy(StrEnum):
 
     @classmethod
     def parse(cls, text: str) -> NotifyStrategy:
-        """Accept any case: the seed's own table spells it ``EXponential_Decay_Retry``."""
+        """Accept any case: one MNS table spells it ``EXponential_Decay_Retry``
+        (docs/protocol.md#where-the-documents-disagree)."""
         try:
             return cls(text.strip().upper())
         except ValueError:

@@ -8,6 +8,9 @@ the ``pipeline`` extra too, so it imports nothing from PySpark: the Spark side l
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
+import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +78,9 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
     except PipelineError as error:
         print(f"mns-gateway report: {error}", file=sys.stderr)
         return 2
+    if session_factory is None and (missing := missing_requirement(os.environ)):
+        print(f"mns-gateway report: {missing}", file=sys.stderr)
+        return 2
     from gateway.pipeline import spark_job
 
     spark = (session_factory or spark_job.build_session)(options)
@@ -94,6 +100,24 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
         f"lines skipped; wrote {options.out}"
     )
     return 0
+
+
+def missing_requirement(environ: Mapping[str, str]) -> str | None:
+    """What a report needs that this installation lacks, said in one line; None when complete.
+
+    The base install has no PySpark, and PySpark without Java fails deep inside a JVM launch:
+    both are checked before Spark is touched, the way PySpark itself finds ``java``.
+    """
+    if importlib.util.find_spec("pyspark") is None:
+        return "needs the pipeline extra: pip install 'mns-push[pipeline]' (and Java 17)"
+    java_home = environ.get("JAVA_HOME")
+    if java_home:
+        java: str | None = os.path.join(java_home, "bin", "java")
+    else:
+        java = shutil.which("java", path=environ.get("PATH", os.defpath))
+    if java is None or not os.access(java, os.X_OK):
+        return "needs Java 17: install it and put java on PATH (or set JAVA_HOME)"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -54,7 +54,8 @@ def canonical_mns_headers(headers: Mapping[str, str]) -> str:
 
 
 def string_to_sign(request: IncomingRequest) -> str:
-    """The MNS StringToSign; ``x-mns-date`` stands in for Date when present (DECISIONS §1)."""
+    """The MNS StringToSign; ``x-mns-date`` stands in for Date when present
+    (docs/protocol.md#string-to-sign)."""
     date = request.header("x-mns-date") or request.header("date") or ""
     return (
         f"{request.method.upper()}\n"

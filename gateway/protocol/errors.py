@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Final
 
-#: code -> (HTTP status, default message), from the seeds' "MNS错误码表" and the per-operation
-#: "Special error" tables.
+#: code -> (HTTP status, default message), from the MNS API reference's error-code table
+#: ("MNS错误码表") and its per-operation "Special error" tables.
+#: The choices: docs/protocol.md#error-codes-and-statuses.
 ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     "AccessDenied": (
         403,
@@ -107,7 +108,7 @@ class MNSError(GatewayError):
 
 
 def invalid_argument(element: str, low: int, high: int, unit: str = "") -> MNSError:
-    """The seeds' wording for an out-of-range attribute, which clients show to users verbatim."""
+    """MNS's wording for an out-of-range attribute, which clients show to users verbatim."""
     suffix = f" {unit}" if unit else ""
     return MNSError(
         "InvalidArgument", f"The value of {element} should between {low} and {high}{suffix}."

@@ -3,7 +3,7 @@
 Requests are parsed with defusedxml, which refuses DTDs, entity declarations and external
 references outright: a billion-laughs body or an XXE probe is a client error, never work for us.
 Elements are matched by local name because clients send the MNS namespace with or without the
-trailing slash, or none at all (DECISIONS §1).
+trailing slash, or none at all (docs/protocol.md#version-and-namespace).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Operation-log records for queue message operations (DECISIONS §6 field names).
+"""Operation-log records for queue message operations (docs/protocol.md#operation-log-fields).
 
 The views build these only for queues with ``LoggingEnabled`` and hand them to the ``oplog``
 service; a batch operation yields one record per message, tagged with the batch action, which is

@@ -11,7 +11,7 @@ A handle is standard base64 of ``version | nonce | next_visible_time | message_i
   gateway did not issue, or one issued for another queue, is rejected before touching the data.
 
 Handles contain ``+``, ``/`` and ``=``; clients put them in query strings unencoded, which works
-because the API reads the raw query string (DECISIONS §1).
+because the API reads the raw query string (docs/protocol.md#raw-request-uri).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class AttributeRange:
     unit: str = "seconds"
 
     def parse(self, value: str | None, default: int | None) -> int | None:
-        """``value`` as an integer in range; ``default`` when absent; else the seeds' 400
+        """``value`` as an integer in range; ``default`` when absent; else MNS's 400
         ``InvalidArgument`` "The value of {element} should between {low} and {high} {unit}"."""
         if value is None:
             return default
@@ -35,7 +35,7 @@ class AttributeRange:
         return number
 
 
-#: CreateQueue's table in the API reference (DECISIONS §2: MessageRetentionPeriod up to 604800).
+#: CreateQueue's table in the API reference (docs/protocol.md#queue-attributes).
 DELAY_SECONDS: Final = AttributeRange("DelaySeconds", 0, 604800, 0)
 MAXIMUM_MESSAGE_SIZE: Final = AttributeRange("MaximumMessageSize", 1024, 65536, 65536, "bytes")
 MESSAGE_RETENTION_PERIOD: Final = AttributeRange("MessageRetentionPeriod", 60, 604800, 259200)
@@ -103,7 +103,8 @@ class SentMessage:
     message_id: str
     body_md5: str
     visible_at: int
-    #: Only for a message sent Delayed: the seeds' SendMessage returns a handle for it.
+    #: Only for a message sent Delayed: SendMessage returns a handle for it
+    #: (docs/protocol.md#message-states).
     receipt_handle: str | None = None
     properties: dict[str, Any] = field(default_factory=dict)
 
@@ -119,7 +120,7 @@ class QueueMessage:
     enqueue_time: int
     next_visible_time: int
     dequeue_count: int
-    #: EnqueueTime while the message was never received (the seeds' rule).
+    #: EnqueueTime while the message was never received (docs/protocol.md#message-states).
     first_dequeue_time: int
     properties: dict[str, Any] = field(default_factory=dict)
     receipt_handle: str | None = None

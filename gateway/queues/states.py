@@ -50,7 +50,8 @@ def message_state(
 
 
 def effective_delay(message_delay: int | None, queue_delay: int) -> int:
-    """A message's own DelaySeconds wins over the queue's, even when it is 0 (the seeds)."""
+    """A message's own DelaySeconds wins over the queue's, even when it is 0
+    (docs/protocol.md#message-states)."""
     return queue_delay if message_delay is None else message_delay
 
 

@@ -1,9 +1,9 @@
 """The queue model's XML: what producers and admins send, what consumers get back.
 
-Parsing turns request elements into :mod:`gateway.queues.records` values (raising the seeds'
-``MNSError`` for bad input); rendering turns records into the nodes of
-:func:`gateway.protocol.xml.render_document`. Element order follows the seeds' examples, and
-every element the official SDK requires is always present with text (its decoders reject a
+Parsing turns request elements into :mod:`gateway.queues.records` values (raising the ``MNSError``
+MNS answers bad input with); rendering turns records into the nodes of
+:func:`gateway.protocol.xml.render_document`. Element order follows the API reference's examples,
+and every element the official SDK requires is always present with text (its decoders reject a
 response otherwise).
 """
 

@@ -200,7 +200,8 @@ class QueueStore:
 
     def _sent(self, stored: sql.StoredMessage, now_ms: int) -> SentMessage:
         handle = None
-        if stored.visible_at > now_ms:  # Delayed: the seeds' SendMessage returns a handle
+        # Delayed: SendMessage returns a handle (docs/protocol.md#message-states).
+        if stored.visible_at > now_ms:
             receipt = Receipt(stored.id, stored.receipt_nonce, stored.visible_at)
             handle = self.signer().issue(stored.queue_name, receipt)
         return SentMessage(

@@ -12,7 +12,8 @@ from receiver.notification import notification_format, parse_notification
 XML_HEADERS = {"content-type": "text/xml;charset=utf-8"}
 JSON_HEADERS = {"content-type": "application/json;charset=utf-8"}
 
-# Shaped like the seed's example, but well-formed (the seed's closes PublishTime wrongly).
+# Shaped like the MNS documentation's example, but well-formed (that one closes PublishTime
+# wrongly: docs/protocol.md#push-bodies).
 SEED_XML = b"""<?xml version="1.0" encoding="utf-8"?>
 <Notification xmlns="http://mns.aliyuncs.com/doc/v1/">
 <TopicOwner>1234</TopicOwner>

@@ -1,4 +1,4 @@
-"""receiver.testing builds pushes the way DECISIONS §4 says the service sends them."""
+"""receiver.testing builds pushes the way the service sends them (docs/protocol.md#push-headers)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ from mns.queue import Message, Queue, QueueMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
 
-#: The SDK marks the message counts deprecated; the gateway still reports them (DECISIONS §2).
+#: The SDK marks the message counts deprecated; the gateway still reports them
+#: (docs/protocol.md#queue-attributes).
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
@@ -178,7 +179,7 @@ def test_delays_and_counts(account: Account, unique: str) -> None:
     q.create(QueueMeta(delay_sec=300, vis_timeout=60))
     q.set_encoding(False)
     delayed = q.send_message(Message("queue delay"))
-    assert delayed.receipt_handle  # the seeds: a delayed send returns a handle
+    assert delayed.receipt_handle  # docs/protocol.md#message-states
     q.send_message(Message("no delay", delay_seconds=0))
     q.send_message(Message("own delay", delay_seconds=60))
     q.send_message(Message("will be received", delay_seconds=0))

@@ -1,4 +1,7 @@
-"""Push bodies, headers, string to sign and path, byte for byte against DECISIONS §4."""
+"""Push bodies, headers, string to sign and path, byte for byte.
+
+Against docs/protocol.md#push-headers and docs/delivery.md#the-request.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +51,8 @@ def with_message(message: str) -> PushNotification:
 
 
 def test_message_md5_is_uppercase_hex_of_the_utf8_body() -> None:
-    assert message_md5(SEED_MESSAGE) == "F1E92841751D795AB325861034B5CB55"  # the seed's sample
+    # The MNS documentation's sample:
+    assert message_md5(SEED_MESSAGE) == "F1E92841751D795AB325861034B5CB55"
     assert message_md5("") == "D41D8CD98F00B204E9800998ECF8427E"
     assert message_md5("消息") == hashlib.md5("消息".encode()).hexdigest().upper()
 

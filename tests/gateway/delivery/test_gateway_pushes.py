@@ -1,8 +1,8 @@
 """Pushes from a real ``mns-gateway serve`` to real endpoints on 127.0.0.1.
 
-Formats are checked byte for byte against DECISIONS §4, signatures with a verifier written from
-the documentation using the certificate fetched from the gateway's own URL; retries, dead
-letters, replay, and a SIGKILL in the middle of a delivery.
+Formats are checked byte for byte against docs/protocol.md#push-headers, signatures with a verifier
+written from the documentation using the certificate fetched from the gateway's own URL; retries,
+dead letters, replay, and a SIGKILL in the middle of a delivery.
 """
 
 from __future__ import annotations

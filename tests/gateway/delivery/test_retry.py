@@ -1,4 +1,4 @@
-"""The retry schedules of the seed section "NotifyStrategy", pinned interval by interval."""
+"""The retry schedules of docs/protocol.md#retry-schedules, pinned interval by interval."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def schedule(strategy: NotifyStrategy, *, seed: int = 7, scale: float = 1.0) -> 
     raise AssertionError("the schedule never ended")
 
 
-def test_exponential_decay_intervals_are_exactly_the_seeds() -> None:
+def test_exponential_decay_intervals_are_exactly_the_documented_ones() -> None:
     delays = schedule(EXPONENTIAL)
 
     assert delays[:10] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -63,7 +63,7 @@ def test_backoff_retries_three_times_between_10_and_20_seconds() -> None:
     assert delays == [reference.uniform(10, 20) for _ in range(3)]
 
 
-def test_backoff_stays_within_its_bounds_for_many_seeds() -> None:
+def test_backoff_stays_within_its_bounds_for_many_random_draws() -> None:
     delays = [delay for seed in range(300) for delay in schedule(BACKOFF, seed=seed)]
 
     assert len(delays) == 900
@@ -86,7 +86,7 @@ def test_backoff_is_exhausted_after_three_retries() -> None:
     [
         ("BACKOFF_RETRY", BACKOFF),
         ("backoff_retry", BACKOFF),
-        ("EXponential_Decay_Retry", EXPONENTIAL),  # the seed's own spelling
+        ("EXponential_Decay_Retry", EXPONENTIAL),  # one MNS table's own spelling
         (" exponential_decay_retry ", EXPONENTIAL),
     ],
 )

@@ -1,4 +1,5 @@
-"""A signed push travels to a real receiver, which verifies it the way the seed tells receivers to:
+"""A signed push travels to a real receiver, which verifies it the way MNS tells receivers to
+(docs/protocol.md#receiving-a-push):
 decode ``x-mns-signing-cert-url``, fetch the certificate from the gateway's /certs endpoint over
 HTTP, rebuild the string to sign from what arrived (not with the gateway's code) and check the
 RSA-SHA1 signature. The rotation case checks that a push signed just before still verifies."""

@@ -61,7 +61,7 @@ def test_endpoint_forms() -> None:
             parse_endpoint(bad)
 
 
-def test_error_table_statuses_match_the_seeds() -> None:
+def test_error_table_statuses_match_the_api_reference() -> None:
     expected = {
         "TimeExpired": 408,
         "MessageNotExist": 404,

@@ -68,7 +68,7 @@ def test_message_ids_sort_by_send_time_and_are_unique() -> None:
     assert MessageIdFactory().new_id(1) != factory.new_id(1)  # another process token
 
 
-def test_attribute_ranges_use_the_seeds_wording() -> None:
+def test_attribute_ranges_use_the_services_wording() -> None:
     assert DELAY_SECONDS.parse(None, None) is None
     assert DELAY_SECONDS.parse(" 7 ", 0) == 7
     for bad in ("-1", "604801", "x", ""):
