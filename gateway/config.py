@@ -93,7 +93,7 @@ class Settings:
     #: connection, from its first byte); also the longest a body may stall between two reads.
     header_timeout: float = 10.0
     #: Connections one worker process holds; see docs/deploy.md#connection-limits.
-    max_connections: int = 1000
+    max_connections: int = 4096
     smtp_url: str = ""
     mail_from: str = ""
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
@@ -162,7 +162,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         max_waiters=int(get("MAX_WAITERS", "48")),
         max_queues=int(get("MAX_QUEUES", "1000")),
         header_timeout=float(get("HEADER_TIMEOUT", "10")),
-        max_connections=int(get("MAX_CONNECTIONS", "1000")),
+        max_connections=int(get("MAX_CONNECTIONS", "4096")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),

@@ -141,3 +141,14 @@ _counter = iter(range(1, 10**9))
 def unique() -> str:
     """A fresh name prefix, so tests sharing the session gateway never collide."""
     return f"t{os.getpid()}x{next(_counter)}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The fuzz suites' figures: requests tried and how they were answered (tests/fuzz.py)."""
+    from tests import fuzz
+
+    if fuzz.TALLY:
+        terminalreporter.section("fuzz: requests tried and their answers")
+        for line in fuzz.summary_lines():
+            terminalreporter.write_line(line)
+        fuzz.write_report()

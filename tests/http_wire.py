@@ -92,3 +92,20 @@ def is_closed(sock: socket.socket, timeout: float = 5.0) -> bool:
     """Whether the server closes ``sock`` (sending nothing more) within ``timeout`` s."""
     responses, closed = read_responses(sock, timeout=timeout)
     return closed and not responses
+
+
+def read_bodiless_response(
+    sock: socket.socket, timeout: float = 10.0
+) -> tuple[WireResponse | None, bytes]:
+    """The answer to a HEAD (which has no body whatever its Content-Length says), read until the
+    server closes; and any bytes after its head, which should be none."""
+    data = b""
+    sock.settimeout(timeout)
+    while chunk := sock.recv(65536):
+        data += chunk
+    head, found, rest = data.partition(b"\r\n\r\n")
+    if not found:
+        return None, data
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    return WireResponse(int(status_line.split(" ")[1]), headers, b""), rest

@@ -7,7 +7,8 @@ httptools) refuses a Content-Length beside a Transfer-Encoding, two Content-Leng
 that is not ASCII digits, a Transfer-Encoding that does not end in ``chunked``, bad chunk sizes
 and missing CRLFs; on top of it this module refuses chunked HTTP/1.0, versions other than 1.0
 and 1.1, a missing or repeated Host, a target that is not a path, heads over
-``max_head_bytes`` and bodies over ``max_body_bytes`` (RFC 9112 §6.3; docs/http.md#framing).
+``max_head_bytes`` and bodies over ``max_body_bytes`` (RFC 9112, section 6.3;
+docs/http.md#framing).
 A refusal is final: the connection cannot be read any further and must be closed.
 
 :class:`RequestParser` is fed bytes as they arrive and hands out complete requests, bodies

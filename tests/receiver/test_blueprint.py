@@ -221,6 +221,10 @@ class TestForgedOrUnverifiable:
             ("Content-md5", "garbage"),
             ("x-mns-signing-cert-url", "not base64 at all"),
             ("Date", "not a date"),
+            # Not even ASCII (base64 decoding raised ValueError, not binascii.Error: a 500).
+            ("Authorization", "\u00e9t\u00e9"),
+            ("x-mns-signing-cert-url", "\u00e9t\u00e9"),
+            ("Content-md5", "\u00e9t\u00e9"),
         ],
     )
     def test_garbled_header(
