@@ -94,6 +94,11 @@ def store_is_intact(gateway: RunningGateway) -> Iterator[None]:
     assert store_state(gateway.raw()) == before
 
 
+def suite(gateway: RunningGateway, kind: str) -> str:
+    """The tally's name for ``kind`` of requests sent to ``gateway``."""
+    return f"gateway {kind} ({gateway.env['MNS_GATEWAY_WORKER_CLASS']} worker class)"
+
+
 # checking answers ---------------------------------------------------------------------------
 def assert_mns_error(response: WireResponse, suite: str) -> None:
     """A 4xx MNS ``<Error>`` whose status is the one its code always travels with."""
@@ -273,22 +278,22 @@ def garbage(draw: st.DrawFn) -> bytes:
     return (head + ending).encode("latin-1") + body
 
 
-@fuzz_settings(300)
+@fuzz_settings(1500)
 @given(data=garbage())
 def test_garbage_is_answered_with_mns_errors_or_closed(
     gateway: RunningGateway, data: bytes
 ) -> None:
-    count("gateway garbage", "sent")
+    count(suite(gateway, "garbage"), "sent")
     responses, closed = exchange(gateway, data, then_healthz=False)
     assert closed, "the gateway neither answered nor closed"
     for response in responses:
         if 200 <= response.status < 300:  # only the unauthenticated probes answer unsigned
             assert response.body in PUBLIC_BODIES or response.body.startswith(b"# HELP")
-            count("gateway garbage", f"{response.status} (health probe)")
+            count(suite(gateway, "garbage"), f"{response.status} (health probe)")
         else:
-            assert_mns_error(response, "gateway garbage")
+            assert_mns_error(response, suite(gateway, "garbage"))
     if not responses:
-        count("gateway garbage", "closed without an answer")
+        count(suite(gateway, "garbage"), "closed without an answer")
 
 
 # hostile, correctly signed requests ------------------------------------------------------------
@@ -456,23 +461,23 @@ def signed_request(
     return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + encoded + b"0\r\n\r\n"
 
 
-@fuzz_settings(250)
+@fuzz_settings(1000)
 @given(request=hostile(), chunks=st.one_of(st.none(), st.lists(st.integers(0, 200), max_size=5)))
 def test_hostile_signed_requests_are_refused_and_the_connection_stays_usable(
     gateway: RunningGateway, request: tuple[str, str, bytes], chunks: list[int] | None
 ) -> None:
     method, uri, body = request
-    count("gateway hostile", "sent")
+    count(suite(gateway, "hostile"), "sent")
     data = signed_request(gateway.raw(), method, uri, body, chunks=chunks)
     if method == "HEAD":
-        assert_mns_error(exchange_head(gateway, data), "gateway hostile")
+        assert_mns_error(exchange_head(gateway, data), suite(gateway, "hostile"))
         return
     responses, _ = exchange(gateway, data, then_healthz=True)
     assert [r.status for r in responses][1:] == [200], [r.status for r in responses]
     if body.startswith(b"<Messages>") and responses[0].status == 500:
-        assert_batch_failed(responses[0], "gateway hostile")
+        assert_batch_failed(responses[0], suite(gateway, "hostile"))
     else:
-        assert_mns_error(responses[0], "gateway hostile")
+        assert_mns_error(responses[0], suite(gateway, "hostile"))
     assert responses[1].body == b"ok\n"  # the probe after it was read as a request of its own
 
 
@@ -505,7 +510,7 @@ BAD_CHUNKS = [
 ]
 
 
-@fuzz_settings(150)
+@fuzz_settings(300)
 @given(
     framing=st.sampled_from(FRAMINGS),
     chunked_junk=st.sampled_from([None, *BAD_CHUNKS]),
@@ -514,7 +519,7 @@ BAD_CHUNKS = [
 def test_ambiguous_framing_never_smuggles_a_request(
     gateway: RunningGateway, framing: str, chunked_junk: bytes | None, version: str
 ) -> None:
-    count("gateway smuggling", "sent")
+    count(suite(gateway, "smuggling"), "sent")
     raw = gateway.raw()
     hidden = signed_request(raw, "DELETE", f"/queues/{QUEUE}", b"", chunks=None)
     uri = f"/topics/{TOPIC}/messages"
@@ -524,4 +529,4 @@ def test_ambiguous_framing_never_smuggles_a_request(
         f"POST {uri} {version}\r\nHost: fuzz\r\n{headers}\r\n{framing.format(n=len(body))}\r\n\r\n"
     )
     responses, closed = exchange(gateway, head.encode() + body, then_healthz=False)
-    check_refused_and_closed(responses, closed, "gateway smuggling")
+    check_refused_and_closed(responses, closed, suite(gateway, "smuggling"))
