@@ -30,9 +30,8 @@ import socket
 import statistics
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
-from harness import running_gateway
+from harness import running_gateway, worker_rss_mb
 
 from gateway.config import Settings
 from gateway.http1.peer import client_closed
@@ -65,28 +64,6 @@ def probe(port: int) -> float:
     except OSError:
         return float("inf")
     return (time.perf_counter() - started) * 1000
-
-
-def worker_rss_mb(port: int) -> float:
-    """Resident memory of the gateway's worker processes (the children of the one serving
-    ``port``), from /proc."""
-    parents: set[str] = set()
-    children: list[Path] = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            cmdline = (status.parent / "cmdline").read_bytes().split(b"\0")
-            fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
-        except (OSError, ValueError):
-            continue
-        if b"serve" in cmdline and str(port).encode() in cmdline:
-            parents.add(status.parent.name)
-            children.append(status)
-    total_kb = 0
-    for status in children:
-        fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
-        if fields["PPid"].strip() in parents:
-            total_kb += int(fields["VmRSS"].split()[0])
-    return total_kb / 1024
 
 
 def still_held(sockets: list[socket.socket]) -> int:
