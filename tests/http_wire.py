@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import socket
-from dataclasses import dataclass
 
 import httptools
+
+from tests.mns_http import RawResponse
 
 
 def _receive(sock: socket.socket) -> bytes:
@@ -35,20 +35,9 @@ def read_message(sock: socket.socket) -> tuple[bytes, bytes]:
     return head, body
 
 
-@dataclass
-class WireResponse:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def error_code(self) -> str | None:
-        match = re.search(rb"<Code>([^<]*)</Code>", self.body)
-        return match.group(1).decode() if match else None
-
-
 class _ResponseCollector:
     def __init__(self) -> None:
-        self.responses: list[WireResponse] = []
+        self.responses: list[RawResponse] = []
         self.parser = httptools.HttpResponseParser(self)
         self._headers: dict[str, str] = {}
         self._body = bytearray()
@@ -65,12 +54,12 @@ class _ResponseCollector:
     def on_message_complete(self) -> None:
         status = self.parser.get_status_code()
         if status >= 200:  # 100 Continue is not an answer
-            self.responses.append(WireResponse(status, self._headers, bytes(self._body)))
+            self.responses.append(RawResponse(status, self._headers, bytes(self._body)))
 
 
 def read_responses(
     sock: socket.socket, count: int | None = None, timeout: float = 10.0
-) -> tuple[list[WireResponse], bool]:
+) -> tuple[list[RawResponse], bool]:
     """Responses read off ``sock`` (``count`` of them, or until it closes or stays silent for
     ``timeout`` s), and whether the server closed the connection."""
     collector = _ResponseCollector()
@@ -96,7 +85,7 @@ def is_closed(sock: socket.socket, timeout: float = 5.0) -> bool:
 
 def read_bodiless_response(
     sock: socket.socket, timeout: float = 10.0
-) -> tuple[WireResponse | None, bytes]:
+) -> tuple[RawResponse | None, bytes]:
     """The answer to a HEAD (which has no body whatever its Content-Length says), read until the
     server closes; and any bytes after its head, which should be none."""
     data = b""
@@ -108,4 +97,4 @@ def read_bodiless_response(
         return None, data
     status_line, *lines = head.decode("latin-1").split("\r\n")
     headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    return WireResponse(int(status_line.split(" ")[1]), headers, b""), rest
+    return RawResponse(int(status_line.split(" ")[1]), headers, b""), rest

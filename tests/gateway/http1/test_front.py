@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RunningGateway, start_gateway
-from tests.http_wire import WireResponse, is_closed, read_responses
-from tests.mns_http import RawClient
+from tests.http_wire import is_closed, read_responses
+from tests.mns_http import RawClient, RawResponse
 
 WORKER_CLASSES = ["gevent", "gthread"]
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -33,7 +33,7 @@ def gateway(
     running.stop()
 
 
-def exchange(gateway: RunningGateway, data: bytes) -> tuple[list[WireResponse], bool]:
+def exchange(gateway: RunningGateway, data: bytes) -> tuple[list[RawResponse], bool]:
     with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
         sock.sendall(data)
         return read_responses(sock, timeout=5)

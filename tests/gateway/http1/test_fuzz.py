@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from gateway.protocol.errors import ERROR_TABLE
 from tests.conftest import RunningGateway, start_gateway
 from tests.fuzz import count, fuzz_settings
-from tests.http_wire import WireResponse, read_bodiless_response, read_responses
-from tests.mns_http import RawClient
+from tests.http_wire import read_bodiless_response, read_responses
+from tests.mns_http import RawClient, RawResponse
 
 pytestmark = pytest.mark.fuzz
 
@@ -100,7 +100,7 @@ def suite(gateway: RunningGateway, kind: str) -> str:
 
 
 # checking answers ---------------------------------------------------------------------------
-def assert_mns_error(response: WireResponse, suite: str) -> None:
+def assert_mns_error(response: RawResponse, suite: str) -> None:
     """A 4xx MNS ``<Error>`` whose status is the one its code always travels with."""
     assert 400 <= response.status < 500, (response.status, response.body[:300])
     assert response.headers.get("content-type", "").startswith("text/xml"), response.headers
@@ -118,7 +118,7 @@ def assert_mns_error(response: WireResponse, suite: str) -> None:
     count(suite, f"{response.status} {code}")
 
 
-def assert_batch_failed(response: WireResponse, suite: str) -> None:
+def assert_batch_failed(response: RawResponse, suite: str) -> None:
     """BatchSendMessage's documented answer when messages fail alone: 500 with an ErrorCode
     entry in each failed message's place (docs/queues.md#batch-partial-failures). The one 5xx
     MNS clients expect; here every message failed, so none may have been stored."""
@@ -133,7 +133,7 @@ def assert_batch_failed(response: WireResponse, suite: str) -> None:
 
 def exchange(
     gateway: RunningGateway, data: bytes, *, then_healthz: bool
-) -> tuple[list[WireResponse], bool]:
+) -> tuple[list[RawResponse], bool]:
     """Send ``data`` and read the answers: with ``then_healthz`` (its framing is sound) a health
     probe follows on the same connection and the two answers are read; otherwise the sending
     side is closed and everything is read until the gateway closes too."""
@@ -147,7 +147,7 @@ def exchange(
         return read_responses(sock, count=2 if then_healthz else None, timeout=15)
 
 
-def exchange_head(gateway: RunningGateway, data: bytes) -> WireResponse:
+def exchange_head(gateway: RunningGateway, data: bytes) -> RawResponse:
     """A HEAD request's answer (no body to frame it, so it is read until the gateway closes)."""
     with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
         sock.sendall(data)
@@ -157,7 +157,7 @@ def exchange_head(gateway: RunningGateway, data: bytes) -> WireResponse:
     return response
 
 
-def check_refused_and_closed(responses: list[WireResponse], closed: bool, suite: str) -> None:
+def check_refused_and_closed(responses: list[RawResponse], closed: bool, suite: str) -> None:
     """A refusal: at most one answer, an MNS error saying ``Connection: close``, then EOF."""
     assert closed, "the connection was left open after a refusal"
     assert len(responses) <= 1, [r.status for r in responses]
