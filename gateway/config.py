@@ -13,6 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ENV_PREFIX = "MNS_GATEWAY_"
+#: Long polls one gevent worker process holds at once unless told otherwise: each holds one of
+#: its connections (``max_connections``, of which 100 are kept for everything else) and looks
+#: at its queue at least once a second.
+GEVENT_WAITERS = 900
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -87,7 +91,9 @@ class Settings:
     signing_key_file: Path | None = None
     signing_cert_file: Path | None = None
     admin_access_keys: tuple[str, ...] = ()
-    max_waiters: int = 48
+    #: Long polls one process holds at once; ``None`` sizes it from the worker class
+    #: (:attr:`waiter_limit`).
+    max_waiters: int | None = None
     max_queues: int = 1000
     #: Seconds a client has to send a request's whole head, from connecting (or, on a kept-alive
     #: connection, from its first byte); also the longest a body may stall between two reads.
@@ -117,6 +123,22 @@ class Settings:
     def pushes_on_greenlets(self) -> bool:
         """Whether ``mns-gateway worker`` runs its pushes on gevent rather than OS threads."""
         return self.worker_class != "gthread"
+
+    @property
+    def waiter_limit(self) -> int:
+        """How many receives may wait for a message at once in one process.
+
+        A waiting receive holds what the worker class serves a request with: a greenlet and one
+        of ``max_connections`` connections with gevent (:data:`GEVENT_WAITERS`, and 100
+        connections kept for everything else), a server thread with gthread (16 are kept).
+        Beyond the limit a receive on an empty queue gets MessageNotExist at once instead of
+        starving senders.
+        """
+        if self.max_waiters is not None:
+            return self.max_waiters
+        if self.worker_class == "gthread":
+            return max(1, self.threads - 16)
+        return max(1, min(GEVENT_WAITERS, self.max_connections - 100))
 
     @property
     def database_path(self) -> Path:
@@ -159,7 +181,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         signing_key_file=_env_path(env, "SIGNING_KEY_FILE"),
         signing_cert_file=_env_path(env, "SIGNING_CERT_FILE"),
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
-        max_waiters=int(get("MAX_WAITERS", "48")),
+        max_waiters=int(get("MAX_WAITERS", "")) if get("MAX_WAITERS", "").strip() else None,
         max_queues=int(get("MAX_QUEUES", "1000")),
         header_timeout=float(get("HEADER_TIMEOUT", "10")),
         max_connections=int(get("MAX_CONNECTIONS", "4096")),

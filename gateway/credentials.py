@@ -1,7 +1,8 @@
 """The access key pair generated on first start when none is configured.
 
 A newcomer running ``mns-gateway serve`` with no configuration still gets an authenticated
-gateway: a pair is generated, kept in the data dir (mode 0600) and printed once, the first time.
+gateway: a pair is generated, kept in the data dir (mode 0600) and printed the first time;
+``mns-gateway credentials show`` prints it again whenever needed.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,8 +40,7 @@ def load_or_create(data_dir: Path) -> tuple[dict[str, str], bool]:
         with os.fdopen(fd, "w") as handle:
             json.dump(_generate(), handle)
         created = True
-    stored = json.loads(path.read_text())
-    return {stored["AccessKeyId"]: stored["AccessKeySecret"]}, created
+    return _read(path), created
 
 
 def resolve_access_keys(
@@ -53,3 +54,26 @@ def resolve_access_keys(
         return dict(configured), None
     keys, created = load_or_create(data_dir)
     return keys, (keys if created else None)
+
+
+def stored_credentials(data_dir: Path) -> dict[str, str] | None:
+    """The generated pair kept in ``data_dir`` as ``{id: secret}``, without creating one."""
+    path = data_dir / CREDENTIALS_FILE
+    return _read(path) if path.is_file() else None
+
+
+def _read(path: Path) -> dict[str, str]:
+    stored = json.loads(path.read_text())
+    return {stored["AccessKeyId"]: stored["AccessKeySecret"]}
+
+
+def announce_generated_keys(keys: dict[str, str] | None) -> None:
+    """Print a freshly generated access key pair, so a newcomer can configure a client."""
+    for key_id, secret in (keys or {}).items():
+        print(
+            "Generated an access key pair (kept in the data dir; "
+            "`mns-gateway credentials show` prints it again):\n"
+            f"  AccessKeyId:     {key_id}\n  AccessKeySecret: {secret}",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -51,7 +51,7 @@ class TopicMessage:
     publish_time_ms: int
     tag: str | None = None
     #: MessageAttributes (DirectMail/DirectSMS), UserProperties, SystemProperties, MessageGroupId,
-    #: kept as the client sent them so later issues can hand them on unchanged.
+    #: kept as the client sent them so every sender can hand them on unchanged.
     attributes: dict[str, Any] = field(default_factory=dict)
 
 

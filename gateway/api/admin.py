@@ -7,16 +7,13 @@ no MNS SDK calls them, while operators' tools read JSON most easily.
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.api.context import gateway, log_operations, query_params
-from gateway.model import DeadLetter
-from gateway.oplog import Action, Field
+from gateway import dead_letters
+from gateway.api.context import gateway, query_params, request_facts
+from gateway.oplog import NullOperationLog
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
-from gateway.store.deliveries import attempt_fields
 
 blueprint = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -28,74 +25,34 @@ def admin_only() -> None:
         raise MNSError("AccessDenied")
 
 
-def dead_letter_summary(letter: DeadLetter) -> dict[str, Any]:
-    return {
-        "Id": letter.id,
-        "MessageId": letter.message.id,
-        "TopicName": letter.message.topic_name,
-        "SubscriptionName": letter.subscription.name,
-        "Endpoint": letter.subscription.endpoint,
-        "Reason": letter.reason,
-        "Attempts": len(letter.attempts),
-        "DeadAt": letter.dead_at_ms,
-        "ReplayedAt": letter.replayed_at_ms,
-    }
-
-
-def dead_letter_detail(letter: DeadLetter) -> dict[str, Any]:
-    message = letter.message
-    return {
-        **dead_letter_summary(letter),
-        "NotifyStrategy": letter.subscription.notify_strategy,
-        "NotifyContentFormat": letter.subscription.notify_content_format,
-        "MessageBody": message.body,
-        "MessageBodyMD5": message.body_md5,
-        "MessageTag": message.tag,
-        "PublishTime": message.publish_time_ms,
-        "AttemptHistory": [attempt_fields(a) for a in letter.attempts],
-    }
-
-
 @blueprint.get("/dead-letters")
 def list_dead_letters() -> Response:
     params = query_params()
     limit = integer_in_range(params.get("limit", "100"), 1, 1000)
     if limit is None:
         raise MNSError("InvalidArgument", "The value of limit should between 1 and 1000.")
-    page = gateway().store.list_dead_letters(
-        params.get("marker", ""), limit, params.get("topic") or None
-    )
     return jsonify(
-        {
-            "DeadLetters": [dead_letter_summary(d) for d in page.items],
-            "NextMarker": page.next_marker,
-        }
+        dead_letters.listing(
+            gateway().store, params.get("marker", ""), limit, params.get("topic") or None
+        )
     )
 
 
 @blueprint.get("/dead-letters/<letter_id>")
 def show_dead_letter(letter_id: str) -> Response:
-    return jsonify(dead_letter_detail(gateway().store.get_dead_letter(letter_id)))
+    return jsonify(dead_letters.detail(gateway().store.get_dead_letter(letter_id)))
 
 
 @blueprint.post("/dead-letters/<letter_id>/replay")
 def replay_dead_letter(letter_id: str) -> Response:
-    store = gateway().store
-    delivery_id = store.replay_dead_letter(letter_id)
-    if (worker := gateway().services.get("delivery")) is not None:
-        worker.wake()
-    letter = store.get_dead_letter(letter_id)
-    log_operations(
-        True,
-        Field.TOPIC_NAME,
-        letter.message.topic_name,
-        lambda facts: [
-            facts.record(
-                Action.REPLAY,
-                SubscriptionName=letter.subscription.name,
-                MessageId=letter.message.id,
-                Endpoint=letter.subscription.endpoint,
-            )
-        ],
+    services = gateway().services
+    worker = services.get("delivery")
+    return jsonify(
+        dead_letters.replay(
+            gateway().store,
+            letter_id,
+            oplog=services.get("oplog") or NullOperationLog(),
+            facts=request_facts,
+            wake=worker.wake if worker is not None else None,
+        )
     )
-    return jsonify({"Id": letter_id, "DeliveryId": delivery_id})
