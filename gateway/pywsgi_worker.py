@@ -125,7 +125,9 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
             if self.close_connection or parser.exhausted:
                 self._close_after_response()
                 return
-            head_deadline = None
+            # A pipelined request may have begun already: its head's deadline runs from now.
+            idle = parser.phase is Phase.IDLE
+            head_deadline = None if idle else time.monotonic() + self.limits.header_timeout
 
     # reading --------------------------------------------------------------------------------
     def _read_request(self, parser: RequestParser, head_deadline: float | None) -> Request | None:
@@ -204,6 +206,17 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
         finally:
             self.time_finish = time.time()
             self.log_request()
+
+    def start_response(self, status: str, headers: Any, exc_info: Any = None) -> Any:
+        write = super().start_response(status, headers, exc_info)
+        if self.close_connection and self.request_version == "HTTP/1.1":
+            self._announce_close()
+        return write
+
+    def _announce_close(self) -> None:
+        """The client asked to close (RFC 9112, section 9.6): say that the server will."""
+        if all(name.lower() != b"connection" for name, _ in self.response_headers):
+            self.response_headers.append((b"Connection", b"close"))
 
     def log_request(self) -> None:
         # Building the access-log entry costs 2% of a publish, even when gunicorn then drops it.

@@ -5,6 +5,7 @@ bad framing run as a request."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -154,3 +155,24 @@ def test_nothing_reads_past_a_refusal(gateway: RunningGateway) -> None:
         except OSError:
             return
         assert is_closed(sock)
+
+
+def test_a_head_stalled_behind_a_pipelined_request_has_its_deadline(
+    gateway: RunningGateway,
+) -> None:
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
+        sock.sendall(HEALTHZ + b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-slow: ")
+        started = time.monotonic()
+        responses, closed = read_responses(sock, timeout=10)
+    assert closed and time.monotonic() - started < 8  # MNS_GATEWAY_HEADER_TIMEOUT=2, not 75
+    assert responses[0].status == 200
+    if gateway.env["MNS_GATEWAY_WORKER_CLASS"] == "gevent":  # gthread closes without a word
+        assert [(r.status, r.error_code()) for r in responses[1:]] == [(408, "RequestTimeout")]
+
+
+def test_a_client_that_asks_to_close_is_told_the_server_will(gateway: RunningGateway) -> None:
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        responses, closed = read_responses(sock)
+    assert [r.status for r in responses] == [200] and closed
+    assert responses[0].headers.get("connection") == "close"
