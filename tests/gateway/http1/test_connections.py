@@ -97,7 +97,11 @@ def test_more_slow_and_idle_connections_than_gunicorns_thousand_leave_probes_ans
 
 @pytest.fixture()
 def small_gateway(tmp_path: Path) -> Iterator[RunningGateway]:
-    env = {"MNS_GATEWAY_MAX_CONNECTIONS": "20", "MNS_GATEWAY_HEADER_TIMEOUT": "60"}
+    env = {
+        "MNS_GATEWAY_MAX_CONNECTIONS": "20",
+        "MNS_GATEWAY_MAX_WAITERS": "20",  # sized from the cap, it would leave room for one
+        "MNS_GATEWAY_HEADER_TIMEOUT": "60",
+    }
     running = start_gateway(tmp_path / "data", env)
     yield running
     running.stop()
