@@ -84,7 +84,8 @@ def run(steps: list[int], probes: int, env: dict[str, str], label: str) -> int:
     )
     best = 0
     sockets: list[socket.socket] = []
-    with running_gateway("serve", 1, MNS_GATEWAY_DELIVERY_THREADS="0", **env) as client:
+    with running_gateway("serve", 1, MNS_GATEWAY_DELIVERY_THREADS="0", **env) as server:
+        client = server.client
         try:
             for step in steps:
                 sockets += open_connections(client.port, step - len(sockets))

@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,9 +59,18 @@ def gateway_env(data_dir: Path, **extra: str) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class BenchServer:
+    """A running gateway: a client for it and the pid at the root of its process tree."""
+
+    client: RawClient
+    pid: int
+
+
 @contextmanager
-def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClient]:
-    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app)."""
+def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[BenchServer]:
+    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app);
+    ``env`` adds ``MNS_GATEWAY_*`` settings (``MNS_GATEWAY_DATABASE_URL`` among them)."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir:
         environment = gateway_env(Path(data_dir), **env)
@@ -105,7 +115,7 @@ def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClie
         )
         try:
             wait_until_ready(port, process)
-            yield RawClient("127.0.0.1", port, KEY_ID, SECRET)
+            yield BenchServer(RawClient("127.0.0.1", port, KEY_ID, SECRET), process.pid)
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             try:
@@ -176,16 +186,6 @@ def worker_pids(port: int) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     return [pid for pid, parent in started.items() if parent in started]
-
-
-def worker_cpu_seconds(port: int) -> float:
-    """User and system CPU the gateway's workers have used so far."""
-    total = 0
-    for pid in worker_pids(port):
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def worker_rss_mb(port: int) -> float:

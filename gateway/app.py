@@ -1,7 +1,9 @@
 """``create_app``: wires the MNS API blueprints, authentication, error mapping and health checks.
 
-Every side effect arrives as an argument (store, clock, access keys), so tests build an app on a
-temporary store with a fixed clock and drive it through Flask's test client or a real server.
+Every side effect arrives as an argument (store, clock, access keys, operation log, metrics, the
+certificates of the signing keys), typed in one :class:`~gateway.api.context.GatewayContext`, so
+tests build an app on a temporary store with a fixed clock and drive it through Flask's test
+client or a real server.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
 from gateway.api import admin, queues, topics
-from gateway.api.certs import create_certs_blueprint
+from gateway.api.certs import CertificateSource, create_certs_blueprint
 from gateway.api.context import (
     MNS_VERSION,
     GatewayContext,
@@ -27,6 +29,8 @@ from gateway.api.context import (
 from gateway.config import Settings
 from gateway.http1.environ import REFUSAL, size_body
 from gateway.http1.framing import body_too_large
+from gateway.metrics import GatewayMetrics
+from gateway.oplog import NullOperationLog, OperationLog
 from gateway.protocol.auth import authenticate
 from gateway.protocol.errors import MNSError
 from gateway.protocol.request_ids import new_request_id
@@ -44,18 +48,27 @@ def create_app(
     access_keys: dict[str, str],
     *,
     clock: Callable[[], float] = time.time,
-    services: dict[str, Any] | None = None,
+    oplog: OperationLog | None = None,
+    metrics: GatewayMetrics | None = None,
+    certificates: CertificateSource | None = None,
 ) -> Flask:
     app = Flask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     _answer_refusals(app)
     _route_only_declared_methods(app)
-    app.extensions["mns"] = GatewayContext(settings, store, access_keys, services or {})
+    app.extensions["mns"] = GatewayContext(
+        settings,
+        store,
+        access_keys,
+        oplog=oplog or NullOperationLog(),
+        metrics=metrics,
+        certificates=certificates,
+    )
     app.register_blueprint(topics.blueprint)
     app.register_blueprint(queues.blueprint)
     app.register_blueprint(admin.blueprint)
-    if (keyring := (services or {}).get("keyring")) is not None:
-        app.register_blueprint(create_certs_blueprint(keyring))
+    if certificates is not None:
+        app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)
     _install_probes(app)
     return app
@@ -158,7 +171,7 @@ def _install_probes(app: Flask) -> None:
 
     @app.get("/metrics")
     def metrics() -> Response:
-        registry = gateway().services.get("metrics")
+        registry = gateway().metrics
         body = registry.render() if registry is not None else b""
         return Response(body, content_type="text/plain; version=0.0.4; charset=utf-8")
 

@@ -58,8 +58,11 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = _ready_settings(args)
     check_can_listen(settings.host, settings.port)
-    # Resolve (and print) generated credentials once, before gunicorn forks its workers.
-    announce_generated_keys(resolve_access_keys(settings.access_keys, settings.data_dir)[1])
+    if not settings.database_url:
+        # Resolve (and print) generated credentials once, before gunicorn forks its workers.
+        # With a shared database each worker does (whichever creates the pair prints it): the
+        # arbiter must not load psycopg before gevent patches the workers.
+        announce_generated_keys(resolve_access_keys(settings.access_keys, settings.data_dir)[1])
     print(
         f"mns-gateway listening on {settings.base_url} (data dir {settings.data_dir})", flush=True
     )
@@ -129,7 +132,9 @@ def _dead_letters(args: argparse.Namespace) -> int:
     store = open_store(settings)
     oplog = open_operation_log(str(settings.log_dir) if settings.log_dir else None)
     try:
-        return _run_dead_letters(args, LocalDeadLetters(store, oplog, settings.account_id))
+        return _run_dead_letters(
+            args, LocalDeadLetters(store.deliveries, oplog, settings.account_id)
+        )
     finally:
         oplog.close()
         store.close()
@@ -154,19 +159,62 @@ def _admin(args: argparse.Namespace) -> int:
     return _run_dead_letters(args, RemoteDeadLetters(client))
 
 
-def _keys(args: argparse.Namespace) -> int:
-    from gateway.server import open_keyring
+def _database_settings(args: argparse.Namespace) -> Settings:
+    """Settings for a command that opens the database: a SQLite one needs a usable data dir."""
+    settings = _settings(args)
+    if not settings.database_url:
+        prepare_data_dir(settings.data_dir)
+    return settings
 
-    keyring = open_keyring(_ready_settings(args))
-    key = keyring.rotate() if args.action == "rotate" else keyring.current
+
+def _migrate(args: argparse.Namespace) -> int:
+    """Bring the database's schema up to date and exit: safe beside starting replicas, which
+    migrate on start-up too, one process at a time."""
+    from gateway.server import open_database
+    from gateway.store.migrations import latest_version
+
+    database = open_database(_database_settings(args), migrate=False)
+    try:
+        applied = database.migrate()
+    finally:
+        database.close()
+    document = {"Applied": applied, "SchemaVersion": latest_version()}
+    _emit(args, document, lambda d: f"schema version {d['SchemaVersion']}, applied {d['Applied']}")
+    return 0
+
+
+def _keys(args: argparse.Namespace) -> int:
+    """The signing key in use, or a new one (with a shared database, every replica follows)."""
+    from gateway.server import open_database, open_keyring
+
+    settings = _database_settings(args)
+    database = open_database(settings)
+    try:
+        keyring = open_keyring(settings, database)
+        key = keyring.rotate() if args.action == "rotate" else keyring.current
+    finally:
+        database.close()
     _emit(args, {"CurrentKeyId": key.key_id}, lambda d: f"current signing key: {d['CurrentKeyId']}")
     return 0
+
+
+def _generated_credentials(settings: Settings) -> dict[str, str] | None:
+    if not settings.database_url:
+        return stored_credentials(settings.data_dir)
+    from gateway.server import open_database
+    from gateway.store.shared import SharedSettings
+
+    database = open_database(settings)
+    try:
+        return stored_credentials(settings.data_dir, SharedSettings(database))
+    finally:
+        database.close()
 
 
 def _credentials_show(args: argparse.Namespace) -> int:
     """The access keys the gateway accepts: configured ones, else the pair it generated."""
     settings = _settings(args)
-    keys = dict(settings.access_keys) or stored_credentials(settings.data_dir)
+    keys = dict(settings.access_keys) or _generated_credentials(settings)
     if not keys:
         raise CommandError(
             f"no credentials yet in {settings.data_dir}: `mns-gateway serve` generates a pair "
@@ -236,6 +284,13 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     remote_letters = admin_commands.add_parser("dead-letters", help="as `mns-gateway dead-letters`")
     _dead_letter_arguments(remote_letters)
     admin.set_defaults(handler=_admin)
+
+    migrate = commands.add_parser(
+        "migrate", help="apply the database's schema migrations and exit (safe beside replicas)"
+    )
+    _with_data_dir(migrate)
+    _with_json(migrate)
+    migrate.set_defaults(handler=_migrate)
 
     keys = commands.add_parser("keys", help="show or rotate the push signing key")
     keys.add_argument("action", choices=("show", "rotate"))

@@ -64,6 +64,11 @@ class Settings:
     """Everything the gateway needs to know about its deployment."""
 
     data_dir: Path = Path("./mns-data")
+    #: ``MNS_GATEWAY_DATABASE_URL``: empty for SQLite in the data dir, ``postgresql://…`` for a
+    #: PostgreSQL database several gateway replicas share.
+    database_url: str = ""
+    #: Connections each process keeps to PostgreSQL at most (``MNS_GATEWAY_DATABASE_POOL_SIZE``).
+    database_pool_size: int = 10
     host: str = "127.0.0.1"
     port: int = 8080
     access_keys: Mapping[str, str] = field(default_factory=dict)
@@ -159,6 +164,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     get = lambda name, default: env.get(f"{ENV_PREFIX}{name}", default)  # noqa: E731
     return Settings(
         data_dir=Path(get("DATA_DIR", "./mns-data")),
+        database_url=get("DATABASE_URL", "").strip(),
+        database_pool_size=int(get("DATABASE_POOL_SIZE", "10")),
         host=get("HOST", "127.0.0.1"),
         port=int(get("PORT", "8080")),
         access_keys=parse_access_keys(env),

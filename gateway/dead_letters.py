@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.model import DeadLetter
+from gateway.delivery.records import DeadLetter
 from gateway.oplog import Action, Field, OperationLog, RequestFacts
 from gateway.protocol.request_ids import new_request_id
-from gateway.store.base import Store
-from gateway.store.deliveries import attempt_fields
+from gateway.store.deliveries import DeliveryStore
 
 #: The request's shared operation-log facts for a record about ``topic_name``.
 FactsFor = Callable[[Field, str], RequestFacts]
@@ -42,37 +41,29 @@ def detail(letter: DeadLetter) -> dict[str, Any]:
     message = letter.message
     return {
         **summary(letter),
-        "NotifyStrategy": letter.subscription.notify_strategy,
-        "NotifyContentFormat": letter.subscription.notify_content_format,
+        "NotifyStrategy": letter.subscription.notify_strategy.value,
+        "NotifyContentFormat": letter.subscription.notify_content_format.value,
         "MessageBody": message.body,
         "MessageBodyMD5": message.body_md5,
         "MessageTag": message.tag,
         "PublishTime": message.publish_time_ms,
-        "AttemptHistory": [attempt_fields(a) for a in letter.attempts],
+        "AttemptHistory": [a.fields() for a in letter.attempts],
     }
 
 
-def listing(store: Store, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
+def listing(store: DeliveryStore, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
     page = store.list_dead_letters(marker, limit, topic)
     return {"DeadLetters": [summary(d) for d in page.items], "NextMarker": page.next_marker}
 
 
 def replay(
-    store: Store,
-    letter_id: str,
-    *,
-    oplog: OperationLog,
-    facts: FactsFor,
-    wake: Callable[[], None] | None = None,
+    store: DeliveryStore, letter_id: str, *, oplog: OperationLog, facts: FactsFor
 ) -> dict[str, Any]:
     """Deliver a dead letter again (same MessageId) and log a ``Replay`` record.
 
-    ``wake`` nudges a delivery worker in this process, when there is one; workers elsewhere
-    find the new delivery on their next poll.
+    The store wakes the delivery workers of every process sharing the database.
     """
     delivery_id = store.replay_dead_letter(letter_id)
-    if wake is not None:
-        wake()
     letter = store.get_dead_letter(letter_id)
     oplog.write(
         facts(Field.TOPIC_NAME, letter.message.topic_name).record(
@@ -89,7 +80,7 @@ class LocalDeadLetters:
     """The dead-letter operations on this machine's store, as ``mns-gateway dead-letters`` runs
     them: a replay is logged with this command's own request id and no remote address."""
 
-    def __init__(self, store: Store, oplog: OperationLog, account_id: str) -> None:
+    def __init__(self, store: DeliveryStore, oplog: OperationLog, account_id: str) -> None:
         self._store = store
         self._oplog = oplog
         self._account_id = account_id

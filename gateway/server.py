@@ -1,10 +1,10 @@
-"""Assembling a running gateway from settings: store, keys, delivery worker, app.
+"""Assembling a running gateway from settings: database, store, keys, delivery worker, app.
 
 Gunicorn with gevent's WSGI server (:mod:`gateway.pywsgi_worker`; or gthread) holds many idle
-keep-alive and long-poll connections per process, while the group-commit writer keeps SQLite
-writes from contending between them. Each worker process builds its own app (no preload), so
-every process has its own store writer, key ring and delivery worker; leases in the store keep
-their work apart. Gunicorn itself is configured in :mod:`gateway.serving`.
+keep-alive and long-poll connections per process. Each worker process builds its own app (no
+preload), so every process has its own database connections, key ring and delivery worker;
+leases in the store keep their work apart, in one process, on one host or across replicas.
+Gunicorn itself is configured in :mod:`gateway.serving`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import atexit
 import logging
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from flask import Flask
 
@@ -20,31 +21,67 @@ from gateway.app import create_app
 from gateway.config import Settings
 from gateway.credentials import announce_generated_keys, resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
+from gateway.delivery.keyring import KeyRing, KeyStorage
 from gateway.delivery.mail import MailSender
 from gateway.delivery.queue_bridge import QueueSender, RemoteService
 from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
-from gateway.delivery.signing import KeyRing
 from gateway.delivery.transport import PushTransport
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
 from gateway.metrics import GatewayMetrics
 from gateway.oplog import OperationLog, open_operation_log
-from gateway.store.base import Store
+from gateway.store.base import Store, compose_store
+from gateway.store.database import Database
+from gateway.store.shared import DatabaseKeyStorage, SharedSettings
 from gateway.store.sqlite import SQLiteDatabase
 
 log = logging.getLogger(__name__)
 
 
+class UnsupportedDatabaseError(ValueError):
+    """``MNS_GATEWAY_DATABASE_URL`` names a database this gateway cannot use."""
+
+
+def open_database(settings: Settings, *, migrate: bool = True) -> Database:
+    """The database ``MNS_GATEWAY_DATABASE_URL`` names: SQLite in the data dir when it is empty,
+    PostgreSQL for ``postgresql://…``. Opening it brings its schema up to date, unless
+    ``migrate`` is false (``mns-gateway migrate`` then does it and reports what it applied)."""
+    url = settings.database_url
+    if not url:
+        return SQLiteDatabase(
+            settings.database_path, synchronous=settings.sqlite_synchronous, migrate=migrate
+        )
+    scheme = urlsplit(url).scheme
+    if scheme in ("postgresql", "postgres"):
+        from gateway.store.postgres import PostgresDatabase  # psycopg only when asked for
+
+        return PostgresDatabase(url, migrate=migrate, pool_size=settings.database_pool_size)
+    raise UnsupportedDatabaseError(
+        f"MNS_GATEWAY_DATABASE_URL: unsupported scheme {scheme!r} (use postgresql://...)"
+    )
+
+
 def open_store(settings: Settings) -> Store:
-    return Store(
-        SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous),
+    return compose_store(
+        open_database(settings),
         max_waiters=settings.waiter_limit,
         max_queues=settings.max_queues,
     )
 
 
-def open_keyring(settings: Settings) -> KeyRing:
+def shared_settings(settings: Settings, database: Database) -> SharedSettings | None:
+    """Where replicas keep what they share: the database when it is shared (PostgreSQL), else
+    ``None`` (SQLite: one host, the data dir's files)."""
+    return SharedSettings(database) if settings.database_url else None
+
+
+def open_keyring(settings: Settings, database: Database) -> KeyRing:
+    """The signing keys: in the database shared by replicas, else in ``data_dir/keys``.
+    Configured key and certificate files win either way."""
+    storage: KeyStorage | Path = (
+        DatabaseKeyStorage(database) if settings.database_url else settings.data_dir / "keys"
+    )
     return KeyRing(
-        settings.data_dir / "keys",
+        storage,
         private_key_file=settings.signing_key_file,
         certificate_file=settings.signing_cert_file,
     )
@@ -72,11 +109,11 @@ class Runtime:
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     store = open_store(settings)
     metrics = GatewayMetrics()
-    metrics.track_due(store.due_count)
+    metrics.track_due(store.deliveries.due_count)
     runtime = Runtime(
         settings,
         store,
-        open_keyring(settings),
+        open_keyring(settings, store.database),
         metrics,
         open_operation_log(
             str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
@@ -104,7 +141,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
     by_kind: dict[str, Sender] = {
         "queue": QueueSender(
-            runtime.store,
+            runtime.store.deliveries,
             transport,
             region=settings.region,
             account_id=settings.account_id,
@@ -124,7 +161,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         retry_scale=settings.retry_scale,
     )
     return DeliveryWorker(
-        runtime.store,
+        runtime.store.deliveries,
         SenderRegistry(http, by_kind=by_kind),
         options,
         metrics=runtime.metrics,
@@ -135,16 +172,19 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
 
 def build_app(settings: Settings) -> Flask:
     """The WSGI app for one process, with its delivery worker running beside it."""
-    keys, generated = resolve_access_keys(settings.access_keys, settings.data_dir)
-    announce_generated_keys(generated)
     runtime = build_runtime(settings, with_worker=True)
-    services: dict[str, Any] = {
-        "keyring": runtime.keyring,
-        "metrics": runtime.metrics,
-        "oplog": runtime.oplog,
-    }
+    keys, generated = resolve_access_keys(
+        settings.access_keys, settings.data_dir, shared_settings(settings, runtime.store.database)
+    )
+    announce_generated_keys(generated)
     if runtime.worker is not None:
-        services["delivery"] = runtime.worker
         runtime.worker.start()
     atexit.register(runtime.close)
-    return create_app(settings, runtime.store, keys, services=services)
+    return create_app(
+        settings,
+        runtime.store,
+        keys,
+        oplog=runtime.oplog,
+        metrics=runtime.metrics,
+        certificates=runtime.keyring,
+    )

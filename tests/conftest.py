@@ -8,13 +8,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from gateway.store.database import Database
+from gateway.store.sqlite import SQLiteDatabase
 from tests.mns_http import RawClient
+from tests.postgres import PostgresServer, postgres_server
 
 ACCESS_KEY_ID = "test-key-id"
 ACCESS_KEY_SECRET = "test-key-secret"
@@ -147,6 +150,54 @@ _counter = iter(range(1, 10**9))
 def unique() -> str:
     """A fresh name prefix, so tests sharing the session gateway never collide."""
     return f"t{os.getpid()}x{next(_counter)}"
+
+
+#: The database backends the store and API tests run against. CI runs both; a developer without
+#: PostgreSQL may set ``MNS_GATEWAY_TEST_BACKENDS=sqlite`` (a missing server otherwise fails).
+BACKENDS = [
+    name.strip()
+    for name in os.environ.get("MNS_GATEWAY_TEST_BACKENDS", "sqlite,postgresql").split(",")
+    if name.strip()
+]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL 15 server for the session, started from the machine's binaries."""
+    with postgres_server() as server:
+        yield server
+
+
+OpenDatabase = Callable[[], Database]
+
+
+@pytest.fixture(params=BACKENDS)
+def open_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenDatabase]:
+    """Opens another connection to this test's own database, on each backend in turn (a second
+    call stands in for a second process or replica)."""
+    opened: list[Database] = []
+    if request.param == "sqlite":
+        path = tmp_path / "db.sqlite3"
+
+        def factory() -> Database:
+            return SQLiteDatabase(path, synchronous="NORMAL")
+
+    else:
+        from gateway.store.postgres import PostgresDatabase
+
+        url = request.getfixturevalue("postgres").new_database()
+
+        def factory() -> Database:
+            return PostgresDatabase(url, pool_size=4)
+
+    def tracked() -> Database:
+        database = factory()
+        opened.append(database)
+        return database
+
+    yield tracked
+    for database in opened:
+        database.close()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

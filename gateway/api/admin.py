@@ -11,7 +11,6 @@ from flask import Blueprint, Response, g, jsonify
 
 from gateway import dead_letters
 from gateway.api.context import gateway, query_params, request_facts
-from gateway.oplog import NullOperationLog
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
 
@@ -33,26 +32,21 @@ def list_dead_letters() -> Response:
         raise MNSError("InvalidArgument", "The value of limit should between 1 and 1000.")
     return jsonify(
         dead_letters.listing(
-            gateway().store, params.get("marker", ""), limit, params.get("topic") or None
+            gateway().store.deliveries, params.get("marker", ""), limit, params.get("topic") or None
         )
     )
 
 
 @blueprint.get("/dead-letters/<letter_id>")
 def show_dead_letter(letter_id: str) -> Response:
-    return jsonify(dead_letters.detail(gateway().store.get_dead_letter(letter_id)))
+    return jsonify(dead_letters.detail(gateway().store.deliveries.get_dead_letter(letter_id)))
 
 
 @blueprint.post("/dead-letters/<letter_id>/replay")
 def replay_dead_letter(letter_id: str) -> Response:
-    services = gateway().services
-    worker = services.get("delivery")
+    context = gateway()
     return jsonify(
         dead_letters.replay(
-            gateway().store,
-            letter_id,
-            oplog=services.get("oplog") or NullOperationLog(),
-            facts=request_facts,
-            wake=worker.wake if worker is not None else None,
+            context.store.deliveries, letter_id, oplog=context.oplog, facts=request_facts
         )
     )

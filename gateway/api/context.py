@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from flask import Response, current_app, g, request
 
-from gateway.oplog import Field, RequestFacts
+from gateway.oplog import Field, NullOperationLog, OperationLog, RequestFacts
 from gateway.protocol.auth import IncomingRequest
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
@@ -23,21 +23,29 @@ from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.xml import XmlNode, render_document
 
 if TYPE_CHECKING:
+    from gateway.api.certs import CertificateSource
     from gateway.config import Settings
+    from gateway.metrics import GatewayMetrics
     from gateway.store.base import Store
 
 MNS_VERSION = "2015-06-06"
 XML_CONTENT_TYPE = "text/xml;charset=utf-8"
 
 
-@dataclass
+@dataclass(frozen=True)
 class GatewayContext:
-    """What the views need, attached to the Flask app as ``app.extensions["mns"]``."""
+    """What the views need, typed, attached to the Flask app as ``app.extensions["mns"]``.
+
+    ``oplog`` receives the operation records of LoggingEnabled queues and topics; ``metrics``
+    and ``certificates`` (the signing key ring) are optional so that tests can leave them out.
+    """
 
     settings: Settings
     store: Store
     access_keys: dict[str, str]
-    services: dict[str, Any]
+    oplog: OperationLog = field(default_factory=NullOperationLog)
+    metrics: GatewayMetrics | None = None
+    certificates: CertificateSource | None = None
 
 
 def gateway() -> GatewayContext:
@@ -50,11 +58,11 @@ def log_operations(
     name: str,
     build: Callable[[RequestFacts], Iterable[dict[str, object]]],
 ) -> None:
-    """Hand this request's operation records to the ``oplog`` service, for a LoggingEnabled
-    queue or topic; the records are only built when somebody will read them."""
-    log = gateway().services.get("oplog")
-    if not enabled or log is None:
+    """Hand this request's operation records to the operation log, for a LoggingEnabled queue or
+    topic; the records are only built when somebody will read them."""
+    if not enabled:
         return
+    log = gateway().oplog
     for record in build(request_facts(resource, name)):
         log.write(record)
 

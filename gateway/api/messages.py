@@ -6,8 +6,7 @@ the query string tell them apart, as on the service. Query parameters come from 
 string (:func:`query_params`): receipt handles arrive unencoded, ``+`` and all.
 
 For queues with ``LoggingEnabled`` every message operation also hands one record per message to
-the ``oplog`` service (``gateway().services["oplog"]``, any object with ``write(dict)``), when
-the app has one.
+the app's operation log (``gateway().oplog``).
 """
 
 from __future__ import annotations

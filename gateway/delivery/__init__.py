@@ -13,7 +13,7 @@ that tests can pin byte for byte, and the only IO lives in two thin shells:
 One attempt, as the delivery worker performs it::
 
     key = keyring.current
-    rendered = render(notification, ContentFormat.parse(subscription.notify_content_format))
+    rendered = render(notification, subscription.notify_content_format)  # a ContentFormat
     headers = push_headers(notification, rendered, date=http_date(now), request_id=new_id,
                            signing_cert_url=cert_url(public_url, key.key_id))
     headers = sign_headers(key, headers, push_path(endpoint_url))

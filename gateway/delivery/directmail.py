@@ -17,8 +17,8 @@ from email.policy import SMTP
 from email.utils import formatdate
 from typing import Any, Final
 
+from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError
-from gateway.model import DeliveryJob
 from gateway.protocol.endpoints import MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
 

@@ -15,7 +15,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from email.utils import formatdate
-from enum import StrEnum
 from functools import lru_cache
 from typing import Final
 from xml.sax.saxutils import escape
@@ -24,6 +23,7 @@ from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
 from gateway.delivery import DeliveryError
+from gateway.protocol.notify import ContentFormat
 
 MNS_VERSION: Final = "2015-06-06"
 MNS_NAMESPACE: Final = "http://mns.aliyuncs.com/doc/v1/"
@@ -36,10 +36,6 @@ _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udff
 _XML_ESCAPES: Final = {"\r": "&#13;"}
 
 
-class UnknownFormatError(DeliveryError, ValueError):
-    """A NotifyContentFormat value that is not XML, JSON or SIMPLIFIED."""
-
-
 class UnrenderableMessageError(DeliveryError, ValueError):
     """The message cannot be expressed in the requested format or in an HTTP header.
 
@@ -50,19 +46,6 @@ class UnrenderableMessageError(DeliveryError, ValueError):
 
 class InvalidEndpointError(DeliveryError, ValueError):
     """An endpoint URL that cannot be turned into a request path."""
-
-
-class ContentFormat(StrEnum):
-    XML = "XML"
-    JSON = "JSON"
-    SIMPLIFIED = "SIMPLIFIED"
-
-    @classmethod
-    def parse(cls, text: str) -> ContentFormat:
-        try:
-            return cls(text.strip().upper())
-        except ValueError:
-            raise UnknownFormatError(f"unknown NotifyContentFormat {text!r}") from None
 
 
 CONTENT_TYPES: Final[dict[ContentFormat, str]] = {

@@ -35,9 +35,9 @@ from urllib.parse import unquote, urlsplit
 from gateway.config import Settings
 from gateway.delivery import DeliveryError
 from gateway.delivery.directmail import ADDRESS, OutgoingMail, prepare_mail
+from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError
 from gateway.delivery.transport import PushOutcome, PushResult
-from gateway.model import DeliveryJob
 
 #: smtplib re-raises a read timeout as SMTPServerDisconnected; how far to look for the cause.
 _MAX_CAUSE_DEPTH: Final = 5

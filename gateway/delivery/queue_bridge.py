@@ -15,16 +15,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gateway.delivery.formats import ContentFormat, http_date, render
+from gateway.delivery.formats import http_date, render
+from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError, notification_of
 from gateway.delivery.transport import PushOutcome, PushResult, PushTransport
-from gateway.model import DeliveryJob
 from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
 from gateway.protocol.xml import render_document
-from gateway.store import deliveries
-from gateway.store.base import Store
+from gateway.store.deliveries import DeliveryStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +35,7 @@ class RemoteService:
 
 def queue_message_body(job: DeliveryJob, account_id: str) -> str:
     """The enqueued body per NotifyContentFormat: the XML or JSON notification, or the raw body."""
-    fmt = ContentFormat.parse(job.subscription.notify_content_format)
+    fmt = job.subscription.notify_content_format
     return render(notification_of(job, account_id), fmt).body.decode("utf-8")
 
 
@@ -52,7 +51,7 @@ class QueueSender:
 
     def __init__(
         self,
-        store: Store,
+        store: DeliveryStore,
         transport: PushTransport,
         *,
         region: str,
@@ -86,15 +85,8 @@ class QueueSender:
 
     def _enqueue_locally(self, job: DeliveryJob, queue_name: str, body: str) -> PushResult:
         started = time.perf_counter()
-        now_ms = int(self.clock() * 1000)
-
-        def work(conn: object) -> str:
-            message_id = self.store.queues.enqueue_in(conn, queue_name, body, now_ms=now_ms)
-            deliveries.complete(conn, [job.delivery_id])
-            return message_id
-
         try:
-            self.store.database.write(work)
+            self.store.complete_into_queue(job.delivery_id, queue_name, body)
         except MNSError as exc:
             return PushResult(
                 exc.status,
@@ -102,7 +94,6 @@ class QueueSender:
                 f"{exc.code}: {exc.message}",
                 _elapsed_ms(started),
             )
-        self.store.queues.notify(queue_name, 1)
         return PushResult(201, PushOutcome.SUCCESS, None, _elapsed_ms(started))
 
     def _forward(self, remote: RemoteService, queue_name: str, body: str) -> PushResult:

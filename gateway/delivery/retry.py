@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 import random
-from enum import StrEnum
 from typing import Final
 
-from gateway.delivery import DeliveryError
+from gateway.protocol.notify import NotifyStrategy
 
 #: BACKOFF_RETRY: "重试 3 次，每次重试的间隔时间是 10秒 到 20秒 之间的随机值".
 BACKOFF_RETRIES: Final = 3
@@ -21,24 +20,6 @@ BACKOFF_MAX_SECONDS: Final = 20.0
 
 #: EXPONENTIAL_DECAY_RETRY: 1, 2, 4, ..., 256 s, then 167 x 512 s — 176 retries, 86,015 s.
 EXPONENTIAL_DECAY_INTERVALS: Final[tuple[int, ...]] = tuple(2**n for n in range(9)) + (512,) * 167
-
-
-class UnknownStrategyError(DeliveryError, ValueError):
-    """A NotifyStrategy value that is neither BACKOFF_RETRY nor EXPONENTIAL_DECAY_RETRY."""
-
-
-class NotifyStrategy(StrEnum):
-    BACKOFF_RETRY = "BACKOFF_RETRY"
-    EXPONENTIAL_DECAY_RETRY = "EXPONENTIAL_DECAY_RETRY"
-
-    @classmethod
-    def parse(cls, text: str) -> NotifyStrategy:
-        """Accept any case: one MNS table spells it ``EXponential_Decay_Retry``
-        (docs/protocol.md#where-the-documents-disagree)."""
-        try:
-            return cls(text.strip().upper())
-        except ValueError:
-            raise UnknownStrategyError(f"unknown NotifyStrategy {text!r}") from None
 
 
 def max_retries(strategy: NotifyStrategy) -> int:

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gateway.delivery import DeliveryError
-from gateway.delivery.formats import ContentFormat, PushNotification, http_date
-from gateway.delivery.signing import KeyRing, SigningKey, build_signed_push
+from gateway.delivery.formats import PushNotification, http_date
+from gateway.delivery.keyring import KeyRing
+from gateway.delivery.records import DeliveryJob
+from gateway.delivery.signing import SigningKey, build_signed_push
 from gateway.delivery.transport import PushResult, PushTransport
-from gateway.model import DeliveryJob
 from gateway.protocol.request_ids import new_request_id
 
 
@@ -80,7 +81,7 @@ class HttpSender:
         try:
             signed = build_signed_push(
                 notification_of(job, self.account_id),
-                ContentFormat.parse(job.subscription.notify_content_format),
+                job.subscription.notify_content_format,
                 job.subscription.endpoint,
                 key=self._signing_key(),
                 public_url=self.public_url,

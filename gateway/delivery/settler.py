@@ -17,8 +17,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.model import Settlement
-from gateway.store.base import Store
+from gateway.delivery.records import Settlement
+from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ _STOP = object()
 class Settler:
     def __init__(
         self,
-        store: Store,
+        store: DeliveryStore,
         owner: str,
         on_settled: Callable[[list[Settlement], list[str | None]], None],
         max_batch: int = 512,

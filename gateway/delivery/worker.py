@@ -23,14 +23,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from gateway.delivery.retry import NotifyStrategy, retry_delay
+from gateway.delivery.records import Attempt, DeliveryJob, Settlement
+from gateway.delivery.retry import retry_delay
 from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
 from gateway.delivery.settler import Settler
 from gateway.delivery.transport import PushResult
 from gateway.metrics import GatewayMetrics
-from gateway.model import Attempt, DeliveryJob, Settlement
 from gateway.oplog import Action, NullOperationLog, OperationLog
-from gateway.store.base import Store
+from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class WorkerOptions:
 class DeliveryWorker:
     def __init__(
         self,
-        store: Store,
+        store: DeliveryStore,
         senders: SenderRegistry,
         options: WorkerOptions = WorkerOptions(),
         *,
@@ -80,15 +80,19 @@ class DeliveryWorker:
 
     # lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
+        """Run the dispatcher, woken by publishes and replays in this process or any other
+        sharing the database."""
+        self.store.wakeups.on_deliveries(self.wake)
         self._thread = threading.Thread(target=self._run, name="mns-dispatch", daemon=True)
         self._thread.start()
 
     def wake(self) -> None:
-        """Look for work now (called after a publish in this process)."""
+        """Look for work now (deliveries were published or replayed)."""
         self._dry = None
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
+        self.store.wakeups.remove_delivery_callback(self.wake)
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
@@ -123,12 +127,12 @@ class DeliveryWorker:
             limit = min(room, cap - max((n for n in held.values() if 2 * n <= cap), default=0))
         if self._dry is not None and skip >= self._dry and time.monotonic() < self._dry_until:
             return
-        jobs = self.store.claim_deliveries(self.owner, self.options.lease_seconds, limit, skip)
+        jobs = self.store.claim(self.owner, self.options.lease_seconds, limit, skip)
         if len(jobs) < limit:
             # Everything due outside ``skip`` is taken: claiming again with the same routes (or
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
-            # retry, a lapsed lease, another process's publish) is looked for when the dispatcher
-            # wakes on its own or a poll interval has passed; a publish here calls wake().
+            # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
+            # interval has passed; a publish anywhere calls wake().
             self._dry, self._dry_until = skip, time.monotonic() + self.options.idle_wait
         handed_back = []
         with self._idle:
@@ -139,7 +143,7 @@ class DeliveryWorker:
                 held[job.route] += 1
                 self._ready.append(job)
         if handed_back:
-            self.store.release_deliveries(self.owner, handed_back)
+            self.store.release(self.owner, handed_back)
 
     def _start_ready(self) -> int:
         started: list[DeliveryJob] = []
@@ -213,7 +217,7 @@ class DeliveryWorker:
         now = time.monotonic()
         if now >= self._next_expiry:
             self._next_expiry = now + self.options.expiry_interval
-            for _ in self.store.expire_deliveries():
+            for _ in self.store.expire():
                 self.metrics.dead_letters.labels("expired").inc()
 
     # one delivery -------------------------------------------------------------------------
@@ -250,7 +254,7 @@ class DeliveryWorker:
         self._log(job, attempt)
         if result.ok:
             return Settlement(job, attempt)
-        strategy = NotifyStrategy.parse(job.subscription.notify_strategy)
+        strategy = job.subscription.notify_strategy
         delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
         if delay is None:
             return Settlement(job, attempt, dead_reason="retries exhausted")

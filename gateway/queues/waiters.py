@@ -7,7 +7,7 @@ after its look therefore always either changes the generation before it sleeps o
 wake-up is lost and nothing polls the database in a loop.
 
 Wake-ups come from senders in this process (:meth:`WaiterHub.notify` after the commit) and, via
-:mod:`gateway.queues.wake_socket`, from other processes on the same data directory. Messages
+:mod:`gateway.store.notifier`, from other processes sharing the database. Messages
 that become Active by the clock (a delay ending, a visibility timeout lapsing) send no wake-up:
 the receiver sleeps at most until the earliest such time it saw, and never longer than
 ``recheck_seconds``, so a lost datagram or a write from another host costs latency, never a

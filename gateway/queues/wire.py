@@ -10,13 +10,13 @@ response otherwise).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 from xml.etree.ElementTree import Element
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
-from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
+from gateway.protocol.properties import parse_properties, property_nodes
+from gateway.protocol.xml import XmlNode, child_text, children
 from gateway.queues.records import (
     DELAY_SECONDS,
     MAX_BATCH_BODY_BYTES,
@@ -31,11 +31,6 @@ from gateway.queues.records import (
 from gateway.queues.states import body_size
 
 MAX_BATCH: Final = 16
-#: (container, item) of the newer SDKs' message properties, returned exactly as sent.
-PROPERTY_CONTAINERS: Final = (
-    ("UserProperties", "PropertyValue"),
-    ("SystemProperties", "SystemPropertyValue"),
-)
 #: The first element name of a document (skips ``<?xml ...?>`` and ``<!-- -->``).
 _FIRST_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _ATTRIBUTE_NAMES: Final = {
@@ -126,37 +121,6 @@ def _parse_or_error(element: Element) -> NewMessage | MNSError:
         return parse_new_message(element)
     except MNSError as error:
         return error
-
-
-def parse_properties(element: Element) -> dict[str, Any]:
-    """UserProperties, SystemProperties and MessageGroupId, kept as the client sent them."""
-    properties: dict[str, Any] = {}
-    for container, item in PROPERTY_CONTAINERS:
-        node = child(element, container)
-        if node is not None:
-            values = [
-                {local_name(f): f.text or "" for f in entry} for entry in children(node, item)
-            ]
-            if values:
-                properties[container] = values
-    group = child_text(element, "MessageGroupId")
-    if group:
-        properties["MessageGroupId"] = group
-    return properties
-
-
-def property_nodes(properties: Mapping[str, Any]) -> list[XmlNode]:
-    nodes: list[XmlNode] = []
-    if group := properties.get("MessageGroupId"):
-        nodes.append(("MessageGroupId", str(group)))
-    for container, item in PROPERTY_CONTAINERS:
-        values = properties.get(container) or []
-        entries: list[XmlNode] = [
-            (item, [(k, str(v)) for k, v in value.items()]) for value in values
-        ]
-        if entries:
-            nodes.append((container, entries))
-    return nodes
 
 
 def sent_nodes(sent: SentMessage, *, with_handle: bool, with_group: bool) -> list[XmlNode]:

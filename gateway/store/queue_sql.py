@@ -1,10 +1,11 @@
 """Queue and queue-message statements, each run on a connection the caller provides.
 
-Anything that writes runs on the group-commit writer (one transaction, serialised across
-processes), so a claim is "select the oldest Active rows, then conditionally update each": the
-``visible_at <= now`` guard on the UPDATE is what would keep two claimers apart on a database
-with concurrent writers too (PostgreSQL), where only the statement's own row lock serialises.
-Message states are derived from times (:mod:`gateway.queues.states`), never stored.
+A receive claims messages with one ``UPDATE … WHERE id IN (…) AND visible_at <= now RETURNING
+id``: the statement itself re-checks that each message is still Active, and returns the ones it
+won. The rows it names come from a look in receive order that, on PostgreSQL, also locks them
+(``FOR UPDATE SKIP LOCKED``), so concurrent receivers pick different messages instead of the
+same ones; on SQLite the writer is one at a time anyway. Message states are derived from times
+by the rules in :mod:`gateway.queues.states`, which the code below applies to the rows it reads.
 """
 
 from __future__ import annotations
@@ -14,21 +15,24 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gateway.model import Page
 from gateway.protocol.errors import MNSError
+from gateway.protocol.listing import Page
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage
-
-Connection = Any  # a DB-API connection whose rows support access by column name
+from gateway.queues.states import MessageState, message_state
+from gateway.store.sql import Connection, Row, insert_rows, placeholders
 
 _ATTRIBUTE_COLUMNS = tuple(QueueAttributes.__dataclass_fields__)
+#: Active (or expired) rows of one priority in receive order: one index range.
 _READY = (
-    "SELECT * FROM queue_messages WHERE queue_name = ? AND priority = ? AND visible_at <= ?"
+    "SELECT * FROM queue_messages m WHERE queue_name = ? AND priority = ? AND visible_at <= ?"
     " ORDER BY visible_at, id LIMIT ?"
 )
-_NEXT_PRIORITY = "SELECT MIN(priority) FROM queue_messages WHERE queue_name = ? AND priority > ?"
+_NEXT_PRIORITY = (
+    "SELECT MIN(priority) AS priority FROM queue_messages WHERE queue_name = ? AND priority > ?"
+)
 _NEXT_DUE = (
-    "SELECT MIN(visible_at) FROM queue_messages"
+    "SELECT MIN(visible_at) AS due FROM queue_messages"
     " WHERE queue_name = ? AND priority = ? AND visible_at > ?"
 )
 #: A receipt is current while its nonce and NextVisibleTime are the message's and not yet past.
@@ -79,7 +83,7 @@ class Claimed:
 
 
 # queues ---------------------------------------------------------------------------------------
-def _queue(row: Any) -> Queue:
+def _queue(row: Row) -> Queue:
     attributes = QueueAttributes(
         **{name: row[name] for name in _ATTRIBUTE_COLUMNS if name != "logging_enabled"},
         logging_enabled=bool(row["logging_enabled"]),
@@ -107,17 +111,20 @@ def create_queue(conn: Connection, queue: Queue, max_queues: int | None) -> bool
             raise MNSError("QueueAlreadyExist")
         return False
     if max_queues is not None:
-        (count,) = conn.execute("SELECT COUNT(*) FROM queues").fetchone()
+        count = conn.execute("SELECT COUNT(*) AS n FROM queues").fetchone()["n"]
         if count >= max_queues:
             raise MNSError("QueueNumExceededLimit")
     values = asdict(queue.attributes)
     values["logging_enabled"] = int(values["logging_enabled"])
     columns = ("name", "create_time", "last_modify_time", *values)
-    conn.execute(
-        f"INSERT INTO queues ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+    inserted = conn.execute(
+        f"INSERT INTO queues ({', '.join(columns)}) VALUES ({placeholders(len(columns))})"
+        " ON CONFLICT (name) DO NOTHING RETURNING name",
         (queue.name, queue.create_time, queue.last_modify_time, *values.values()),
-    )
-    return True
+    ).fetchall()
+    if inserted:
+        return True
+    return create_queue(conn, queue, None)  # created meanwhile by someone else: compare
 
 
 def set_queue_attributes(
@@ -151,23 +158,27 @@ def list_queues(conn: Connection, prefix: str, marker: str, limit: int) -> Page[
 
 
 def message_counts(conn: Connection, name: str, now_ms: int) -> MessageCounts:
+    """Messages per state, by :func:`~gateway.queues.states.message_state`'s rules in SQL
+    (tests check the two agree)."""
     row = conn.execute(
         "SELECT"
-        " SUM(CASE WHEN visible_at <= ? THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN visible_at > ? AND dequeue_count > 0 THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN visible_at > ? AND dequeue_count = 0 THEN 1 ELSE 0 END)"
+        " SUM(CASE WHEN visible_at <= ? THEN 1 ELSE 0 END) AS active,"
+        " SUM(CASE WHEN visible_at > ? AND dequeue_count > 0 THEN 1 ELSE 0 END) AS inactive,"
+        " SUM(CASE WHEN visible_at > ? AND dequeue_count = 0 THEN 1 ELSE 0 END) AS delayed"
         " FROM queue_messages WHERE queue_name = ? AND expires_at > ?",
         (now_ms, now_ms, now_ms, name, now_ms),
     ).fetchone()
-    return MessageCounts(*(int(value or 0) for value in row))
+    return MessageCounts(*(int(row[state] or 0) for state in ("active", "inactive", "delayed")))
 
 
 # messages -------------------------------------------------------------------------------------
 def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None:
-    conn.executemany(
-        "INSERT INTO queue_messages (id, queue_name, body, body_md5, priority, enqueue_time,"
-        " visible_at, expires_at, dequeue_count, receipt_nonce, properties)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+    if not messages:
+        return
+    insert_rows(
+        conn,
+        "queue_messages (id, queue_name, body, body_md5, priority, enqueue_time, visible_at,"
+        " expires_at, dequeue_count, receipt_nonce, properties)",
         [
             (
                 m.id,
@@ -178,6 +189,7 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
                 m.enqueue_time,
                 m.visible_at,
                 m.expires_at,
+                0,
                 m.receipt_nonce,
                 json.dumps(m.properties) if m.properties else None,
             )
@@ -186,7 +198,7 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
     )
 
 
-def _fields(row: Any, **overrides: Any) -> dict[str, Any]:
+def _fields(row: Row, **overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {
         "message_id": row["id"],
         "body": row["body"],
@@ -202,7 +214,7 @@ def _fields(row: Any, **overrides: Any) -> dict[str, Any]:
     return values
 
 
-def _message(row: Any) -> QueueMessage:
+def _message(row: Row) -> QueueMessage:
     return QueueMessage(**_fields(row))
 
 
@@ -211,28 +223,43 @@ def priorities_in_use(conn: Connection, queue_name: str) -> Iterator[int]:
     uses only the default priority costs one look, not sixteen."""
     priority = 0
     while True:
-        (priority,) = conn.execute(_NEXT_PRIORITY, (queue_name, priority)).fetchone()
+        priority = conn.execute(_NEXT_PRIORITY, (queue_name, priority)).fetchone()["priority"]
         if priority is None:
             return
         yield priority
 
 
-def ready_rows(conn: Connection, queue_name: str, now_ms: int, limit: int) -> list[Any]:
+def ready_rows(
+    conn: Connection, queue_name: str, now_ms: int, limit: int, *, lock: bool = False
+) -> list[Row]:
     """Up to ``limit`` Active-or-expired rows in receive order (one index range per priority,
-    so Delayed and Inactive rows are never scanned)."""
-    rows: list[Any] = []
+    so Delayed and Inactive rows are never scanned); with ``lock``, rows another transaction is
+    claiming are skipped and these locked until the claim commits (PostgreSQL)."""
+    statement = _READY + conn.dialect.lock_skipping("m") if lock else _READY
+    rows: list[Row] = []
     for priority in priorities_in_use(conn, queue_name):
-        rows += conn.execute(_READY, (queue_name, priority, now_ms, limit - len(rows))).fetchall()
+        rows += conn.execute(
+            statement, (queue_name, priority, now_ms, limit - len(rows))
+        ).fetchall()
         if len(rows) >= limit:
             break
     return rows
+
+
+def _state(row: Row, now_ms: int) -> MessageState:
+    return message_state(
+        visible_at=row["visible_at"],
+        expires_at=row["expires_at"],
+        dequeue_count=row["dequeue_count"],
+        now_ms=now_ms,
+    )
 
 
 def next_due(conn: Connection, queue_name: str, now_ms: int) -> int | None:
     """When the earliest Delayed or Inactive message becomes Active, if there is one."""
     times: list[int] = []
     for priority in priorities_in_use(conn, queue_name):
-        (due,) = conn.execute(_NEXT_DUE, (queue_name, priority, now_ms)).fetchone()
+        due = conn.execute(_NEXT_DUE, (queue_name, priority, now_ms)).fetchone()["due"]
         if due is not None:
             times.append(due)
     return min(times, default=None)
@@ -240,7 +267,7 @@ def next_due(conn: Connection, queue_name: str, now_ms: int) -> int | None:
 
 def peek(conn: Connection, queue_name: str, now_ms: int, count: int) -> list[QueueMessage]:
     rows = ready_rows(conn, queue_name, now_ms, count + 16)
-    return [_message(row) for row in rows if row["expires_at"] > now_ms][:count]
+    return [_message(r) for r in rows if _state(r, now_ms) is MessageState.ACTIVE][:count]
 
 
 def claim(
@@ -257,38 +284,30 @@ def claim(
     names its own message, and the MAC keeps one from being turned into another."""
     claimed: list[Claimed] = []
     for _ in range(8):  # each round either fills the batch or removes expired rows
-        rows = ready_rows(conn, queue_name, now_ms, count - len(claimed))
-        expired = [(row["id"],) for row in rows if row["expires_at"] <= now_ms]
+        rows = ready_rows(conn, queue_name, now_ms, count - len(claimed), lock=True)
+        expired = [(r["id"],) for r in rows if _state(r, now_ms) is MessageState.EXPIRED]
         conn.executemany("DELETE FROM queue_messages WHERE id = ?", expired)
-        live = [row for row in rows if row["expires_at"] > now_ms]
+        live = [r for r in rows if _state(r, now_ms) is MessageState.ACTIVE]
         claimed += take(conn, live, now_ms, invisible_until, new_nonce())
         if not expired or len(claimed) >= count:
             break
     return claimed
 
 
-def take(conn: Connection, rows: list[Any], now_ms: int, until: int, nonce: int) -> list[Claimed]:
-    """One conditional UPDATE for the whole batch; if a concurrent claimer (on a database with
-    several writers) got some rows first, the nonce tells which rows are ours."""
+def take(conn: Connection, rows: list[Row], now_ms: int, until: int, nonce: int) -> list[Claimed]:
+    """One conditional UPDATE for the whole batch, re-checking that each message is still
+    Active; it returns the rows it won (a concurrent claimer may have got some first)."""
     if not rows:
         return []
     ids = [row["id"] for row in rows]
-    marks = ", ".join("?" * len(ids))
-    updated = conn.execute(
+    won = conn.execute(
         "UPDATE queue_messages SET visible_at = ?, dequeue_count = dequeue_count + 1,"
         " first_dequeue_time = COALESCE(first_dequeue_time, ?), receipt_nonce = ?"
-        f" WHERE id IN ({marks}) AND visible_at <= ?",
+        f" WHERE id IN ({placeholders(len(ids))}) AND visible_at <= ? RETURNING id",
         (until, now_ms, nonce, *ids, now_ms),
-    ).rowcount
-    if updated != len(ids):
-        mine = {
-            found[0]
-            for found in conn.execute(
-                f"SELECT id FROM queue_messages WHERE id IN ({marks})"
-                " AND receipt_nonce = ? AND visible_at = ?",
-                (*ids, nonce, until),
-            )
-        }
+    ).fetchall()
+    if len(won) != len(ids):
+        mine = {row["id"] for row in won}
         rows = [row for row in rows if row["id"] in mine]
     return [
         Claimed(
@@ -364,4 +383,5 @@ def receipt_secret(conn: Connection, candidate: str) -> str:
         " ON CONFLICT (name) DO NOTHING",
         (candidate,),
     )
-    return conn.execute("SELECT secret FROM queue_secrets WHERE name = 'receipts'").fetchone()[0]
+    row = conn.execute("SELECT secret FROM queue_secrets WHERE name = 'receipts'").fetchone()
+    return str(row["secret"])

@@ -1,10 +1,11 @@
 """Queue and queue-message operations: the queue model's domain methods over a Database.
 
-Every mutation is one job on the group-commit writer (:meth:`Database.write`), so a receive's
-claim is serialised with every other write, in this process and (through the writer's file lock)
-in every other process on the same SQLite file: no Active message is ever handed to two
-receivers. Reads go through :meth:`Database.read` snapshots. Wake-ups for long-polling receivers
-are sent only after the commit that made a message receivable.
+Every mutation is one :meth:`Database.write` job; a receive's claim re-checks in its UPDATE that
+each message is still Active (:mod:`gateway.store.queue_sql`), so no Active message is ever
+handed to two receivers, whether the database has one writer at a time (SQLite) or many
+(PostgreSQL). Reads go through :meth:`Database.read` snapshots. Wake-ups for long-polling
+receivers are sent only after the commit that made a message receivable, here and, through the
+database's notifier, in every other process sharing it.
 
 For topic subscriptions that deliver into a local queue (QueueEndpoint bridging):
 :meth:`QueueStore.enqueue_in` adds a message using the caller's connection, *inside* the
@@ -17,11 +18,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from gateway.model import Page
 from gateway.protocol.errors import MNSError
+from gateway.protocol.listing import Page
 from gateway.queues import receipts
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.receipts import Receipt, ReceiptSigner
@@ -35,19 +35,13 @@ from gateway.queues.records import (
     VisibilityChange,
 )
 from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
-from gateway.queues.waiters import (
-    DEFAULT_MAX_WAITERS,
-    DEFAULT_RECHECK_SECONDS,
-    WaiterHub,
-    long_poll,
-)
-from gateway.queues.wake_socket import WakeChannel
+from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub, long_poll
 from gateway.store import queue_sql as sql
+from gateway.store.notifier import Wakeups
+from gateway.store.sql import Connection
 
 if TYPE_CHECKING:
-    from gateway.store.base import Database
-
-Connection = Any
+    from gateway.store.database import Database
 
 #: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
 DEFAULT_MAX_QUEUES: Final = 1000
@@ -57,12 +51,12 @@ TOO_LARGE = "The length of message should not be larger than MaximumMessageSize.
 
 
 class QueueStore:
-    """Queue operations over a :class:`gateway.store.base.Database`.
+    """Queue operations over a :class:`~gateway.store.database.Database`.
 
-    ``wake_dir`` is where processes sharing the database exchange wake-ups (default: ``wake/``
-    beside a SQLite file; ``None`` without one: same-process wake-ups only). ``max_waiters``
-    caps concurrent long polls per process, ``max_queues`` the number of queues (``None``: no
-    limit). ``receipt_secret`` overrides the secret otherwise kept in the database.
+    ``wakeups`` holds this process's long-polling receivers and reaches other processes' through
+    the database's notifier; ``ids`` draws MessageIds (shared with topics); ``max_queues`` caps
+    the number of queues (``None``: no limit). ``receipt_secret`` overrides the secret otherwise
+    kept in the database.
     """
 
     def __init__(
@@ -70,8 +64,8 @@ class QueueStore:
         database: Database,
         clock: Callable[[], float],
         *,
-        wake_dir: Path | None = None,
-        max_waiters: int = DEFAULT_MAX_WAITERS,
+        wakeups: Wakeups,
+        ids: MessageIdFactory,
         max_queues: int | None = DEFAULT_MAX_QUEUES,
         recheck_seconds: float = DEFAULT_RECHECK_SECONDS,
         receipt_secret: bytes | None = None,
@@ -80,16 +74,16 @@ class QueueStore:
         self.database = database
         self.clock = clock
         self.max_queues = max_queues
-        self.waiters = WaiterHub(max_waiters)
+        self.wakeups = wakeups
         self._recheck_seconds = recheck_seconds
         self._monotonic = monotonic
-        self._ids = MessageIdFactory()
+        self._ids = ids
         self._signer = ReceiptSigner(receipt_secret) if receipt_secret else None
         self._last_purge = monotonic()
-        database_path = getattr(database, "path", None)
-        if wake_dir is None and isinstance(database_path, Path):
-            wake_dir = database_path.parent / "wake"
-        self._channel = WakeChannel(wake_dir, self.waiters.notify) if wake_dir else None
+
+    @property
+    def waiters(self) -> WaiterHub:
+        return self.wakeups.waiters
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -173,10 +167,8 @@ class QueueStore:
 
     def notify(self, queue_name: str, count: int | None = None) -> None:
         """Wake ``count`` long-polling receivers of ``queue_name`` (all when ``None``), here and
-        in every other process on this data directory. Never raises, never blocks."""
-        self.waiters.notify(queue_name, count)
-        if self._channel is not None:
-            self._channel.broadcast(queue_name, count)
+        in every other process sharing the database. Never raises, never blocks."""
+        self.wakeups.announce_queue(queue_name, count)
 
     def _prepare(
         self, queue: Queue, message: NewMessage, now_ms: int
@@ -230,8 +222,7 @@ class QueueStore:
         if messages or wait <= 0:
             return queue, messages
         deadline = self._monotonic() + wait
-        if self._channel is not None:
-            self._channel.start()
+        self.wakeups.listen_for_queues()
         with self.waiters.register(name) as waiter:
             if waiter is None:  # over the long-poll limit: MessageNotExist at once
                 return queue, []
@@ -391,10 +382,6 @@ class QueueStore:
             return False
         self._last_purge = now
         return True
-
-    def close(self) -> None:
-        if self._channel is not None:
-            self._channel.close()
 
 
 def _verified(signer: ReceiptSigner, name: str, handle: str) -> Receipt | MNSError:

@@ -1,260 +1,107 @@
-"""Topic, subscription and publish statements, run on a connection the caller provides.
-
-Each function is one unit of work; the store decides whether it runs on the group-commit writer
-(anything that writes) or on a reader connection.
-"""
+"""Topic, subscription and publish operations over a :class:`~gateway.store.base.Database`."""
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import partial
 
-from gateway.fanout import matching_subscriptions
-from gateway.model import (
-    TOPIC_MESSAGE_RETENTION_SECONDS,
-    Page,
-    Published,
-    Subscription,
-    Topic,
-    TopicMessage,
-)
-from gateway.protocol.endpoints import route_of
 from gateway.protocol.errors import MNSError
-
-Connection = Any  # a DB-API connection whose rows support access by column name
-
-
-def _topic(row: Any) -> Topic:
-    return Topic(
-        name=row["name"],
-        create_time=row["create_time"],
-        last_modify_time=row["last_modify_time"],
-        maximum_message_size=row["maximum_message_size"],
-        logging_enabled=bool(row["logging_enabled"]),
-    )
+from gateway.protocol.listing import Page
+from gateway.protocol.notify import NotifyStrategy
+from gateway.queues.message_ids import MessageIdFactory
+from gateway.store import topic_sql as sql
+from gateway.store.database import Database
+from gateway.store.notifier import Wakeups
+from gateway.store.sql import Connection
+from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
 
-def _subscription(row: Any) -> Subscription:
-    return Subscription(
-        topic_name=row["topic_name"],
-        name=row["name"],
-        endpoint=row["endpoint"],
-        filter_tag=row["filter_tag"],
-        notify_strategy=row["notify_strategy"],
-        notify_content_format=row["notify_content_format"],
-        create_time=row["create_time"],
-        last_modify_time=row["last_modify_time"],
-    )
+class TopicStore:
+    def __init__(
+        self,
+        database: Database,
+        clock: Callable[[], float],
+        *,
+        wakeups: Wakeups,
+        ids: MessageIdFactory,
+    ) -> None:
+        self.database = database
+        self.clock = clock
+        self.wakeups = wakeups
+        self._ids = ids
 
+    def now_seconds(self) -> int:
+        return int(self.clock())
 
-def get_topic(conn: Connection, name: str) -> Topic | None:
-    row = conn.execute("SELECT * FROM topics WHERE name = ?", (name,)).fetchone()
-    return _topic(row) if row else None
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
 
+    def new_message_id(self, now_ms: int) -> str:
+        """A MessageId that sorts by publish time and is unique across processes and hosts."""
+        return self._ids.new_id(now_ms)
 
-def require_topic(conn: Connection, name: str) -> Topic:
-    topic = get_topic(conn, name)
-    if topic is None:
-        raise MNSError("TopicNotExist")
-    return topic
+    # topics -----------------------------------------------------------------------------------
+    def create_topic(self, name: str, maximum_message_size: int, logging_enabled: bool) -> bool:
+        now = self.now_seconds()
+        topic = Topic(name, now, now, maximum_message_size, logging_enabled)
+        return self.database.write(partial(sql.create_topic, topic=topic))
 
-
-def create_topic(conn: Connection, topic: Topic) -> bool:
-    """Insert ``topic``; ``False`` when an identical one exists, 409 when a different one does."""
-    existing = get_topic(conn, topic.name)
-    if existing is not None:
-        same = (existing.maximum_message_size, existing.logging_enabled) == (
-            topic.maximum_message_size,
-            topic.logging_enabled,
+    def set_topic_attributes(
+        self, name: str, maximum_message_size: int | None, logging_enabled: bool | None
+    ) -> None:
+        now = self.now_seconds()
+        self.database.write(
+            lambda c: sql.set_topic_attributes(c, name, maximum_message_size, logging_enabled, now)
         )
-        if not same:
-            raise MNSError("TopicAlreadyExist")
-        return False
-    conn.execute(
-        "INSERT INTO topics (name, create_time, last_modify_time, maximum_message_size,"
-        " logging_enabled) VALUES (?, ?, ?, ?, ?)",
-        (
-            topic.name,
-            topic.create_time,
-            topic.last_modify_time,
-            topic.maximum_message_size,
-            int(topic.logging_enabled),
-        ),
-    )
-    return True
 
+    def get_topic(self, name: str) -> tuple[Topic, int]:
+        """The topic and its current message count."""
+        now_ms = self.now_ms()
 
-def set_topic_attributes(
-    conn: Connection, name: str, max_size: int | None, logging: bool | None, now: int
-) -> None:
-    topic = require_topic(conn, name)
-    conn.execute(
-        "UPDATE topics SET maximum_message_size = ?, logging_enabled = ?, last_modify_time = ?"
-        " WHERE name = ?",
-        (
-            topic.maximum_message_size if max_size is None else max_size,
-            int(topic.logging_enabled if logging is None else logging),
-            now,
-            name,
-        ),
-    )
+        def work(conn: Connection) -> tuple[Topic, int]:
+            return sql.require_topic(conn, name), sql.message_count(conn, name, now_ms)
 
+        return self.database.read(work)
 
-def delete_topic(conn: Connection, name: str) -> None:
-    """Delete the topic with its subscriptions, messages and pending deliveries."""
-    conn.execute(
-        "DELETE FROM delivery_attempts WHERE delivery_id IN"
-        " (SELECT id FROM deliveries WHERE topic_name = ?)",
-        (name,),
-    )
-    for table in ("deliveries", "topic_messages", "subscriptions"):
-        conn.execute(f"DELETE FROM {table} WHERE topic_name = ?", (name,))
-    conn.execute("DELETE FROM topics WHERE name = ?", (name,))
+    def delete_topic(self, name: str) -> None:
+        self.database.write(partial(sql.delete_topic, name=name))
 
+    def list_topics(self, prefix: str, marker: str, limit: int) -> Page[Topic]:
+        return self.database.read(lambda c: sql.list_topics(c, prefix, marker, limit))
 
-def _page(rows: Sequence[Any], limit: int, key: str) -> tuple[Sequence[Any], str | None]:
-    if len(rows) > limit:
-        return rows[:limit], rows[limit][key]
-    return rows, None
+    # subscriptions ----------------------------------------------------------------------------
+    def subscribe(self, subscription: Subscription) -> bool:
+        return self.database.write(partial(sql.subscribe, subscription=subscription))
 
+    def set_notify_strategy(self, topic_name: str, name: str, strategy: NotifyStrategy) -> None:
+        now = self.now_seconds()
+        self.database.write(lambda c: sql.set_notify_strategy(c, topic_name, name, strategy, now))
 
-def list_topics(conn: Connection, prefix: str, marker: str, limit: int) -> Page[Topic]:
-    rows = conn.execute(
-        "SELECT * FROM topics WHERE substr(name, 1, ?) = ? AND name >= ? ORDER BY name LIMIT ?",
-        (len(prefix), prefix, marker, limit + 1),
-    ).fetchall()
-    page, next_marker = _page(rows, limit, "name")
-    return Page([_topic(row) for row in page], next_marker)
+    def get_subscription(self, topic_name: str, name: str) -> Subscription:
+        found = self.database.read(lambda c: sql.get_subscription(c, topic_name, name))
+        if found is None:
+            raise MNSError("SubscriptionNotExist")
+        return found
 
+    def unsubscribe(self, topic_name: str, name: str) -> None:
+        self.database.write(lambda c: sql.unsubscribe(c, topic_name, name))
 
-def message_count(conn: Connection, topic_name: str, now_ms: int) -> int:
-    row = conn.execute(
-        "SELECT COUNT(*) FROM topic_messages WHERE topic_name = ? AND expires_at > ?",
-        (topic_name, now_ms),
-    ).fetchone()
-    return int(row[0])
-
-
-def get_subscription(conn: Connection, topic_name: str, name: str) -> Subscription | None:
-    row = conn.execute(
-        "SELECT * FROM subscriptions WHERE topic_name = ? AND name = ?", (topic_name, name)
-    ).fetchone()
-    return _subscription(row) if row else None
-
-
-def subscribe(conn: Connection, subscription: Subscription) -> bool:
-    """Insert ``subscription``; ``False`` for an identical re-subscribe, 409 for a different one."""
-    require_topic(conn, subscription.topic_name)
-    existing = get_subscription(conn, subscription.topic_name, subscription.name)
-    if existing is not None:
-        if not existing.same_definition(subscription):
-            raise MNSError("SubscriptionAlreadyExist")
-        return False
-    s = subscription
-    conn.execute(
-        "INSERT INTO subscriptions (topic_name, name, endpoint, filter_tag, notify_strategy,"
-        " notify_content_format, route, create_time, last_modify_time)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            s.topic_name,
-            s.name,
-            s.endpoint,
-            s.filter_tag,
-            s.notify_strategy,
-            s.notify_content_format,
-            route_of(s.endpoint),
-            s.create_time,
-            s.last_modify_time,
-        ),
-    )
-    return True
-
-
-def set_notify_strategy(
-    conn: Connection, topic_name: str, name: str, strategy: str, now: int
-) -> None:
-    if get_subscription(conn, topic_name, name) is None:
-        raise MNSError("SubscriptionNotExist")
-    conn.execute(
-        "UPDATE subscriptions SET notify_strategy = ?, last_modify_time = ?"
-        " WHERE topic_name = ? AND name = ?",
-        (strategy, now, topic_name, name),
-    )
-
-
-def unsubscribe(conn: Connection, topic_name: str, name: str) -> None:
-    """Remove the subscription and whatever it still had pending (missing is not an error)."""
-    conn.execute(
-        "DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries"
-        " WHERE topic_name = ? AND subscription_name = ?)",
-        (topic_name, name),
-    )
-    conn.execute(
-        "DELETE FROM deliveries WHERE topic_name = ? AND subscription_name = ?", (topic_name, name)
-    )
-    conn.execute("DELETE FROM subscriptions WHERE topic_name = ? AND name = ?", (topic_name, name))
-
-
-def list_subscriptions(
-    conn: Connection, topic_name: str, prefix: str, marker: str, limit: int
-) -> Page[Subscription]:
-    require_topic(conn, topic_name)
-    rows = conn.execute(
-        "SELECT * FROM subscriptions WHERE topic_name = ? AND substr(name, 1, ?) = ?"
-        " AND name >= ? ORDER BY name LIMIT ?",
-        (topic_name, len(prefix), prefix, marker, limit + 1),
-    ).fetchall()
-    page, next_marker = _page(rows, limit, "name")
-    return Page([_subscription(row) for row in page], next_marker)
-
-
-def publish(conn: Connection, message: TopicMessage) -> Published:
-    """Record ``message`` and one due delivery per matching subscription.
-
-    Runs as one unit on the writer, so the 201 that follows is only sent once both are durable.
-    """
-    topic = require_topic(conn, message.topic_name)
-    if len(message.body.encode("utf-8")) > topic.maximum_message_size:
-        raise MNSError(
-            "InvalidArgument", "The length of message should not be larger than MaximumMessageSize."
+    def list_subscriptions(
+        self, topic_name: str, prefix: str, marker: str, limit: int
+    ) -> Page[Subscription]:
+        return self.database.read(
+            lambda c: sql.list_subscriptions(c, topic_name, prefix, marker, limit)
         )
-    subscriptions = [
-        _subscription(row)
-        for row in conn.execute(
-            "SELECT * FROM subscriptions WHERE topic_name = ?", (message.topic_name,)
-        ).fetchall()
-    ]
-    targets = matching_subscriptions(subscriptions, message.tag)
-    expires = message.publish_time_ms + TOPIC_MESSAGE_RETENTION_SECONDS * 1000
-    conn.execute(
-        "INSERT INTO topic_messages (id, topic_name, body, body_md5, tag, attributes,"
-        " publish_time, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            message.id,
-            message.topic_name,
-            message.body,
-            message.body_md5,
-            message.tag,
-            json.dumps(message.attributes),
-            message.publish_time_ms,
-            expires,
-        ),
-    )
-    conn.executemany(
-        "INSERT INTO deliveries (id, message_id, topic_name, subscription_name, attempts,"
-        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
-        [
-            (
-                uuid.uuid4().hex,
-                message.id,
-                message.topic_name,
-                sub.name,
-                message.publish_time_ms,
-                message.publish_time_ms,
-            )
-            for sub in targets
-        ],
-    )
-    return Published(len(targets), topic.logging_enabled)
+
+    # messages ---------------------------------------------------------------------------------
+    def publish(self, message: TopicMessage) -> Published:
+        """Store the message with its deliveries, then wake delivery workers everywhere."""
+        (published,) = self.publish_all([message])
+        return published
+
+    def publish_all(self, messages: Sequence[TopicMessage]) -> list[Published]:
+        """Publish ``messages`` in one transaction (all or, if one fails, none)."""
+        published = self.database.write(lambda c: [sql.publish(c, m) for m in messages])
+        if any(p.deliveries for p in published):
+            self.wakeups.announce_deliveries()
+        return published

@@ -131,7 +131,12 @@ class GroupCommitWriter:
                 self._thread.start()
 
     def _run(self) -> None:
-        connection = self._connect()
+        try:
+            connection = self._connect()
+        except BaseException as exc:  # nobody may wait forever: fail what is queued, restart later
+            self._thread = None
+            self._fail_queued(exc)
+            return
         lock_file = open(self._lock_path, "a+b")  # noqa: SIM115 - held for the thread's life
         try:
             while True:
@@ -152,6 +157,16 @@ class GroupCommitWriter:
         finally:
             lock_file.close()
             connection.close()
+
+    def _fail_queued(self, error: BaseException) -> None:
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(job, _Job):
+                job.error = error
+                job.done.set()
 
     def _next_batch(self) -> list[_Job[Any]] | None:
         first = self._jobs.get()

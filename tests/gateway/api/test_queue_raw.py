@@ -19,7 +19,7 @@ from werkzeug.serving import make_server
 
 from gateway.app import create_app
 from gateway.config import Settings
-from gateway.store.base import Store
+from gateway.store.base import compose_store
 from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, start_gateway
 from tests.mns_http import RawClient, RawResponse
@@ -239,14 +239,14 @@ class RecordingLog:
 
 @pytest.fixture()
 def logged_gateway(tmp_path: Path) -> Iterator[tuple[RawClient, RecordingLog]]:
-    """The app in this process on a real server, with an ``oplog`` service to look into."""
+    """The app in this process on a real server, with an operation log to look into."""
     log = RecordingLog()
-    store = Store(SQLiteDatabase(tmp_path / "db.sqlite3"))
+    store = compose_store(SQLiteDatabase(tmp_path / "db.sqlite3"))
     app = create_app(
         Settings(data_dir=tmp_path, account_id="42"),
         store,
         {ACCESS_KEY_ID: ACCESS_KEY_SECRET},
-        services={"oplog": log},
+        oplog=log,
     )
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

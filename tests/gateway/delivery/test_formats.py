@@ -15,10 +15,8 @@ from defusedxml import ElementTree
 
 from gateway.delivery import DeliveryError
 from gateway.delivery.formats import (
-    ContentFormat,
     PushNotification,
     RenderedPush,
-    UnknownFormatError,
     UnrenderableMessageError,
     content_md5,
     http_date,
@@ -28,6 +26,7 @@ from gateway.delivery.formats import (
     render,
     string_to_sign,
 )
+from gateway.protocol.notify import ContentFormat
 
 SEED_MESSAGE = '{1:"a", 2:"b"}'
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
@@ -157,23 +156,6 @@ def test_a_lone_surrogate_cannot_be_rendered_in_any_format() -> None:
     for fmt in ContentFormat:
         with pytest.raises(UnrenderableMessageError):
             render(unhashable("\udfff"), fmt)
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("XML", ContentFormat.XML),
-        ("json", ContentFormat.JSON),
-        ("Simplified", ContentFormat.SIMPLIFIED),
-    ],
-)
-def test_format_parses_in_any_case(text: str, expected: ContentFormat) -> None:
-    assert ContentFormat.parse(text) is expected
-
-
-def test_unknown_format_is_rejected() -> None:
-    with pytest.raises(UnknownFormatError):
-        ContentFormat.parse("YAML")
 
 
 def test_content_md5_is_base64_of_the_lowercase_hex_digest() -> None:

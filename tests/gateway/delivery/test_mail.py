@@ -25,10 +25,11 @@ from mns.topic import DirectMailInfo, TopicMessage, TopicMeta
 
 from gateway.delivery.directmail import DEFAULT_SUBJECT
 from gateway.delivery.mail import MailSender, SmtpConfigError, SmtpSecurity, SmtpSettings, open_smtp
+from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError
 from gateway.delivery.transport import PushOutcome
-from gateway.model import DeliveryJob, Subscription
-from gateway.model import TopicMessage as StoredMessage
+from gateway.topics.records import Subscription
+from gateway.topics.records import TopicMessage as StoredMessage
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,

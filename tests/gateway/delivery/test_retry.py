@@ -6,13 +6,8 @@ import random
 
 import pytest
 
-from gateway.delivery import DeliveryError
-from gateway.delivery.retry import (
-    NotifyStrategy,
-    UnknownStrategyError,
-    max_retries,
-    retry_delay,
-)
+from gateway.delivery.retry import max_retries, retry_delay
+from gateway.protocol.notify import NotifyStrategy
 
 BACKOFF = NotifyStrategy.BACKOFF_RETRY
 EXPONENTIAL = NotifyStrategy.EXPONENTIAL_DECAY_RETRY
@@ -79,26 +74,6 @@ def test_backoff_scale_shrinks_the_bounds() -> None:
 
 def test_backoff_is_exhausted_after_three_retries() -> None:
     assert retry_delay(BACKOFF, 3, rng=random.Random(1)) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("BACKOFF_RETRY", BACKOFF),
-        ("backoff_retry", BACKOFF),
-        ("EXponential_Decay_Retry", EXPONENTIAL),  # one MNS table's own spelling
-        (" exponential_decay_retry ", EXPONENTIAL),
-    ],
-)
-def test_strategy_parses_in_any_case(text: str, expected: NotifyStrategy) -> None:
-    assert NotifyStrategy.parse(text) is expected
-
-
-def test_unknown_strategy_is_a_delivery_error_and_a_value_error() -> None:
-    with pytest.raises(UnknownStrategyError) as caught:
-        NotifyStrategy.parse("LINEAR_RETRY")
-    assert isinstance(caught.value, DeliveryError)
-    assert isinstance(caught.value, ValueError)
 
 
 @pytest.mark.parametrize(("retries_done", "scale"), [(-1, 1.0), (0, -0.5), (0, float("nan"))])

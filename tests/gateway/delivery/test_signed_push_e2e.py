@@ -19,7 +19,8 @@ from werkzeug.serving import make_server
 
 from gateway.api.certs import create_certs_blueprint
 from gateway.delivery.formats import ContentFormat, PushNotification, http_date, message_md5
-from gateway.delivery.signing import KeyRing, build_signed_push
+from gateway.delivery.keyring import KeyRing
+from gateway.delivery.signing import build_signed_push
 from gateway.delivery.transport import PushTransport
 
 from .conftest import WAIT_SECONDS, Endpoint

@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from gateway.delivery.formats import ContentFormat, PushNotification, message_md5, string_to_sign
+from gateway.delivery.keyring import KeyRing
 from gateway.delivery.signing import (
-    KeyRing,
     KeyRingError,
     build_signed_push,
     cert_url,

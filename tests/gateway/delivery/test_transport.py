@@ -19,7 +19,8 @@ from gateway.delivery.formats import (
     push_path,
     render,
 )
-from gateway.delivery.signing import KeyRing, sign_headers
+from gateway.delivery.keyring import KeyRing
+from gateway.delivery.signing import sign_headers
 from gateway.delivery.transport import (
     MAX_RESPONSE_BYTES,
     PushOutcome,

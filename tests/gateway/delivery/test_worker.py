@@ -1,4 +1,4 @@
-"""The delivery worker on a real SQLite store with an injected clock and in-process senders.
+"""The delivery worker on the in-memory store with an injected clock and in-process senders.
 
 Time never passes for real here: the test moves the clock to each scheduled attempt, so both
 retry schedules run to exhaustion (EXPONENTIAL_DECAY_RETRY spans a day) in well under a second.
@@ -10,16 +10,18 @@ import itertools
 import random
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
 from gateway.delivery.transport import PushOutcome, PushResult
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
-from gateway.model import DeliveryJob, Subscription, TopicMessage
-from gateway.store.base import Store
-from gateway.store.sqlite import SQLiteDatabase
+from gateway.protocol.notify import NotifyStrategy
+from gateway.store.base import Store, compose_store
+from gateway.store.deliveries import DeliveryStore
+from gateway.store.memory import MemoryDatabase
+from gateway.topics.records import Subscription, TopicMessage
 
 T0 = 1_800_000_000.0
 
@@ -64,32 +66,32 @@ def clock() -> Clock:
 
 
 @pytest.fixture()
-def store(tmp_path: Path, clock: Clock) -> Iterator[Store]:
-    s = Store(SQLiteDatabase(tmp_path / "db.sqlite3", synchronous="NORMAL"), clock=clock)
+def store(clock: Clock) -> Iterator[Store]:
+    s = compose_store(MemoryDatabase(), clock=clock)
     yield s
     s.close()
 
 
 def make_worker(store: Store, sender: object, **options: object) -> DeliveryWorker:
     opts = WorkerOptions(**{"threads": 4, "max_per_route": 2, "lease_seconds": 30, **options})
-    return DeliveryWorker(store, SenderRegistry(sender), opts, rng=random.Random(7))  # type: ignore[arg-type]
+    return DeliveryWorker(store.deliveries, SenderRegistry(sender), opts, rng=random.Random(7))  # type: ignore[arg-type]
 
 
 def publish(
     store: Store,
-    strategy: str = "BACKOFF_RETRY",
+    strategy: NotifyStrategy = NotifyStrategy.BACKOFF_RETRY,
     endpoint: str = "http://a.test/",
     count: int = 1,
     subscription: str = "s",
 ) -> list[str]:
     """``count`` messages on a topic of their own with one subscription, ``subscription``."""
     topic = f"t-{subscription}"
-    store.create_topic(topic, 65536, False)
-    store.subscribe(Subscription(topic, subscription, endpoint, notify_strategy=strategy))
+    store.topics.create_topic(topic, 65536, False)
+    store.topics.subscribe(Subscription(topic, subscription, endpoint, notify_strategy=strategy))
     ids = []
     for i in range(count):
         message_id = f"M{subscription}{i}"
-        store.publish(TopicMessage(message_id, topic, f"body {i}", "X", store.now_ms()))
+        store.topics.publish(TopicMessage(message_id, topic, f"body {i}", "X", store.now_ms()))
         ids.append(message_id)
     return ids
 
@@ -101,7 +103,7 @@ def run_until_idle(worker: DeliveryWorker, clock: Clock, store: Store, limit: in
         started = worker.dispatch_once()
         worker.drain()
         dispatched += started
-        next_due = store.next_due_ms()
+        next_due = store.deliveries.next_due_ms()
         if next_due is None:
             return dispatched
         clock.now = max(clock.now, next_due / 1000)
@@ -113,31 +115,31 @@ def test_success_removes_the_delivery(store: Store, clock: Clock) -> None:
     publish(store)
     worker = make_worker(store, sender)
     assert run_until_idle(worker, clock, store) == 1
-    assert store.due_count() == 0 and store.list_dead_letters().items == []
+    assert store.deliveries.due_count() == 0 and store.deliveries.list_dead_letters().items == []
     assert sender.jobs[0].message.body == "body 0" and sender.jobs[0].attempts == 0
 
 
 def test_backoff_retry_three_retries_then_dead_letter(store: Store, clock: Clock) -> None:
     sender = ScriptedSender(then=failed(503))
-    publish(store, "BACKOFF_RETRY")
+    publish(store, NotifyStrategy.BACKOFF_RETRY)
     worker = make_worker(store, sender)
     assert run_until_idle(worker, clock, store) == 4
     gaps = [
         b.attempted_at_ms - a.attempted_at_ms for a, b in itertools.pairwise(letter_attempts(store))
     ]
     assert len(gaps) == 3 and all(10_000 <= gap <= 20_000 for gap in gaps)
-    (letter,) = store.list_dead_letters().items
+    (letter,) = store.deliveries.list_dead_letters().items
     assert letter.reason == "retries exhausted"
     assert [a.status_code for a in letter.attempts] == [503] * 4
 
 
 def letter_attempts(store: Store) -> list:  # type: ignore[type-arg]
-    return list(store.list_dead_letters().items[0].attempts)
+    return list(store.deliveries.list_dead_letters().items[0].attempts)
 
 
 def test_exponential_decay_retry_runs_a_day_then_dead_letter(store: Store, clock: Clock) -> None:
     sender = ScriptedSender(then=PushResult(None, PushOutcome.CONNECTION_ERROR, "refused", 0.1))
-    publish(store, "EXPONENTIAL_DECAY_RETRY")
+    publish(store, NotifyStrategy.EXPONENTIAL_DECAY_RETRY)
     worker = make_worker(store, sender)
     assert run_until_idle(worker, clock, store) == 177
     attempts = letter_attempts(store)
@@ -149,19 +151,19 @@ def test_exponential_decay_retry_runs_a_day_then_dead_letter(store: Store, clock
 
 def test_retry_then_success_keeps_no_dead_letter(store: Store, clock: Clock) -> None:
     sender = ScriptedSender(failed(500), PushResult(None, PushOutcome.TIMEOUT, "timed out", 5000))
-    publish(store, "EXPONENTIAL_DECAY_RETRY")
+    publish(store, NotifyStrategy.EXPONENTIAL_DECAY_RETRY)
     assert run_until_idle(make_worker(store, sender), clock, store) == 3
     assert [job.attempts for job in sender.jobs] == [0, 1, 2]
-    assert store.list_dead_letters().items == []
+    assert store.deliveries.list_dead_letters().items == []
 
 
 def test_retry_scale_shrinks_intervals(store: Store, clock: Clock) -> None:
     sender = ScriptedSender(failed())
-    publish(store, "EXPONENTIAL_DECAY_RETRY")
+    publish(store, NotifyStrategy.EXPONENTIAL_DECAY_RETRY)
     worker = make_worker(store, sender, retry_scale=0.01)
     worker.dispatch_once()
     worker.drain()
-    assert store.next_due_ms() == int(T0 * 1000) + 10  # 1 s x 0.01
+    assert store.deliveries.next_due_ms() == int(T0 * 1000) + 10  # 1 s x 0.01
 
 
 def test_permanent_error_is_dead_lettered_at_once(store: Store, clock: Clock) -> None:
@@ -171,7 +173,7 @@ def test_permanent_error_is_dead_lettered_at_once(store: Store, clock: Clock) ->
 
     publish(store)
     assert run_until_idle(make_worker(store, Unreachable()), clock, store) == 1
-    (letter,) = store.list_dead_letters().items
+    (letter,) = store.deliveries.list_dead_letters().items
     assert letter.reason == "no sms here" and len(letter.attempts) == 1
 
 
@@ -180,12 +182,12 @@ def test_replay_redelivers_with_the_same_message_id(store: Store, clock: Clock) 
     (message_id,) = publish(store)
     worker = make_worker(store, sender)
     run_until_idle(worker, clock, store)
-    (letter,) = store.list_dead_letters().items
-    store.replay_dead_letter(letter.id)
+    (letter,) = store.deliveries.list_dead_letters().items
+    store.deliveries.replay_dead_letter(letter.id)
     run_until_idle(worker, clock, store)
     assert sender.jobs[-1].message.id == message_id and sender.jobs[-1].attempts == 0
-    assert store.get_dead_letter(letter.id).replayed_at_ms == int(clock.now * 1000)
-    assert store.due_count() == 0
+    assert store.deliveries.get_dead_letter(letter.id).replayed_at_ms == int(clock.now * 1000)
+    assert store.deliveries.due_count() == 0
 
 
 def test_slow_route_cannot_take_every_thread(store: Store, clock: Clock) -> None:
@@ -217,7 +219,7 @@ def test_slow_route_cannot_take_every_thread(store: Store, clock: Clock) -> None
 
 def test_lapsed_lease_is_claimed_by_another_worker(store: Store, clock: Clock) -> None:
     publish(store)
-    crashed = store.claim_deliveries(
+    crashed = store.deliveries.claim(
         "dead-worker", lease_seconds=30, limit=10, skip_routes=frozenset()
     )
     assert len(crashed) == 1
@@ -232,43 +234,43 @@ def test_lapsed_lease_is_claimed_by_another_worker(store: Store, clock: Clock) -
 def test_expired_messages_become_dead_letters(store: Store, clock: Clock) -> None:
     publish(store)
     clock.now += 86_400 + 1
-    assert len(store.expire_deliveries()) == 1
-    assert store.list_dead_letters().items[0].reason == "expired"
-    assert store.get_topic("t-s")[1] == 0
+    assert len(store.deliveries.expire()) == 1
+    assert store.deliveries.list_dead_letters().items[0].reason == "expired"
+    assert store.topics.get_topic("t-s")[1] == 0
 
 
-class ClaimCountingStore(Store):
-    """The real store, noting how many deliveries each claim returned."""
+class ClaimCountingStore(DeliveryStore):
+    """The real delivery store, noting how many deliveries each claim returned."""
 
-    def __init__(self, database: SQLiteDatabase, clock: Clock) -> None:
-        super().__init__(database, clock=clock)
+    def __init__(self, store: Store) -> None:
+        super().__init__(store.database, store.clock, wakeups=store.wakeups, queues=store.queues)
         self.claims: list[int] = []
 
-    def claim_deliveries(
+    def claim(
         self, owner: str, lease_seconds: float, limit: int, skip_routes: frozenset[str]
     ) -> list[DeliveryJob]:
-        jobs = super().claim_deliveries(owner, lease_seconds, limit, skip_routes)
+        jobs = super().claim(owner, lease_seconds, limit, skip_routes)
         self.claims.append(len(jobs))
         return jobs
 
 
-def test_a_busy_route_is_claimed_in_batches(tmp_path: Path, clock: Clock) -> None:
-    store = ClaimCountingStore(SQLiteDatabase(tmp_path / "db.sqlite3", synchronous="NORMAL"), clock)
+def test_a_busy_route_is_claimed_in_batches(store: Store, clock: Clock) -> None:
+    counting = ClaimCountingStore(store)
     publish(store, count=96)
     sender = ScriptedSender()
-    worker = make_worker(store, sender, threads=8, max_per_route=8)
+    options = WorkerOptions(threads=8, max_per_route=8, lease_seconds=30)
+    worker = DeliveryWorker(counting, SenderRegistry(sender), options, rng=random.Random(7))
     worker.start()
     try:
         for _ in range(200):  # bounded: 10 s at most
-            if store.due_count() == 0:
+            if counting.due_count() == 0:
                 break
             sender.progress.wait(0.05)
             sender.progress.clear()
     finally:
         worker.stop()
-        store.close()
     assert len(sender.jobs) == 96
     # Refilled at half of what the route may hold (16): batches of 8, not one per push, and
     # no stream of empty claims while the route is full.
-    assert sum(1 for n in store.claims if n) <= 96 // 8 + 2
-    assert sum(1 for n in store.claims if not n) <= 5
+    assert sum(1 for n in counting.claims if n) <= 96 // 8 + 2
+    assert sum(1 for n in counting.claims if not n) <= 5

@@ -5,36 +5,29 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes, QueueMessage
+from gateway.store.base import compose_store
 from gateway.store.queues import QueueStore
-from gateway.store.sqlite import SQLiteDatabase
+from tests.conftest import OpenDatabase
 
 #: Longer than any wait below: a receive that returns a message early was woken, not re-checked.
 NO_RECHECK = 60.0
 
 
-def open_store(path: Path, **options: object) -> QueueStore:
-    return QueueStore(SQLiteDatabase(path), time.time, **options)  # type: ignore[arg-type]
+def open_store(open_database: OpenDatabase, **options: object) -> QueueStore:
+    return compose_store(open_database(), time.time, **options).queues  # type: ignore[arg-type]
 
 
 @pytest.fixture()
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "db.sqlite3"
-
-
-@pytest.fixture()
-def store(db_path: Path) -> Iterator[QueueStore]:
-    s = open_store(db_path, recheck_seconds=NO_RECHECK)
+def store(open_database: OpenDatabase) -> QueueStore:
+    s = open_store(open_database, recheck_seconds=NO_RECHECK)
     s.create_queue("q", QueueAttributes(visibility_timeout=1))
-    yield s
-    s.close()
-    s.database.close()
+    return s
 
 
 class Receiver(threading.Thread):
@@ -77,16 +70,14 @@ def test_a_send_wakes_a_sleeping_receiver(store: QueueStore) -> None:
     assert receiver.bodies() == ["hello"]
 
 
-def test_a_send_through_another_process_wakes_it(db_path: Path, store: QueueStore) -> None:
-    """Two stores on one file and wake directory: two worker processes, as far as either knows."""
-    other = open_store(db_path)
-    try:
-        receiver = asleep(store, Receiver(store, 30))
-        other.send("q", [NewMessage("from the other worker")])
-        assert receiver.bodies() == ["from the other worker"]
-    finally:
-        other.close()
-        other.database.close()
+def test_a_send_through_another_process_wakes_it(
+    open_database: OpenDatabase, store: QueueStore
+) -> None:
+    """Two stores on one database: two worker processes (or replicas), as far as either knows."""
+    other = open_store(open_database)
+    receiver = asleep(store, Receiver(store, 30))
+    other.send("q", [NewMessage("from the other worker")])
+    assert receiver.bodies() == ["from the other worker"]
 
 
 def test_a_delay_ending_satisfies_a_waiter(store: QueueStore) -> None:
@@ -103,17 +94,13 @@ def test_a_lapsed_visibility_timeout_satisfies_a_waiter(store: QueueStore) -> No
     assert receiver.bodies() == ["retry me"]
 
 
-def test_waiters_over_the_limit_get_nothing_at_once(db_path: Path) -> None:
-    store = open_store(db_path, max_waiters=1, recheck_seconds=NO_RECHECK)
-    try:
-        store.create_queue("q", QueueAttributes())
-        first = asleep(store, Receiver(store, 30))
-        assert store.receive("q", 1, 30)[1] == []  # would sleep 30 s if admitted
-        store.send("q", [NewMessage("for the first")])
-        assert first.bodies() == ["for the first"]
-    finally:
-        store.close()
-        store.database.close()
+def test_waiters_over_the_limit_get_nothing_at_once(open_database: OpenDatabase) -> None:
+    store = open_store(open_database, max_waiters=1, recheck_seconds=NO_RECHECK)
+    store.create_queue("q", QueueAttributes())
+    first = asleep(store, Receiver(store, 30))
+    assert store.receive("q", 1, 30)[1] == []  # would sleep 30 s if admitted
+    store.send("q", [NewMessage("for the first")])
+    assert first.bodies() == ["for the first"]
 
 
 def test_polling_wait_seconds_is_the_default_wait(store: QueueStore) -> None:

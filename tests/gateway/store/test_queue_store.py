@@ -1,18 +1,17 @@
-"""QueueStore on a real SQLite file with an injected clock: states, ordering, receipts, waiting."""
+"""QueueStore on each backend with an injected clock: states, ordering, receipts, waiting."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
+from gateway.store.base import compose_store
 from gateway.store.queue_sql import next_due, ready_rows, take
 from gateway.store.queues import QueueStore
-from gateway.store.sqlite import SQLiteDatabase
+from tests.conftest import OpenDatabase
 
 T0 = 1_700_000_000.0
 
@@ -30,16 +29,13 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def open_store(path: Path, clock: FakeClock, **options: object) -> QueueStore:
-    return QueueStore(SQLiteDatabase(path / "db.sqlite3"), clock, **options)  # type: ignore[arg-type]
+def open_store(open_database: OpenDatabase, clock: FakeClock, **options: object) -> QueueStore:
+    return compose_store(open_database(), clock, **options).queues  # type: ignore[arg-type]
 
 
 @pytest.fixture()
-def store(tmp_path: Path, clock: FakeClock) -> Iterator[QueueStore]:
-    s = open_store(tmp_path, clock)
-    yield s
-    s.close()
-    s.database.close()
+def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
+    return open_store(open_database, clock)
 
 
 def make_queue(store: QueueStore, name: str = "q", **attributes: object) -> str:
@@ -83,8 +79,8 @@ def test_set_attributes_changes_only_what_was_sent(store: QueueStore, clock: Fak
     assert error_code(lambda: store.set_queue_attributes("nope", {})) == "QueueNotExist"
 
 
-def test_queue_limit(tmp_path: Path, clock: FakeClock) -> None:
-    store = open_store(tmp_path, clock, max_queues=2)
+def test_queue_limit(open_database: OpenDatabase, clock: FakeClock) -> None:
+    store = open_store(open_database, clock, max_queues=2)
     make_queue(store, "a")
     make_queue(store, "b")
     assert store.create_queue("a", QueueAttributes()) is False  # re-creating is not a new one
@@ -164,15 +160,17 @@ def test_retention_expires_messages_in_every_state(store: QueueStore, clock: Fak
 
 
 def stored_rows(store: QueueStore) -> int:
-    row = store.database.read(lambda c: c.execute("SELECT COUNT(*) FROM queue_messages").fetchone())
-    return int(row[0])
+    row = store.database.read(
+        lambda c: c.execute("SELECT COUNT(*) AS n FROM queue_messages").fetchone()
+    )
+    return int(row["n"])
 
 
 def test_expired_rows_are_deleted_when_met_or_by_the_periodic_purge(
-    tmp_path: Path, clock: FakeClock
+    open_database: OpenDatabase, clock: FakeClock
 ) -> None:
     monotonic = FakeClock(0.0)
-    store = open_store(tmp_path, clock, monotonic=monotonic)
+    store = open_store(open_database, clock, monotonic=monotonic)
     make_queue(store, "q", message_retention_period=60)
     send(store, "q", "active")
     send(store, "q", "delayed", delay_seconds=600)
@@ -301,17 +299,17 @@ def test_queue_errors_come_before_message_errors(store: QueueStore) -> None:
 
 
 # durability -----------------------------------------------------------------------------------
-def test_every_state_and_handle_survives_reopening(tmp_path: Path, clock: FakeClock) -> None:
-    first = open_store(tmp_path, clock)
+def test_every_state_and_handle_survives_reopening(
+    open_database: OpenDatabase, clock: FakeClock
+) -> None:
+    first = open_store(open_database, clock)
     make_queue(first, "q", visibility_timeout=100)
     send(first, "q", "delayed", delay_seconds=100)
     send(first, "q", "inactive")
     handle = received_handle(first)
     send(first, "q", "active")
-    first.close()
-    first.database.close()
 
-    second = open_store(tmp_path, clock)
+    second = open_store(open_database, clock)
     assert counts(second, "q") == (1, 1, 1)
     second.delete_message("q", handle)  # the receipt secret lives in the database
     assert [m.body for m in second.peek("q", 16)[1]] == ["active"]
@@ -354,9 +352,11 @@ def test_enqueue_in_refuses_missing_queues_and_large_bodies(
 
 
 # concurrency ----------------------------------------------------------------------------------
-def test_concurrent_receivers_never_share_a_message(tmp_path: Path, clock: FakeClock) -> None:
+def test_concurrent_receivers_never_share_a_message(
+    open_database: OpenDatabase, clock: FakeClock
+) -> None:
     """Two stores on one file stand in for two worker processes, each with several threads."""
-    stores = [open_store(tmp_path, clock), open_store(tmp_path, clock)]
+    stores = [open_store(open_database, clock), open_store(open_database, clock)]
     make_queue(stores[0], "q")
     for _ in range(10):
         stores[1].send("q", [NewMessage("more") for _ in range(16)])
@@ -395,3 +395,41 @@ def test_a_claim_keeps_only_the_rows_it_won(store: QueueStore, clock: FakeClock)
         return [c.message().body for c in rival], [c.message().body for c in mine]
 
     assert store.database.write(race) == (["b"], ["a", "c"])
+
+
+def test_a_released_receive_is_undone(store: QueueStore, clock: FakeClock) -> None:
+    """What a response that could not be written hands back: the message as before the
+    receive, at its place in the queue, its handle spent (docs/queues.md#clients-that-go-away)."""
+    make_queue(store, visibility_timeout=600)
+    send(store, "q", "first")
+    clock.now += 1
+    send(store, "q", "second")
+    [received] = store.receive("q", 1, 0)[1]
+    assert received.message_id and counts(store, "q") == (1, 1, 0)
+    assert store.release("q", [received]) == 1
+    assert counts(store, "q") == (2, 0, 0)
+    clock.now += 4
+    [again] = store.receive("q", 1, 0)[1]
+    assert (again.body, again.dequeue_count) == ("first", 1)  # first in line, counted once
+    assert again.first_dequeue_time == int(clock.now * 1000)  # the undone receive left no trace
+    assert error_code(lambda: store.delete_message("q", received.receipt_handle)) in (
+        "MessageNotExist",
+        "ReceiptHandleError",
+    )
+
+
+def test_only_a_current_handle_is_released(store: QueueStore, clock: FakeClock) -> None:
+    make_queue(store, visibility_timeout=600)
+    send(store, "q", "m")
+    [received] = store.receive("q", 1, 0)[1]
+    store.change_visibility("q", received.receipt_handle or "", 300)  # the client used it
+    assert store.release("q", [received]) == 0
+    assert counts(store, "q") == (0, 1, 0)
+
+
+def test_a_receive_for_a_client_that_is_gone_takes_nothing(store: QueueStore) -> None:
+    make_queue(store)
+    send(store, "q", "m")
+    assert store.receive("q", 1, 0, client_connected=lambda: False)[1] == []
+    assert store.receive("q", 1, 5, client_connected=lambda: False)[1] == []
+    assert counts(store, "q") == (1, 0, 0)

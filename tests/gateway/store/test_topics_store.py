@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.model import Attempt, Settlement, Subscription, TopicMessage
+from gateway.delivery.records import Attempt, Settlement
 from gateway.protocol.errors import MNSError
-from gateway.store import deliveries
-from gateway.store.base import Store
-from gateway.store.sqlite import SQLiteDatabase
+from gateway.store import dead_letter_sql
+from gateway.store.base import Store, compose_store
+from gateway.topics.records import Subscription, TopicMessage
+from tests.conftest import OpenDatabase
 
 
 class FakeClock:
@@ -27,10 +26,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture()
-def store(tmp_path: Path, clock: FakeClock) -> Store:
-    s = Store(SQLiteDatabase(tmp_path / "db.sqlite3"), clock=clock)
-    yield s
-    s.close()
+def store(open_database: OpenDatabase, clock: FakeClock) -> Store:
+    return compose_store(open_database(), clock=clock)
 
 
 def message(topic: str, tag: str | None, now_ms: int) -> TopicMessage:
@@ -45,59 +42,60 @@ def message(topic: str, tag: str | None, now_ms: int) -> TopicMessage:
 
 
 def test_times_come_from_the_clock(store: Store, clock: FakeClock) -> None:
-    assert store.create_topic("t", 65536, False) is True
+    assert store.topics.create_topic("t", 65536, False) is True
     clock.now += 60
-    store.set_topic_attributes("t", 2048, None)
-    topic, count = store.get_topic("t")
+    store.topics.set_topic_attributes("t", 2048, None)
+    topic, count = store.topics.get_topic("t")
     assert (topic.create_time, topic.last_modify_time) == (1_700_000_000, 1_700_000_060)
     assert (topic.maximum_message_size, topic.logging_enabled, count) == (2048, False, 0)
 
 
 def test_fan_out_follows_filter_tags(store: Store, clock: FakeClock) -> None:
-    store.create_topic("t", 65536, False)
+    store.topics.create_topic("t", 65536, False)
     for name, tag in (("all", None), ("red", "red"), ("blue", "blue")):
-        store.subscribe(Subscription("t", name, "http://127.0.0.1:9/", filter_tag=tag))
-    assert store.publish(message("t", "red", store.now_ms())).deliveries == 2
-    assert store.publish(message("t", None, store.now_ms() + 1)).deliveries == 1
-    assert store.publish(message("t", "green", store.now_ms() + 2)).deliveries == 1
+        store.topics.subscribe(Subscription("t", name, "http://127.0.0.1:9/", filter_tag=tag))
+    assert store.topics.publish(message("t", "red", store.now_ms())).deliveries == 2
+    assert store.topics.publish(message("t", None, store.now_ms() + 1)).deliveries == 1
+    assert store.topics.publish(message("t", "green", store.now_ms() + 2)).deliveries == 1
 
 
 def test_message_count_drops_after_one_day(store: Store, clock: FakeClock) -> None:
-    store.create_topic("t", 65536, False)
-    store.publish(message("t", None, store.now_ms()))
-    assert store.get_topic("t")[1] == 1
+    store.topics.create_topic("t", 65536, False)
+    store.topics.publish(message("t", None, store.now_ms()))
+    assert store.topics.get_topic("t")[1] == 1
     clock.now += 86400 + 1
-    assert store.get_topic("t")[1] == 0
+    assert store.topics.get_topic("t")[1] == 0
 
 
 def test_publish_checks_size_in_utf8_bytes(store: Store) -> None:
-    store.create_topic("t", 1024, False)
+    store.topics.create_topic("t", 1024, False)
     big = TopicMessage(id="m", topic_name="t", body="é" * 513, body_md5="X", publish_time_ms=1)
     with pytest.raises(MNSError) as caught:
-        store.publish(big)
+        store.topics.publish(big)
     assert caught.value.code == "InvalidArgument"
-    assert store.get_topic("t")[1] == 0
+    assert store.topics.get_topic("t")[1] == 0
 
 
 def test_new_subscription_gets_only_later_messages(store: Store, clock: FakeClock) -> None:
-    store.create_topic("t", 65536, False)
-    store.subscribe(Subscription("t", "early", "http://127.0.0.1:9/"))
-    assert store.publish(message("t", None, store.now_ms())).deliveries == 1
+    store.topics.create_topic("t", 65536, False)
+    store.topics.subscribe(Subscription("t", "early", "http://127.0.0.1:9/"))
+    assert store.topics.publish(message("t", None, store.now_ms())).deliveries == 1
     clock.now += 1
-    store.subscribe(Subscription("t", "late", "http://127.0.0.1:9/"))
-    assert store.publish(message("t", None, store.now_ms())).deliveries == 2
+    store.topics.subscribe(Subscription("t", "late", "http://127.0.0.1:9/"))
+    assert store.topics.publish(message("t", None, store.now_ms())).deliveries == 2
     pending = store.database.read(
         lambda c: c.execute(
-            "SELECT subscription_name, COUNT(*) FROM deliveries GROUP BY subscription_name"
+            "SELECT subscription_name AS name, COUNT(*) AS n FROM deliveries"
+            " GROUP BY subscription_name"
         ).fetchall()
     )
-    assert dict(map(tuple, pending)) == {"early": 2, "late": 1}
+    assert {row["name"]: row["n"] for row in pending} == {"early": 2, "late": 1}
 
 
 def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: FakeClock) -> None:
     ids = []
     for _ in range(3):
-        ids += [store.new_message_id(store.now_ms()) for _ in range(100)]
+        ids += [store.topics.new_message_id(store.now_ms()) for _ in range(100)]
         clock.now += 0.001
     assert len(set(ids)) == 300
     assert ids == sorted(ids)
@@ -106,15 +104,17 @@ def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: Fa
 def test_purging_keeps_expired_messages_a_delivery_still_needs(
     store: Store, clock: FakeClock
 ) -> None:
-    store.create_topic("t", 65536, False)
-    store.subscribe(Subscription("t", "s", "http://a.test/"))
-    store.publish(message("t", "done", store.now_ms()))
-    store.publish(message("t", "pending", store.now_ms()))
-    claimed = store.claim_deliveries("me", 60, 2, frozenset())
+    store.topics.create_topic("t", 65536, False)
+    store.topics.subscribe(Subscription("t", "s", "http://a.test/"))
+    store.topics.publish(message("t", "done", store.now_ms()))
+    store.topics.publish(message("t", "pending", store.now_ms()))
+    claimed = store.deliveries.claim("me", 60, 2, frozenset())
     (done,) = [job for job in claimed if "done" in job.message.id]
-    store.settle("me", [Settlement(done, Attempt(1, store.now_ms(), "success", 204, None, 1.0))])
+    store.deliveries.settle(
+        "me", [Settlement(done, Attempt(1, store.now_ms(), "success", 204, None, 1.0))]
+    )
     clock.now += 86400 + 1
     now = store.now_ms()
-    assert store.database.write(lambda c: deliveries.purge_expired_messages(c, now)) == 1
+    assert store.database.write(lambda c: dead_letter_sql.purge_expired_messages(c, now)) == 1
     left = store.database.read(lambda c: c.execute("SELECT id FROM topic_messages").fetchall())
-    assert [row[0] for row in left] == [f"m-pending-{now - 86_401_000}"]
+    assert [row["id"] for row in left] == [f"m-pending-{now - 86_401_000}"]

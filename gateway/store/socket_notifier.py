@@ -1,10 +1,13 @@
-"""Wake-ups between gateway processes on one data directory, over unix datagram sockets.
+"""The SQLite database's :class:`~gateway.store.notifier.Notifier`: unix datagram sockets in the
+data dir, between the processes of one host.
 
-``mns-gateway serve --workers N`` runs N processes on one SQLite file; a message sent through one
-must wake a receiver long-polling in another. Each process that has receivers binds a datagram
-socket ``<data_dir>/wake/<pid>-<token>.sock``; a sender writes ``"<queue> <count>"`` to every
-other socket there after its commit, and each process's listener thread hands the wake-up to its
-:class:`~gateway.queues.waiters.WaiterHub`.
+``mns-gateway serve --workers N`` runs N processes on one SQLite file (``mns-gateway worker``
+more); a message sent through one must wake a receiver long-polling in another, and a publish
+the delivery workers of all of them. Each process that waits for something (receivers, a
+delivery worker) binds a datagram socket ``<data_dir>/wake/<pid>-<token>.sock``; a process that
+committed work writes a wake-up to every other socket there, and each listener thread hands it
+to its process's :class:`~gateway.store.notifier.WakeListener`. A wake-up is ``q <queue> <count>``
+(``*`` for an unknown count) or ``d`` (deliveries are due).
 
 Sends never block (``MSG_DONTWAIT``): a full or dead peer only loses a wake-up, which the
 waiters' periodic re-check makes up for. A socket left behind by a killed process refuses
@@ -26,7 +29,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from gateway.store.notifier import DELIVERIES, dispatch, encode_queue_wakeup
+
+if TYPE_CHECKING:
+    from gateway.store.notifier import WakeListener
 
 log = logging.getLogger(__name__)
 
@@ -35,35 +43,16 @@ _MAX_SOCKET_PATH: Final = 100
 _MAX_DATAGRAM: Final = 512
 _RESCAN_SECONDS: Final = 2.0
 
-#: Receives (queue name, number of waiters to wake or None for all).
-Deliver = Callable[[str, "int | None"], None]
 
-
-def encode_wakeup(queue_name: str, count: int | None) -> bytes:
-    return f"{queue_name} {'*' if count is None else count}".encode()
-
-
-def decode_wakeup(datagram: bytes) -> tuple[str, int | None] | None:
-    """The wake-up in ``datagram``, or ``None`` for anything malformed (never trusted)."""
-    try:
-        name, _, count = datagram.decode("ascii").partition(" ")
-    except UnicodeDecodeError:
-        return None
-    if not name or not (count == "*" or count.isdigit()):
-        return None
-    return name, None if count == "*" else int(count)
-
-
-class WakeChannel:
+class SocketNotifier:
     def __init__(
         self,
         directory: Path,
-        deliver: Deliver,
         *,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.directory = directory
-        self._deliver = deliver
+        self._listener_target: WakeListener | None = None
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._pid = -1
@@ -75,16 +64,26 @@ class WakeChannel:
         self._peers: list[str] = []
         self._peers_seen = (-1, -math.inf)  # directory mtime, monotonic time of the scan
 
-    def start(self) -> bool:
+    def listen(self, listener: WakeListener) -> None:
+        self.start(listener)
+
+    def start(self, listener: WakeListener) -> bool:
         """Bind this process's socket and start listening (once per process); False if the
         directory cannot hold a socket, in which case only same-process wake-ups work."""
         if self._pid == os.getpid():
             return self._listener is not None
         with self._lock:
             if self._pid != os.getpid():
+                self._listener_target = listener
                 self._listener = self._bind()
                 self._pid = os.getpid()
         return self._listener is not None
+
+    def queue_ready(self, queue_name: str, count: int | None) -> None:
+        self.broadcast(encode_queue_wakeup(queue_name, count).encode())
+
+    def deliveries_due(self) -> None:
+        self.broadcast(DELIVERIES.encode())
 
     def _bind(self) -> socket.socket | None:
         path = self.directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
@@ -101,7 +100,7 @@ class WakeChannel:
         self._path = path
         atexit.register(self.close)
         self._thread = threading.Thread(
-            target=self._listen, args=(listener,), name="mns-queue-wakeups", daemon=True
+            target=self._listen, args=(listener,), name="mns-wakeups", daemon=True
         )
         self._thread.start()
         return listener
@@ -112,18 +111,23 @@ class WakeChannel:
                 datagram = listener.recv(_MAX_DATAGRAM)
             except OSError:
                 return
-            wakeup = decode_wakeup(datagram)
-            if wakeup is not None and not self._closing:
-                self._deliver(*wakeup)
+            target = self._listener_target
+            if self._closing or target is None:
+                continue
+            dispatch(target, datagram)
 
-    def broadcast(self, queue_name: str, count: int | None) -> None:
-        """Tell every other process on this data directory; never blocks, never raises."""
+    def broadcast(self, payload: bytes) -> None:
+        """Send ``payload`` to every other process on this data directory; never blocks, never
+        raises."""
         peers = self._current_peers()
         if not peers:
             return
         if self._sender is None:
             self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        payload = encode_wakeup(queue_name, count)
+            # Non-blocking for real: gevent's sendto ignores MSG_DONTWAIT and waits for a full
+            # peer (and two greenlets waiting on one socket is an error), unless the socket
+            # itself is non-blocking.
+            self._sender.setblocking(False)
         for peer in peers:
             try:
                 self._sender.sendto(payload, socket.MSG_DONTWAIT, peer)

@@ -1,0 +1,17 @@
+"""Listings (ListQueue, ListTopic, ListSubscriptionByTopic, dead letters): one page at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the marker of the next, ``None`` on the last page."""
+
+    items: Sequence[T]
+    next_marker: str | None

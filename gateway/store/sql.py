@@ -1,0 +1,112 @@
+"""The one interface every store statement is written against, whichever database runs it.
+
+- **Placeholders** are ``?``, SQLite's own style, so the embedded default runs statements exactly
+  as written; the PostgreSQL connection translates each distinct statement once and caches it.
+- **Rows** are read by column name only (``row["name"]``; aggregates get an ``AS`` name), which
+  both ``sqlite3.Row`` and psycopg's ``dict_row`` allow.
+- **executemany** belongs to the connection here (psycopg's own ``Connection`` has none; its
+  adapter runs it on a cursor).
+- The few differences in SQL the two databases need are named in a :class:`Dialect`, never
+  tested for by type.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Params = Sequence[Any]
+
+
+class Row(Protocol):
+    """A result row whose columns are read by name."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
+
+
+class Cursor(Protocol):
+    """The result of one statement."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """What differs between the databases, as SQL fragments and facts."""
+
+    name: str
+    #: Appended to the row-choosing subquery of a claim, with ``{alias}`` the claimed table's:
+    #: rows another transaction is claiming right now are skipped instead of waited for
+    #: (PostgreSQL); SQLite has one writer at a time anyway.
+    skip_locked: str
+    #: Taken inside the migration transaction so that one process migrates at a time.
+    migration_lock: str | None
+
+    def lock_skipping(self, alias: str) -> str:
+        return self.skip_locked.format(alias=alias)
+
+
+SQLITE = Dialect("sqlite", skip_locked="", migration_lock=None)
+POSTGRESQL = Dialect(
+    "postgresql",
+    skip_locked=" FOR UPDATE OF {alias} SKIP LOCKED",
+    # An arbitrary constant naming the gateway's schema migrations among advisory locks.
+    migration_lock="SELECT pg_advisory_xact_lock(7213401991)",
+)
+
+
+class Connection(Protocol):
+    """A connection inside a transaction the :class:`~gateway.store.base.Database` manages."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any: ...
+
+
+class SQLiteConnection(sqlite3.Connection):
+    """``sqlite3.Connection`` as a :class:`Connection`: execute and executemany stay C calls, and
+    ``sqlite3.Row`` rows are read by name.
+
+    Open one with ``sqlite3.connect(..., factory=SQLiteConnection)``.
+    """
+
+    dialect = SQLITE
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.row_factory = sqlite3.Row
+
+
+def placeholders(count: int) -> str:
+    """``?, ?, ...``: an ``IN`` list of ``count`` parameters."""
+    return ", ".join("?" * count)
+
+
+#: Rows per multi-row INSERT: well inside both databases' limits on parameters per statement.
+_ROWS_PER_INSERT = 500
+
+
+def insert_rows(conn: Connection, into: str, rows: Sequence[Params]) -> None:
+    """``INSERT INTO {into} VALUES (…), (…), …``: many rows in one statement (a few for very many).
+
+    One statement rather than ``executemany``'s one per row: on PostgreSQL each statement is a
+    message to the server and a wait for it (a publish to ten subscriptions went from eleven
+    statements to two), while SQLite runs either at the same speed.
+    """
+    for start in range(0, len(rows), _ROWS_PER_INSERT):
+        chunk = rows[start : start + _ROWS_PER_INSERT]
+        row = f"({placeholders(len(chunk[0]))})"
+        values = ", ".join([row] * len(chunk))
+        conn.execute(f"INSERT INTO {into} VALUES {values}", [v for r in chunk for v in r])

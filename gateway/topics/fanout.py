@@ -1,0 +1,27 @@
+"""Which subscriptions receive a published message, and whether it fits its topic: pure rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gateway.protocol.errors import MNSError
+from gateway.topics.records import Subscription, Topic, TopicMessage
+
+TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
+
+
+def accepts(subscription: Subscription, message_tag: str | None) -> bool:
+    """A subscription without a FilterTag takes every message; one with a tag, only equal tags."""
+    return subscription.filter_tag is None or subscription.filter_tag == message_tag
+
+
+def matching_subscriptions(
+    subscriptions: Iterable[Subscription], message_tag: str | None
+) -> list[Subscription]:
+    return [sub for sub in subscriptions if accepts(sub, message_tag)]
+
+
+def check_size(topic: Topic, message: TopicMessage) -> None:
+    """400 ``InvalidArgument`` for a body over the topic's MaximumMessageSize (UTF-8 bytes)."""
+    if len(message.body.encode("utf-8")) > topic.maximum_message_size:
+        raise MNSError("InvalidArgument", TOO_LARGE)

@@ -1,0 +1,83 @@
+"""The topic model's values: topics, subscriptions, published messages.
+
+Plain frozen dataclasses passed between the API views, the store and the delivery worker. Times
+follow MNS: topic and subscription times in epoch seconds, message times in epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from gateway.protocol.notify import ContentFormat, NotifyStrategy
+
+#: Messages in a topic live one day: docs/protocol.md#topics (kept and expired as in
+#: docs/delivery.md#topic-message-retention).
+TOPIC_MESSAGE_RETENTION_SECONDS: Final = 86400
+#: MaximumMessageSize's range and default (the same as a queue's).
+MIN_MESSAGE_SIZE: Final = 1024
+MAX_MESSAGE_SIZE: Final = 65536
+#: FilterTag and MessageTag: 1 to 16 characters.
+MAX_TAG_LENGTH: Final = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    create_time: int
+    last_modify_time: int
+    maximum_message_size: int = MAX_MESSAGE_SIZE
+    logging_enabled: bool = False
+
+    def same_attributes(self, other: Topic) -> bool:
+        """Whether creating ``other`` over this one is the idempotent 204 rather than a 409."""
+        return (self.maximum_message_size, self.logging_enabled) == (
+            other.maximum_message_size,
+            other.logging_enabled,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    topic_name: str
+    name: str
+    endpoint: str
+    notify_strategy: NotifyStrategy = NotifyStrategy.BACKOFF_RETRY
+    notify_content_format: ContentFormat = ContentFormat.XML
+    filter_tag: str | None = None
+    create_time: int = 0
+    last_modify_time: int = 0
+
+    def same_definition(self, other: Subscription) -> bool:
+        """Whether re-subscribing with ``other`` is the idempotent 204 rather than a 409."""
+        return (
+            self.endpoint,
+            self.notify_strategy,
+            self.notify_content_format,
+            self.filter_tag,
+        ) == (other.endpoint, other.notify_strategy, other.notify_content_format, other.filter_tag)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMessage:
+    id: str
+    topic_name: str
+    body: str
+    body_md5: str
+    publish_time_ms: int
+    tag: str | None = None
+    #: MessageAttributes (DirectMail/DirectSMS), UserProperties, SystemProperties, MessageGroupId,
+    #: kept as the client sent them so later issues can hand them on unchanged.
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def expires_at_ms(self) -> int:
+        return self.publish_time_ms + TOPIC_MESSAGE_RETENTION_SECONDS * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What a publish did: how many deliveries it queued, and whether the topic logs operations."""
+
+    deliveries: int
+    logging_enabled: bool

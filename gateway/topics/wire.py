@@ -1,0 +1,159 @@
+"""The topic model's XML: topic attributes, subscriptions and published messages in, their
+documents out.
+
+Parsing turns request elements into :mod:`gateway.topics.records` values, raising ``MNSError``
+for bad input; rendering turns records into nodes for
+:func:`gateway.protocol.xml.render_document`. Element order follows the API reference's examples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from gateway.protocol.endpoints import parse_endpoint
+from gateway.protocol.errors import MNSError
+from gateway.protocol.names import bool_attribute, int_attribute, render_bool
+from gateway.protocol.notify import ContentFormat, NotifyStrategy
+from gateway.protocol.properties import parse_properties
+from gateway.protocol.xml import XmlNode, child, child_text, local_name
+from gateway.topics.records import (
+    MAX_MESSAGE_SIZE,
+    MAX_TAG_LENGTH,
+    MIN_MESSAGE_SIZE,
+    TOPIC_MESSAGE_RETENTION_SECONDS,
+    Subscription,
+    Topic,
+    TopicMessage,
+)
+
+
+# topics ---------------------------------------------------------------------------------------
+def topic_attributes(root: Element, *, defaults: bool) -> tuple[int | None, bool | None]:
+    """MaximumMessageSize and LoggingEnabled; with ``defaults`` the service's default stands in
+    for an absent one (CreateTopic), else ``None`` (SetTopicAttributes changes only those sent)."""
+    size = child_text(root, "MaximumMessageSize")
+    logging = child_text(root, "LoggingEnabled")
+    return (
+        int_attribute(
+            size,
+            "MaximumMessageSize",
+            MIN_MESSAGE_SIZE,
+            MAX_MESSAGE_SIZE,
+            MAX_MESSAGE_SIZE if defaults else None,
+        ),
+        bool_attribute(logging, "LoggingEnabled", False if defaults else None),
+    )
+
+
+def topic_nodes(topic: Topic, message_count: int | None) -> list[XmlNode]:
+    """GetTopicAttributes' elements (``message_count`` ``None``: ListTopic's meta, without it)."""
+    nodes: list[XmlNode] = [
+        ("TopicName", topic.name),
+        ("CreateTime", str(topic.create_time)),
+        ("LastModifyTime", str(topic.last_modify_time)),
+        ("MaximumMessageSize", str(topic.maximum_message_size)),
+        ("MessageRetentionPeriod", str(TOPIC_MESSAGE_RETENTION_SECONDS)),
+    ]
+    if message_count is not None:
+        nodes.append(("MessageCount", str(message_count)))
+    return [*nodes, ("LoggingEnabled", render_bool(topic.logging_enabled))]
+
+
+# subscriptions --------------------------------------------------------------------------------
+def parse_strategy(value: str | None) -> NotifyStrategy:
+    return NotifyStrategy.parse(value) if value else NotifyStrategy.BACKOFF_RETRY
+
+
+def parse_content_format(value: str | None) -> ContentFormat:
+    return ContentFormat.parse(value) if value else ContentFormat.XML
+
+
+def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> Subscription:
+    endpoint = (child_text(root, "Endpoint") or "").strip()
+    if not endpoint:
+        raise MNSError("EndpointInvalid", "The Endpoint of a subscription is required.")
+    parse_endpoint(endpoint)
+    filter_tag = child_text(root, "FilterTag")
+    if filter_tag is not None and not 1 <= len(filter_tag) <= MAX_TAG_LENGTH:
+        raise MNSError(
+            "InvalidArgument", f"The length of filter tag should be between 1 and {MAX_TAG_LENGTH}."
+        )
+    return Subscription(
+        topic_name=topic_name,
+        name=name,
+        endpoint=endpoint,
+        filter_tag=filter_tag,
+        notify_strategy=parse_strategy(child_text(root, "NotifyStrategy")),
+        notify_content_format=parse_content_format(child_text(root, "NotifyContentFormat")),
+        create_time=now,
+        last_modify_time=now,
+    )
+
+
+def subscription_nodes(subscription: Subscription, account_id: str) -> list[XmlNode]:
+    """GetSubscriptionAttributes' elements."""
+    s = subscription
+    nodes: list[XmlNode] = [
+        ("SubscriptionName", s.name),
+        ("Subscriber", account_id),
+        ("TopicOwner", account_id),
+        ("TopicName", s.topic_name),
+        ("Endpoint", s.endpoint),
+        ("NotifyStrategy", s.notify_strategy.value),
+        ("NotifyContentFormat", s.notify_content_format.value),
+        ("CreateTime", str(s.create_time)),
+        ("LastModifyTime", str(s.last_modify_time)),
+    ]
+    if s.filter_tag is not None:
+        nodes.insert(5, ("FilterTag", s.filter_tag))
+    return nodes
+
+
+# messages -------------------------------------------------------------------------------------
+def message_attributes(root: Element) -> dict[str, Any]:
+    """MessageAttributes, UserProperties, SystemProperties, MessageGroupId as sent."""
+    attributes: dict[str, Any] = {}
+    node = child(root, "MessageAttributes")
+    if node is not None:
+        direct: dict[str, str] = {}
+        for entry in node:
+            text = (entry.text or "").strip()
+            try:
+                json.loads(text)
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+                raise MNSError("InvalidArgument", f"{local_name(entry)} must be JSON.") from exc
+            direct[local_name(entry)] = text
+        attributes["MessageAttributes"] = direct
+    attributes.update(parse_properties(root))
+    return attributes
+
+
+def parse_message(topic_name: str, root: Element, *, message_id: str, now_ms: int) -> TopicMessage:
+    """A PublishMessage body as the message to store, with the id and time the caller drew."""
+    body = child_text(root, "MessageBody")
+    if body is None:
+        raise MNSError("InvalidArgument", "MessageBody is required.")
+    tag = child_text(root, "MessageTag")
+    if tag is not None and len(tag) > MAX_TAG_LENGTH:
+        raise MNSError(
+            "InvalidArgument", f"The length of message tag should not exceed {MAX_TAG_LENGTH}."
+        )
+    return TopicMessage(
+        id=message_id,
+        topic_name=topic_name,
+        body=body,
+        body_md5=hashlib.md5(body.encode("utf-8")).hexdigest().upper(),
+        publish_time_ms=now_ms,
+        tag=tag or None,
+        attributes=message_attributes(root),
+    )
+
+
+def published_nodes(message: TopicMessage) -> list[XmlNode]:
+    nodes: list[XmlNode] = [("MessageId", message.id), ("MessageBodyMD5", message.body_md5)]
+    if group := message.attributes.get("MessageGroupId"):
+        nodes.append(("MessageGroupId", group))
+    return nodes

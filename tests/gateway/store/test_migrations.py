@@ -1,0 +1,107 @@
+"""Versioned migrations: data dirs from before them adopted, each version applied once, by one
+process at a time, and ``mns-gateway migrate``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from gateway.store.memory import MemoryDatabase
+from gateway.store.migrations import INITIAL, MIGRATIONS, latest_version
+from gateway.store.sqlite import SQLiteDatabase
+
+
+def indexes(path: Path) -> set[str]:
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        return {row[0] for row in rows}
+
+
+def ledger(path: Path) -> list[int]:
+    with sqlite3.connect(path) as connection:
+        return [row[0] for row in connection.execute("SELECT version FROM schema_migrations")]
+
+
+def make_unversioned_data_dir(path: Path) -> None:
+    """A database as the gateway left it before migrations were versioned."""
+    with sqlite3.connect(path) as connection:
+        for statement in INITIAL.statements:
+            connection.execute(statement)
+        connection.execute("CREATE INDEX deliveries_message ON deliveries (message_id)")
+        connection.execute(
+            "INSERT INTO deliveries (id, message_id, topic_name, subscription_name,"
+            " next_attempt_at, created_at) VALUES ('d', 'm', 't', 's', 1, 1)"
+        )
+        connection.execute("PRAGMA user_version=1")
+
+
+def test_an_unversioned_data_dir_is_adopted_and_keeps_its_deliveries(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    make_unversioned_data_dir(path)
+    assert "deliveries_message" in indexes(path)
+    database = SQLiteDatabase(path)
+    rows = database.read(lambda c: c.execute("SELECT id FROM deliveries").fetchall())
+    database.close()
+    assert [row["id"] for row in rows] == ["d"]
+    assert "deliveries_message" not in indexes(path)  # dropping an index loses no data
+    assert "deliveries_due" in indexes(path)
+    assert ledger(path) == [m.version for m in MIGRATIONS]
+
+
+def test_each_version_is_applied_once(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    first = SQLiteDatabase(path, migrate=False)
+    assert first.migrate() == [m.version for m in MIGRATIONS]
+    assert first.migrate() == []
+    first.close()
+    second = SQLiteDatabase(path)
+    assert second.migrate() == []
+    second.close()
+    assert ledger(path) == [m.version for m in MIGRATIONS]
+
+
+def test_processes_starting_together_migrate_one_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    applied: list[list[int]] = []
+    barrier = threading.Barrier(4)
+
+    def start() -> None:
+        database = SQLiteDatabase(path, migrate=False)
+        barrier.wait()
+        applied.append(database.migrate())
+        database.close()
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(applied, key=len) == [[], [], [], [m.version for m in MIGRATIONS]]
+    assert ledger(path) == [m.version for m in MIGRATIONS]
+
+
+def test_the_stub_database_runs_the_same_migrations() -> None:
+    database = MemoryDatabase()
+    versions = database.read(
+        lambda c: c.execute("SELECT version FROM schema_migrations").fetchall()
+    )
+    assert [row["version"] for row in versions] == [m.version for m in MIGRATIONS]
+
+
+def test_the_migrate_command_reports_and_exits_zero(tmp_path: Path) -> None:
+    env = {**os.environ, "MNS_GATEWAY_DATA_DIR": str(tmp_path)}
+    env.pop("MNS_GATEWAY_DATABASE_URL", None)
+    command = [sys.executable, "-m", "gateway.cli", "migrate", "--json"]
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
+    assert json.loads(first.stdout) == {
+        "Applied": [m.version for m in MIGRATIONS],
+        "SchemaVersion": latest_version(),
+    }
+    assert json.loads(again.stdout)["Applied"] == []

@@ -1,0 +1,101 @@
+"""A real PostgreSQL server for the tests, started from the machine's own binaries.
+
+``initdb`` and ``pg_ctl`` (PostgreSQL 15 here) must be on PATH; a missing server fails the tests
+that need one, loudly, rather than skipping them. The server refuses to run as root, so when the
+tests run as root it runs as the ``postgres`` system user, in a directory of its own under the
+system temp dir (pytest's own temp dirs are private to root). Each test gets a database of its
+own, created from an empty template, so tests never see each other's rows.
+
+pytest-postgresql does the same job, but starts ``initdb``/``pg_ctl`` as the current user, which
+is root in CI here; these forty lines run it as the server's own user instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SERVER_USER = "postgres"
+_databases = itertools.count(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _as_server_user(command: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return command
+    return ["runuser", "-u", SERVER_USER, "--", *command]
+
+
+@dataclass
+class PostgresServer:
+    directory: Path
+    port: int
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{SERVER_USER}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database; its URL."""
+        import psycopg
+
+        name = f"test_{os.getpid()}_{next(_databases)}"
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def server_pids(self) -> list[int]:
+        """The postmaster and its children (for CPU accounting in benchmarks)."""
+        postmaster = int((self.directory / "data" / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(
+            ["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        return [postmaster, *map(int, children)]
+
+
+def require_binaries() -> None:
+    missing = [name for name in ("initdb", "pg_ctl") if shutil.which(name) is None]
+    if missing:
+        raise RuntimeError(
+            f"PostgreSQL is required for these tests: {', '.join(missing)} not on PATH"
+            " (Debian: apt-get install postgresql-15, and put its bin directory on PATH)"
+        )
+
+
+@contextlib.contextmanager
+def postgres_server(**settings: str) -> Iterator[PostgresServer]:
+    """Start a throwaway server; stop it and delete its files afterwards."""
+    require_binaries()
+    directory = Path(tempfile.mkdtemp(prefix="mns-pg-"))
+    if os.geteuid() == 0:
+        user = pwd.getpwnam(SERVER_USER)
+        os.chown(directory, user.pw_uid, user.pw_gid)
+    data, port = directory / "data", _free_port()
+    options = {"listen_addresses": "127.0.0.1", "unix_socket_directories": str(directory)}
+    options.update(settings)
+    flags = " ".join(f"-c {key}={value}" for key, value in options.items())
+    run = lambda *command: subprocess.run(  # noqa: E731
+        _as_server_user(list(command)), check=True, capture_output=True, timeout=120
+    )
+    try:
+        run("initdb", "-D", str(data), "-U", SERVER_USER, "--auth=trust", "-E", "UTF8")
+        run("pg_ctl", "-D", str(data), "-l", str(directory / "log"), "-w", "-t", "60",
+            "-o", f"-p {port} {flags}", "start")  # fmt: skip
+        yield PostgresServer(directory, port)
+    finally:
+        with contextlib.suppress(Exception):
+            run("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(directory, ignore_errors=True)
