@@ -86,8 +86,8 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
 
     #: Set per worker by :class:`PyWSGIWorker`.
     idle_timeout: float = 75.0
-    limits: FrontLimits = FrontLimits(10.0, 1000, 512 * 1024)
-    connections: ConnectionTable = ConnectionTable(1000)
+    limits: FrontLimits = FrontLimits.from_settings(Settings())
+    connections: ConnectionTable = ConnectionTable(limits.max_connections)
 
     def __init__(self, sock: socket.socket, address: Any, server: Any) -> None:
         # Not gevent's constructor: nothing here reads through a buffered file.

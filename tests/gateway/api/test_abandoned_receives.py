@@ -19,7 +19,7 @@ from gateway.config import Settings
 from gateway.http1.environ import CLIENT_CONNECTED
 from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
 from gateway.queues.records import NewMessage, QueueAttributes
-from gateway.store.base import Store
+from gateway.store.base import Store, compose_store
 from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.http_wire import read_responses
@@ -172,7 +172,7 @@ def test_abandoned_polls_give_their_waiter_slots_back(few_waiters: RunningGatewa
 # the receive undone when its response is not written ----------------------------------------
 @pytest.fixture()
 def app_and_store(tmp_path: Path) -> Iterator[tuple[Callable[..., object], Store]]:
-    store = Store(SQLiteDatabase(tmp_path / "db.sqlite3"))
+    store = compose_store(SQLiteDatabase(tmp_path / "db.sqlite3"))
     app = create_app(Settings(data_dir=tmp_path), store, {ACCESS_KEY_ID: ACCESS_KEY_SECRET})
     store.queues.create_queue("q", QueueAttributes(visibility_timeout=600))
     store.queues.send("q", [NewMessage("m")])
