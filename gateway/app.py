@@ -17,7 +17,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from gateway.api import admin, queues, topics
+from gateway.api import admin, dev, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
 from gateway.api.context import (
     MNS_VERSION,
@@ -67,6 +67,8 @@ def create_app(
     app.register_blueprint(topics.blueprint)
     app.register_blueprint(queues.blueprint)
     app.register_blueprint(admin.blueprint)
+    if settings.inbox:
+        app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)

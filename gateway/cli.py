@@ -25,6 +25,7 @@ from gateway.credentials import (
     stored_credentials,
 )
 from gateway.data_dir import prepare_data_dir
+from gateway.inbox.commands import add_inbox_command
 from gateway.protocol.errors import GatewayError
 
 
@@ -306,6 +307,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_data_dir(show)
     _with_json(show)
     show.set_defaults(handler=_credentials_show)
+
+    add_inbox_command(commands, _database_settings)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -16,8 +16,10 @@ from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store.database import Database
 from gateway.store.deliveries import DeliveryStore
+from gateway.store.inbox import InboxStore
 from gateway.store.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
+from gateway.store.reset import reset
 from gateway.store.topics import TopicStore
 
 __all__ = ["Database", "Store", "compose_store"]
@@ -31,12 +33,17 @@ class Store:
     queues: QueueStore
     deliveries: DeliveryStore
     wakeups: Wakeups
+    inbox: InboxStore
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
     def ping(self) -> bool:
         return self.database.ping()
+
+    def reset(self) -> list[str]:
+        """Empty every data table (development gateways only: :mod:`gateway.store.reset`)."""
+        return self.database.write(reset)
 
     def close(self) -> None:
         self.database.close()
@@ -71,4 +78,5 @@ def compose_store(
         queues=queues,
         deliveries=DeliveryStore(database, clock, wakeups=wakeups, queues=queues),
         wakeups=wakeups,
+        inbox=InboxStore(database, clock),
     )

@@ -193,7 +193,29 @@ SHARED_SETTINGS = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS)
+#: SMS and mail kept instead of sent (``MNS_GATEWAY_INBOX``), for development and CI: one row per
+#: text message or mail, ``entry`` the JSON of what the provider would have been given.
+INBOX = Migration(
+    3,
+    "inbox",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS inbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            topic_name TEXT NOT NULL,
+            subscription_name TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            stored_at BIGINT NOT NULL,
+            entry TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS inbox_kind_time ON inbox (kind, stored_at, id)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, INBOX)
 
 _LEDGER = """
     CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -4,6 +4,7 @@ empty path segments, and bodies sent in chunks (which must mean what they say)."
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -114,6 +115,14 @@ def test_json_attributes_nested_too_deep_are_invalid(raw: RawClient, unique: str
     body = (
         "<Message><MessageBody>m</MessageBody><MessageAttributes>"
         f"<DirectMail>{nested}</DirectMail></MessageAttributes></Message>"
+    ).encode()
+    assert_error(raw.send("POST", f"/topics/{unique}/messages", body), 400, "InvalidArgument")
+    # JSON inside a JSON string: DirectSMS's SmsParams, as the official SDK writes it.
+    fields = {"FreeSignName": "S", "TemplateCode": "T", "Type": "singleContent"}
+    params = json.dumps({**fields, "SmsParams": nested})
+    body = (
+        "<Message><MessageBody>m</MessageBody><MessageAttributes>"
+        f"<DirectSMS>{params}</DirectSMS></MessageAttributes></Message>"
     ).encode()
     assert_error(raw.send("POST", f"/topics/{unique}/messages", body), 400, "InvalidArgument")
 
