@@ -7,6 +7,7 @@ import json
 import logging
 import signal
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -119,6 +120,36 @@ def _keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def _credentials_issue(args: argparse.Namespace) -> int:
+    """A temporary access key pair with its security token, kept in the store every replica
+    reads (docs/protocol.md#temporary-credentials)."""
+    from gateway.server import open_database
+    from gateway.store.temporary_credentials import TemporaryCredentialStore
+
+    database = open_database(_settings(args))
+    try:
+        credential = TemporaryCredentialStore(database, time.time).issue(args.ttl)
+    finally:
+        database.close()
+    document = credential.document()
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        print("\n".join(f"{name + ':':<17}{value}" for name, value in document.items()))
+    return 0
+
+
+def _ttl(text: str) -> int:
+    from gateway.temporary_credentials import check_ttl
+
+    try:
+        ttl = int(text)
+        check_ttl(ttl)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return ttl
+
+
 def _with_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where the SQLite database and keys live")
 
@@ -153,6 +184,20 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     keys.add_argument("action", choices=("show", "rotate"))
     _with_data_dir(keys)
     keys.set_defaults(handler=_keys)
+
+    credentials = commands.add_parser("credentials", help="the access keys clients sign with")
+    credential_commands = credentials.add_subparsers(dest="credentials_command", required=True)
+    issue = credential_commands.add_parser(
+        "issue",
+        help="issue temporary credentials: an access key pair and the security token it is "
+        "valid with, until its Expiration",
+    )
+    issue.add_argument(
+        "--ttl", type=_ttl, required=True, metavar="SECONDS", help="lifetime, 1 to 43200 seconds"
+    )
+    issue.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    _with_data_dir(issue)
+    issue.set_defaults(handler=_credentials_issue)
 
 
 def _parser() -> argparse.ArgumentParser:
