@@ -105,7 +105,7 @@ def origin_form_environ(environ: dict[str, Any]) -> None:
     Servers fill the environ differently from such a target (gunicorn's PATH_INFO holds the
     path, gevent's the whole URL), so every key is set again from the one parse of
     :func:`~gateway.protocol.request_target.parse_request_target`; the target's authority
-    replaces the Host header, as RFC 9112 §3.2.2 requires.
+    replaces the Host header, as RFC 9112 section 3.2.2 requires.
     """
     raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
     if not raw:
