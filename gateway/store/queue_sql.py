@@ -20,7 +20,7 @@ from gateway.protocol.listing import Page
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage
 from gateway.queues.states import MessageState, message_state
-from gateway.store.sql import Connection, Row, placeholders
+from gateway.store.sql import Connection, Row, insert_rows, placeholders
 
 _ATTRIBUTE_COLUMNS = tuple(QueueAttributes.__dataclass_fields__)
 #: Active (or expired) rows of one priority in receive order: one index range.
@@ -169,10 +169,12 @@ def message_counts(conn: Connection, name: str, now_ms: int) -> MessageCounts:
 
 # messages -------------------------------------------------------------------------------------
 def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None:
-    conn.executemany(
-        "INSERT INTO queue_messages (id, queue_name, body, body_md5, priority, enqueue_time,"
-        " visible_at, expires_at, dequeue_count, receipt_nonce, properties)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+    if not messages:
+        return
+    insert_rows(
+        conn,
+        "queue_messages (id, queue_name, body, body_md5, priority, enqueue_time, visible_at,"
+        " expires_at, dequeue_count, receipt_nonce, properties)",
         [
             (
                 m.id,
@@ -183,6 +185,7 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
                 m.enqueue_time,
                 m.visible_at,
                 m.expires_at,
+                0,
                 m.receipt_nonce,
                 json.dumps(m.properties) if m.properties else None,
             )
