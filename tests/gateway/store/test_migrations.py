@@ -11,9 +11,11 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from gateway.store.memory import MemoryDatabase
 from gateway.store.migrations import INITIAL, MIGRATIONS, latest_version
-from gateway.store.sqlite import SQLiteDatabase
+from gateway.store.sqlite import SQLiteDatabase, check_sqlite_version
 
 
 def indexes(path: Path) -> set[str]:
@@ -105,3 +107,9 @@ def test_the_migrate_command_reports_and_exits_zero(tmp_path: Path) -> None:
         "SchemaVersion": latest_version(),
     }
     assert json.loads(again.stdout)["Applied"] == []
+
+
+def test_an_sqlite_without_returning_is_refused_clearly() -> None:
+    check_sqlite_version((3, 35, 0))
+    with pytest.raises(RuntimeError, match=r"SQLite 3\.31\.1 is too old"):
+        check_sqlite_version((3, 31, 1))
