@@ -16,7 +16,7 @@ from collections.abc import Callable
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 
-from gateway.api import account, admin, queues, topics
+from gateway.api import account, admin, dev, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
 from gateway.api.context import (
     MNS_VERSION,
@@ -69,6 +69,8 @@ def create_app(
     app.register_blueprint(queues.blueprint)
     app.register_blueprint(admin.blueprint)
     app.register_blueprint(account.blueprint)
+    if settings.inbox:
+        app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)

@@ -26,6 +26,7 @@ from gateway.credentials import (
     stored_credentials,
 )
 from gateway.data_dir import prepare_data_dir
+from gateway.inbox.commands import add_inbox_command
 from gateway.protocol.errors import GatewayError
 
 
@@ -348,6 +349,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_data_dir(issue)
     _with_json(issue)
     issue.set_defaults(handler=_credentials_issue)
+
+    add_inbox_command(commands, _database_settings)
 
 
 def _parser() -> argparse.ArgumentParser:

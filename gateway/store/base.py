@@ -18,8 +18,10 @@ from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS,
 from gateway.store.account import AccountStore
 from gateway.store.database import Database
 from gateway.store.deliveries import DeliveryStore
+from gateway.store.inbox import InboxStore
 from gateway.store.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
+from gateway.store.reset import reset
 from gateway.store.temporary_credentials import TemporaryCredentialStore
 from gateway.store.topics import TopicStore
 
@@ -36,12 +38,17 @@ class Store:
     wakeups: Wakeups
     account: AccountStore
     credentials: TemporaryCredentialStore
+    inbox: InboxStore
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
     def ping(self) -> bool:
         return self.database.ping()
+
+    def reset(self) -> list[str]:
+        """Empty every data table (development gateways only: :mod:`gateway.store.reset`)."""
+        return self.database.write(reset)
 
     def close(self) -> None:
         self.database.close()
@@ -78,4 +85,5 @@ def compose_store(
         wakeups=wakeups,
         account=AccountStore(database),
         credentials=TemporaryCredentialStore(database, clock),
+        inbox=InboxStore(database, clock),
     )

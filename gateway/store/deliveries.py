@@ -89,6 +89,7 @@ class DeliveryStore:
         def work(conn: Connection) -> list[str]:
             jobs = dead_letter_sql.expired_jobs(conn, now, limit)
             letters = [dead_letter_sql.dead_letter(conn, job, None, "expired", now) for job in jobs]
+            dead_letter_sql.purge_orphans(conn, now)
             dead_letter_sql.purge_expired_messages(conn, now)
             return [letter for letter in letters if letter]
 

@@ -193,11 +193,33 @@ SHARED_SETTINGS = Migration(
     ),
 )
 
+#: SMS and mail kept instead of sent (``MNS_GATEWAY_INBOX``), for development and CI: one row per
+#: text message or mail, ``entry`` the JSON of what the provider would have been given.
+INBOX = Migration(
+    3,
+    "inbox",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS inbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            topic_name TEXT NOT NULL,
+            subscription_name TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            stored_at BIGINT NOT NULL,
+            entry TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS inbox_kind_time ON inbox (kind, stored_at, id)",
+    ),
+)
+
 #: Temporary credentials the gateway issues (``mns-gateway credentials issue``): the pair and
 #: when it stops working; the token is an HMAC and needs no row
 #: (docs/protocol.md#temporary-credentials).
 TEMPORARY_CREDENTIALS = Migration(
-    3,
+    4,
     "temporary credentials",
     (
         """
@@ -213,7 +235,7 @@ TEMPORARY_CREDENTIALS = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, TEMPORARY_CREDENTIALS)
+MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, INBOX, TEMPORARY_CREDENTIALS)
 
 _LEDGER = """
     CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -129,11 +129,12 @@ class QueueStore:
             queue = sql.require_queue(conn, name)
             results = [self._prepare(queue, message, now_ms) for message in messages]
             sql.insert_messages(conn, [r for r in results if isinstance(r, sql.StoredMessage)])
-            if purge:
+            if purge:  # on its own: a purge that failed would lose nothing
                 sql.purge_expired(conn, now_ms, PURGE_BATCH)
             return queue, results
 
-        queue, results = self.database.write(work)
+        # A look, then one INSERT of every message: no transaction needed around them.
+        queue, results = self.database.write(work, atomic=False)
         stored = [r for r in results if isinstance(r, sql.StoredMessage)]
         active = sum(1 for message in stored if message.visible_at <= now_ms)
         if stored:
@@ -288,7 +289,7 @@ class QueueStore:
                 raise MNSError("MessageNotExist")
             return queue
 
-        return self.database.write(work), receipt.message_id
+        return self.database.write(work, atomic=False), receipt.message_id
 
     def delete_messages(
         self, name: str, handles: Sequence[str]
@@ -301,7 +302,8 @@ class QueueStore:
             queue = sql.require_queue(conn, name)
             return queue, [_delete_one(conn, name, item, now_ms) for item in checked]
 
-        return self.database.write(work)
+        # Each handle succeeds or fails alone (BatchDeleteMessage reports them one by one).
+        return self.database.write(work, atomic=False)
 
     def change_visibility(
         self, name: str, handle: str, seconds: int
@@ -316,7 +318,7 @@ class QueueStore:
                 raise MNSError("MessageNotExist")
             return queue
 
-        queue = self.database.write(work)
+        queue = self.database.write(work, atomic=False)
         if seconds == 0:
             self.notify(name, 1)
         new_handle = self.signer().issue(name, Receipt(receipt.message_id, nonce, until))

@@ -98,7 +98,10 @@ class SQLiteDatabase:
         finally:
             connection.execute("COMMIT")
 
-    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
+    def write(
+        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
+        # Every job runs in the writer's transaction: on SQLite that costs nothing extra.
         return self._writer.submit(work, durable)
 
     def ping(self) -> bool:

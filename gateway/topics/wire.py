@@ -19,6 +19,7 @@ from gateway.protocol.names import bool_attribute, int_attribute, render_bool
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
 from gateway.protocol.xml import XmlNode, child, child_text, local_name
+from gateway.topics.direct import validate_direct_attributes
 from gateway.topics.records import (
     MAX_MESSAGE_SIZE,
     MAX_TAG_LENGTH,
@@ -182,6 +183,7 @@ def message_attributes(root: Element) -> dict[str, Any]:
             except ValueError as exc:
                 raise MNSError("InvalidArgument", f"{local_name(entry)} must be JSON.") from exc
             direct[local_name(entry)] = text
+        validate_direct_attributes(direct)
         attributes["MessageAttributes"] = direct
     attributes.update(parse_properties(root))
     return attributes
