@@ -6,7 +6,7 @@ smuggling). So framing is decided once, here, strictly: llhttp (Node.js's parser
 httptools) refuses a Content-Length beside a Transfer-Encoding, two Content-Lengths, a length
 that is not ASCII digits, a Transfer-Encoding that does not end in ``chunked``, bad chunk sizes
 and missing CRLFs; on top of it this module refuses chunked HTTP/1.0, versions other than 1.0
-and 1.1, a missing or repeated Host, a target that is not a path, heads over
+and 1.1, a missing or repeated Host, a target that is neither a path nor a URL, heads over
 ``max_head_bytes`` and bodies over ``max_body_bytes`` (RFC 9112, section 6.3;
 docs/http.md#framing).
 A refusal is final: the connection cannot be read any further and must be closed.
@@ -25,6 +25,7 @@ from typing import Final
 import httptools
 
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_target import parse_request_target
 
 #: The request line and headers; a receipt handle in a query string is a few hundred bytes.
 DEFAULT_MAX_HEAD_BYTES: Final = 32 * 1024
@@ -188,7 +189,7 @@ class RequestParser:
         version = self._parser.get_http_version()
         if version not in _VERSIONS:
             return malformed(f"HTTP/{version} is not supported")
-        if not b"".join(self._target).startswith(b"/"):
+        if not _is_path_or_url(b"".join(self._target).decode("latin-1")):
             return MNSError("InvalidRequestURL")
         if version == "1.1" and len(self._all("host")) != 1:
             return malformed("an HTTP/1.1 request needs exactly one Host header")
@@ -233,6 +234,14 @@ class RequestParser:
 
 class _Refused(Exception):
     """Raised inside a callback to stop llhttp; the refusal itself is kept by the parser."""
+
+
+def _is_path_or_url(target: str) -> bool:
+    """The origin form (``/queues/q``), or the absolute form a client sends to a proxy
+    (``http://host/queues/q``), which a server must accept too (RFC 9112, section 3.2.2); not
+    the asterisk form (``*``) or the authority form (``CONNECT``'s ``host:port``)."""
+    parsed = parse_request_target(target)
+    return target.startswith("/") or parsed.authority is not None
 
 
 def _head_too_large(limit: int) -> MNSError:

@@ -104,13 +104,17 @@ def test_a_transfer_encoding_must_be_exactly_chunked(encoding: bytes) -> None:
         (b"G@T / HTTP/1.1\r\nHost: x\r\n\r\n", "InvalidRequestURL"),
         (b"GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n", "InvalidRequestURL"),
         (b"GET * HTTP/1.1\r\nHost: x\r\n\r\n", "InvalidRequestURL"),
-        (b"GET http://x/queues HTTP/1.1\r\nHost: x\r\n\r\n", "InvalidRequestURL"),
         (b"CONNECT x:443 HTTP/1.1\r\nHost: x\r\n\r\n", "InvalidRequestURL"),
     ],
 )
 def test_malformed_heads_are_refused(head: bytes, code: str) -> None:
     assert refusal(head + HEALTHZ)[1] == code
     assert parse(head + HEALTHZ)[0] == []
+
+
+def test_an_absolute_form_target_is_a_request_like_any_other() -> None:
+    [request], error = parse(b"GET http://x:8080/queues?a=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (request.target, error) == ("http://x:8080/queues?a=1", None)
 
 
 def test_a_head_over_the_limit_is_refused_however_slowly_it_arrives() -> None:
