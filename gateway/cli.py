@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -233,6 +234,36 @@ def _credentials_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _credentials_issue(args: argparse.Namespace) -> int:
+    """A temporary access key pair with its security token, kept in the store every replica
+    reads (docs/protocol.md#temporary-credentials)."""
+    from gateway.server import open_database
+    from gateway.store.temporary_credentials import TemporaryCredentialStore
+
+    database = open_database(_database_settings(args))
+    try:
+        credential = TemporaryCredentialStore(database, time.time).issue(args.ttl)
+    finally:
+        database.close()
+    _emit(
+        args,
+        credential.document(),
+        lambda d: "\n".join(f"{name + ':':<17}{value}" for name, value in d.items()),
+    )
+    return 0
+
+
+def _ttl(text: str) -> int:
+    from gateway.temporary_credentials import check_ttl
+
+    try:
+        ttl = int(text)
+        check_ttl(ttl)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return ttl
+
+
 def _with_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where the SQLite database and keys live")
 
@@ -307,6 +338,17 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_data_dir(show)
     _with_json(show)
     show.set_defaults(handler=_credentials_show)
+    issue = credential_commands.add_parser(
+        "issue",
+        help="issue temporary credentials: an access key pair and the security token it is "
+        "valid with, until its Expiration",
+    )
+    issue.add_argument(
+        "--ttl", type=_ttl, required=True, metavar="SECONDS", help="lifetime, 1 to 43200 seconds"
+    )
+    _with_data_dir(issue)
+    _with_json(issue)
+    issue.set_defaults(handler=_credentials_issue)
 
     add_inbox_command(commands, _database_settings)
 

@@ -74,8 +74,24 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     "SubscriptionNotExist": (404, "The subscription you provided does not exist."),
     "SubscriptionAlreadyExist": (409, "The subscription you want to create already exists."),
     "EndpointInvalid": (400, "The format of endpoint you provided is invalid."),
+    # Temporary credentials: the MNS table has no codes of its own for them; these are the
+    # Alibaba Cloud ones for the same faults (docs/protocol.md#temporary-credentials).
+    "InvalidSecurityToken": (403, "The security token you provided is invalid."),
+    "SecurityTokenExpired": (403, "The security token you provided has expired."),
+    # OpenService on an account that has the service (docs/protocol.md#account-operations).
+    "INSTANCE_ID_IS_NOT_UNIQUE": (
+        409,
+        "INSTANCE_ID_IS_NOT_UNIQUE: this account has already opened the service.",
+    ),
     # Not an MNS operation: the gateway's own admin API (dead letters).
     "DeadLetterNotExist": (404, "The dead letter you provided does not exist."),
+    # Not in the MNS tables: refusals before a request reaches an operation, in front of the
+    # application (docs/http.md#refusals). The service answers these from its load balancer,
+    # with no MNS body at all; ours say what was wrong in the same XML as every other error.
+    "MalformedRequest": (400, "The HTTP request is malformed."),
+    "RequestTimeout": (408, "The request was not received in time."),
+    "RequestHeaderTooLarge": (431, "The request line and headers are too large."),
+    "TooManyConnections": (503, "The gateway has too many connections; retry later."),
 }
 
 

@@ -1,5 +1,6 @@
-"""Message properties of the newer SDKs (UserProperties, SystemProperties, MessageGroupId), on
-queue and topic messages alike: kept exactly as the client sent them and returned unchanged."""
+"""What queue and topic messages have in common: the body, required and never empty, and the
+properties of the newer SDKs (UserProperties, SystemProperties, MessageGroupId), kept exactly as
+the client sent them and returned unchanged."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from xml.etree.ElementTree import Element
 
+from gateway.protocol.errors import MNSError
 from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
 
 #: (container, item) of each list of properties.
@@ -14,6 +16,15 @@ PROPERTY_CONTAINERS: Final = (
     ("UserProperties", "PropertyValue"),
     ("SystemProperties", "SystemPropertyValue"),
 )
+
+
+def message_body(element: Element) -> str:
+    """MessageBody, which SendMessage and PublishMessage both refuse when missing or empty
+    (docs/protocol.md#publishing)."""
+    body = child_text(element, "MessageBody")
+    if not body:
+        raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
+    return body
 
 
 def parse_properties(element: Element) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from xml.etree.ElementTree import Element
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
-from gateway.protocol.properties import parse_properties, property_nodes
+from gateway.protocol.properties import message_body, parse_properties, property_nodes
 from gateway.protocol.xml import XmlNode, child_text, children
 from gateway.queues.records import (
     DELAY_SECONDS,
@@ -92,9 +92,7 @@ def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
 
 # sending --------------------------------------------------------------------------------------
 def parse_new_message(element: Element) -> NewMessage:
-    body = child_text(element, "MessageBody")
-    if not body:
-        raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
+    body = message_body(element)
     priority = PRIORITY.parse(child_text(element, "Priority"), PRIORITY.default)
     delay = DELAY_SECONDS.parse(child_text(element, "DelaySeconds"), None)
     return NewMessage(body, priority or PRIORITY.default, delay, parse_properties(element))

@@ -215,7 +215,27 @@ INBOX = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, INBOX)
+#: Temporary credentials the gateway issues (``mns-gateway credentials issue``): the pair and
+#: when it stops working; the token is an HMAC and needs no row
+#: (docs/protocol.md#temporary-credentials).
+TEMPORARY_CREDENTIALS = Migration(
+    4,
+    "temporary credentials",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS temporary_credentials (
+            access_key_id TEXT PRIMARY KEY,
+            access_key_secret TEXT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS temporary_credentials_expiry"
+        " ON temporary_credentials (expires_at)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, INBOX, TEMPORARY_CREDENTIALS)
 
 _LEDGER = """
     CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -203,10 +203,21 @@ class QueueStore:
 
     # receiving ----------------------------------------------------------------------------
     def receive(
-        self, name: str, count: int, wait_seconds: int | None
+        self,
+        name: str,
+        count: int,
+        wait_seconds: int | None,
+        *,
+        client_connected: Callable[[], bool] = lambda: True,
     ) -> tuple[Queue, list[QueueMessage]]:
         """Claim up to ``count`` Active messages; when there are none, long-poll for
-        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds)."""
+        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds).
+
+        ``client_connected()`` is asked before every claim: a receive whose client has gone
+        claims nothing and its long poll ends (docs/queues.md#clients-that-go-away).
+        """
+        if not client_connected():
+            return self._queue(name), []
         queue, messages, _ = self._claim(name, count)
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
         if messages or wait <= 0:
@@ -222,8 +233,15 @@ class QueueStore:
                 deadline=deadline,
                 monotonic=self._monotonic,
                 recheck_seconds=self._recheck_seconds,
+                wanted=client_connected,
             )
+        if found is None and not client_connected():
+            # It may have been woken for a message it will not take: wake another instead.
+            self.waiters.notify(name, 1)
         return found or (queue, [])
+
+    def _queue(self, name: str) -> Queue:
+        return self.database.read(partial(sql.require_queue, name=name))
 
     def _attempt(
         self, name: str, count: int
@@ -276,6 +294,30 @@ class QueueStore:
             return sql.require_queue(conn, name), sql.peek(conn, name, now_ms, count)
 
         return self.database.read(work)
+
+    def release(self, name: str, messages: Sequence[QueueMessage]) -> int:
+        """Undo the receive that handed out ``messages``, for a response that could not be
+        written: each message whose handle is still current is Active again as it was before,
+        its DequeueCount (and a first FirstDequeueTime) restored. How many were released."""
+        now_ms = self.now_ms()
+        undo = [
+            (self.signer().verify(name, m.receipt_handle), m.claimed_from)
+            for m in messages
+            if m.receipt_handle is not None and m.claimed_from is not None
+        ]
+        if not undo:
+            return 0
+
+        def work(conn: Connection) -> int:
+            return sum(
+                sql.release(conn, name, receipt, before, now_ms, receipts.new_nonce())
+                for receipt, before in undo
+            )
+
+        released = self.database.write(work, durable=False)
+        if released:
+            self.notify(name, released)
+        return released
 
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:

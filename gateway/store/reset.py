@@ -1,6 +1,7 @@
 """Emptying a gateway for the next test: every topic, queue, message, delivery, dead letter and
 inbox entry goes; what identifies the gateway stays (the schema, signing keys and certificates,
-generated credentials), so clients and receivers configured for it keep working.
+generated credentials, issued temporary credentials), so clients and receivers configured for
+it keep working.
 
 Only development gateways offer it (``POST /dev/reset``, with ``MNS_GATEWAY_INBOX=1``); the
 pytest plugin calls it between tests (docs/testing.md#a-clean-gateway-per-test).
@@ -13,7 +14,9 @@ from typing import Final
 from gateway.store.sql import Connection
 
 #: Tables that describe the gateway rather than hold its data.
-KEPT: Final = frozenset({"schema_migrations", "signing_keys", "shared_settings"})
+KEPT: Final = frozenset(
+    {"schema_migrations", "signing_keys", "shared_settings", "temporary_credentials"}
+)
 
 
 def reset(conn: Connection) -> list[str]:

@@ -60,7 +60,10 @@ def test_reset_empties_the_data_and_keeps_what_identifies_the_gateway(
 ) -> None:
     store = compose_store(open_database())
     store.topics.create_topic("orders", 65536, False)
+    issued = store.credentials.issue(600)
     emptied = store.reset()
     assert {"topics", "subscriptions", "deliveries", "dead_letters", "inbox"} <= set(emptied)
-    assert not {"schema_migrations", "signing_keys", "shared_settings"} & set(emptied)
+    kept = {"schema_migrations", "signing_keys", "shared_settings", "temporary_credentials"}
+    assert not kept & set(emptied)
+    assert store.credentials.secret(issued.access_key_id) == issued.access_key_secret
     assert store.topics.list_topics("", "", 10).items == []
