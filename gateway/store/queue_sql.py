@@ -342,6 +342,32 @@ def release(
     )
 
 
+#: The queue, and the message its receipt names deleted if the queue exists: one round trip.
+_DELETE_IN_QUEUE = (
+    "WITH queue AS (SELECT * FROM queues WHERE name = ?), gone AS (DELETE FROM queue_messages"
+    f" WHERE {_CURRENT_RECEIPT} AND EXISTS (SELECT 1 FROM queue) RETURNING id)"
+    " SELECT queue.*, (SELECT COUNT(*) FROM gone) AS deleted FROM queue"
+)
+
+
+def delete_in_queue(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> Queue:
+    """DeleteMessage: the queue, once the message ``receipt`` names is deleted (QueueNotExist,
+    MessageNotExist). Where the database can, one statement (``WITH … DELETE``): a round trip
+    less, and no transaction needed around it."""
+    if not conn.dialect.writable_cte:
+        queue = require_queue(conn, queue_name)
+        if not delete_by_receipt(conn, queue_name, receipt, now_ms):
+            raise MNSError("MessageNotExist")
+        return queue
+    params = (queue_name, *_receipt_params(queue_name, receipt, now_ms))
+    row = conn.execute(_DELETE_IN_QUEUE, params).fetchone()
+    if row is None:
+        raise MNSError("QueueNotExist")
+    if row["deleted"] != 1:
+        raise MNSError("MessageNotExist")
+    return _queue(row)
+
+
 def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:
     return (
         conn.execute(

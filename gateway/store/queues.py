@@ -325,12 +325,7 @@ class QueueStore:
         receipt = self.signer().verify(name, handle)
         now_ms = self.now_ms()
 
-        def work(conn: Connection) -> Queue:
-            queue = sql.require_queue(conn, name)
-            if not sql.delete_by_receipt(conn, name, receipt, now_ms):
-                raise MNSError("MessageNotExist")
-            return queue
-
+        work = partial(sql.delete_in_queue, queue_name=name, receipt=receipt, now_ms=now_ms)
         return self.database.write(work, atomic=False), receipt.message_id
 
     def delete_messages(
