@@ -266,19 +266,21 @@ class QueueStore:
         purge = self._purge_due()
 
         def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], int | None]:
-            queue = sql.require_queue(conn, name)
-            until = visible_after(now_ms, queue.attributes.visibility_timeout)
+            # The look-up travels with the claim's first statement (PostgreSQL's pipeline): its
+            # result is read only once the claim needs the visibility timeout.
+            queue = sql.lookup_queue(conn, name)
+            visibility = lambda: queue().attributes.visibility_timeout  # noqa: E731
             claimed = sql.claim(
                 conn,
                 name,
                 count,
                 now_ms=now_ms,
-                invisible_until=until,
+                invisible_until=lambda: visible_after(now_ms, visibility()),
                 new_nonce=receipts.new_nonce,
             )
             if purge:
                 sql.purge_expired(conn, now_ms, PURGE_BATCH)
-            return queue, claimed, None if claimed else sql.next_due(conn, name, now_ms)
+            return queue(), claimed, None if claimed else sql.next_due(conn, name, now_ms)
 
         queue, claimed, due = self.database.write(work)
         return queue, [self._with_handle(name, c) for c in claimed], due
