@@ -68,6 +68,8 @@ def open_store(settings: Settings) -> Store:
         open_database(settings),
         max_waiters=settings.max_waiters,
         max_queues=settings.max_queues,
+        region=settings.region,
+        account_id=settings.account_id,
     )
 
 

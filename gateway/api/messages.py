@@ -38,6 +38,7 @@ from gateway.queues.wire import (
     root_name,
     sent_nodes,
 )
+from gateway.store.dead_letter_queue_sql import Moved
 from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("messages", __name__)
@@ -101,9 +102,12 @@ def receive_messages(name: str) -> Response:
     received = params.get("peekonly", "").lower() != "true"
     if received:
         wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
-        queue, messages = _queues().receive(name, batch or 1, wait)
+        result = _queues().receive(name, batch or 1, wait)
+        queue, messages = result.queue, result.messages
         action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
         _log(queue, lambda facts: oplog.received_records(facts, action, messages))
+        if result.moved:
+            _dead_lettered(queue, result.moved)
     else:
         queue, messages = _queues().peek(name, batch or 1)
     if not messages:
@@ -112,6 +116,15 @@ def receive_messages(name: str) -> Response:
         return xml_response("Message", message_nodes(messages[0], received=received))
     nodes: list[XmlNode] = [("Message", message_nodes(m, received=received)) for m in messages]
     return xml_response("Messages", nodes)
+
+
+def _dead_lettered(queue: Queue, moved: list[Moved]) -> None:
+    """Count and log the messages a receive moved to the dead-letter queue."""
+    metrics = gateway().metrics
+    if metrics is not None:
+        for m in moved:
+            metrics.dead_letter_queue_messages.labels("queue", m.dead_letter_queue).inc()
+    _log(queue, lambda facts: oplog.dead_lettered_records(facts, moved))
 
 
 @blueprint.delete("/queues/<name>/messages")

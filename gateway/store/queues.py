@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
-from gateway.queues import receipts
+from gateway.protocol.properties import properties_size
+from gateway.queues import dead_letters, receipts
+from gateway.queues.dead_letters import PolicyUpdate
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.receipts import Receipt, ReceiptSigner
 from gateway.queues.records import (
@@ -31,12 +34,15 @@ from gateway.queues.records import (
     Queue,
     QueueAttributes,
     QueueMessage,
+    QueueType,
     SentMessage,
     VisibilityChange,
 )
 from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub, long_poll
+from gateway.store import fifo_sql, queue_claims
 from gateway.store import queue_sql as sql
+from gateway.store.dead_letter_queue_sql import Moved
 from gateway.store.notifier import Wakeups
 from gateway.store.sql import Connection
 
@@ -48,6 +54,16 @@ DEFAULT_MAX_QUEUES: Final = 1000
 PURGE_INTERVAL_SECONDS: Final = 60.0
 PURGE_BATCH: Final = 1000
 TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What a receive did: the messages it took, and those it moved to the queue's dead-letter
+    queue instead (docs/queues.md#dead-letter-queues)."""
+
+    queue: Queue
+    messages: list[QueueMessage]
+    moved: list[Moved] = field(default_factory=list)
 
 
 class QueueStore:
@@ -70,8 +86,12 @@ class QueueStore:
         recheck_seconds: float = DEFAULT_RECHECK_SECONDS,
         receipt_secret: bytes | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        region: str = "local",
+        account_id: str = "1234567890",
     ) -> None:
         self.database = database
+        self.region = region
+        self.account_id = account_id
         self.clock = clock
         self.max_queues = max_queues
         self.wakeups = wakeups
@@ -93,11 +113,38 @@ class QueueStore:
         """True when created, False when an identical queue exists (409 for a different one)."""
         now = int(self.clock())
         queue = Queue(name, now, now, attributes)
-        return self.database.write(lambda c: sql.create_queue(c, queue, self.max_queues))
 
-    def set_queue_attributes(self, name: str, changes: Mapping[str, int | bool]) -> Queue:
+        def work(conn: Connection) -> bool:
+            _check_dead_letter_target(conn, name, attributes.dead_letter_policy)
+            return sql.create_queue(conn, queue, self.max_queues)
+
+        return self.database.write(work)
+
+    def set_queue_attributes(
+        self,
+        name: str,
+        changes: Mapping[str, int | bool],
+        *,
+        queue_type: QueueType | None = None,
+        dead_letter_policy: PolicyUpdate | None = None,
+    ) -> Queue:
+        """Change the attributes sent; QueueType only to what it is (it is set at creation), the
+        dead-letter policy field by field (docs/queues.md#the-dlqpolicy-element)."""
         now = int(self.clock())
-        queue = self.database.write(lambda c: sql.set_queue_attributes(c, name, changes, now))
+
+        def work(conn: Connection) -> Queue:
+            current = sql.require_queue(conn, name).attributes
+            if queue_type is not None and queue_type is not current.queue_type:
+                raise MNSError("InvalidArgument", "The QueueType of a queue cannot be changed.")
+            policy = current.dead_letter_policy
+            if dead_letter_policy is not None:
+                policy = dead_letter_policy.apply(policy, receive_count=True)
+                _check_dead_letter_target(conn, name, policy)
+            changed = replace(current, **changes, dead_letter_policy=policy)  # type: ignore[arg-type]
+            sql.update_queue(conn, name, changed, now)
+            return sql.require_queue(conn, name)
+
+        queue = self.database.write(work)
         self.notify(name)  # a shorter PollingWaitSeconds or delay concerns sleeping receivers
         return queue
 
@@ -128,7 +175,8 @@ class QueueStore:
         def work(conn: Connection) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
             queue = sql.require_queue(conn, name)
             results = [self._prepare(queue, message, now_ms) for message in messages]
-            sql.insert_messages(conn, [r for r in results if isinstance(r, sql.StoredMessage)])
+            stored = [r for r in results if isinstance(r, sql.StoredMessage)]
+            sql.insert_messages(conn, fifo_sql.grouped(conn, queue, stored))
             if purge:
                 sql.purge_expired(conn, now_ms, PURGE_BATCH)
             return queue, results
@@ -159,10 +207,10 @@ class QueueStore:
         """
         queue = sql.require_queue(conn, queue_name)
         message = NewMessage(body, priority, delay_seconds, dict(properties or {}))
-        prepared = self._prepare(queue, message, now_ms)
+        prepared = self._prepare(queue, message, now_ms, require_group=False)
         if isinstance(prepared, MNSError):
             raise prepared
-        sql.insert_messages(conn, [prepared])
+        sql.insert_messages(conn, fifo_sql.grouped(conn, queue, [prepared]))
         return prepared.id
 
     def notify(self, queue_name: str, count: int | None = None) -> None:
@@ -171,11 +219,17 @@ class QueueStore:
         self.wakeups.announce_queue(queue_name, count)
 
     def _prepare(
-        self, queue: Queue, message: NewMessage, now_ms: int
+        self, queue: Queue, message: NewMessage, now_ms: int, *, require_group: bool = True
     ) -> sql.StoredMessage | MNSError:
+        """The row for ``message``, or why it is refused: too large (the body with its
+        UserProperties), or an ordered queue's message without MessageGroupId (only a producer
+        must give one: docs/queues.md#ordered-queues)."""
         attributes = queue.attributes
-        if body_size(message.body) > attributes.maximum_message_size:
+        size = body_size(message.body) + properties_size(message.properties)
+        if size > attributes.maximum_message_size:
             return MNSError("InvalidArgument", TOO_LARGE)
+        if require_group and attributes.ordered and not message.properties.get("MessageGroupId"):
+            return MNSError("FifoMissingMessageGroupId")
         delay = effective_delay(message.delay_seconds, attributes.delay_seconds)
         return sql.StoredMessage(
             id=self._ids.new_id(now_ms),
@@ -201,107 +255,119 @@ class QueueStore:
         )
 
     # receiving ----------------------------------------------------------------------------
-    def receive(
-        self, name: str, count: int, wait_seconds: int | None
-    ) -> tuple[Queue, list[QueueMessage]]:
-        """Claim up to ``count`` Active messages; when there are none, long-poll for
-        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds)."""
-        queue, messages, _ = self._claim(name, count)
+    def receive(self, name: str, count: int, wait_seconds: int | None) -> Received:
+        """Claim up to ``count`` receivable messages; when there are none, long-poll for
+        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds). Messages moved to the
+        dead-letter queue on the way are reported with the result."""
+        received, _ = self._claim(name, count)
+        queue = received.queue
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        if messages or wait <= 0:
-            return queue, messages
+        if received.messages or wait <= 0:
+            return received
+        moved = list(received.moved)
         deadline = self._monotonic() + wait
         self.wakeups.listen_for_queues()
         with self.waiters.register(name) as waiter:
             if waiter is None:  # over the long-poll limit: MessageNotExist at once
-                return queue, []
+                return received
             found = long_poll(
                 waiter,
-                partial(self._attempt, name, count),
+                partial(self._attempt, name, count, moved),
                 deadline=deadline,
                 monotonic=self._monotonic,
                 recheck_seconds=self._recheck_seconds,
             )
-        return found or (queue, [])
+        return replace(found or received, moved=moved)
 
     def _attempt(
-        self, name: str, count: int
-    ) -> tuple[tuple[Queue, list[QueueMessage]] | None, float | None]:
-        """One look for a long poll: a cheap read first, the writer only if something is ready."""
+        self, name: str, count: int, moved: list[Moved]
+    ) -> tuple[Received | None, float | None]:
+        """One look for a long poll: a cheap read first, the writer only if something is ready.
+        Moves to the dead-letter queue are added to ``moved``."""
         now_ms = self.now_ms()
 
         def probe(conn: Connection) -> tuple[bool, int | None]:
-            sql.require_queue(conn, name)
-            ready = bool(sql.ready_rows(conn, name, now_ms, 1))
-            return ready, None if ready else sql.next_due(conn, name, now_ms)
+            queue = sql.require_queue(conn, name)
+            ready = queue_claims.receivable(conn, queue, now_ms)
+            return ready, None if ready else queue_claims.next_due(conn, queue, now_ms)
 
         ready, due = self.database.read(probe)
         if ready:
-            queue, messages, due = self._claim(name, count)
-            if messages:
-                return (queue, messages), None
+            received, due = self._claim(name, count)
+            moved += received.moved
+            if received.messages:
+                return received, None
         return None, None if due is None else max(due - self.now_ms(), 0) / 1000
 
-    def _claim(self, name: str, count: int) -> tuple[Queue, list[QueueMessage], int | None]:
+    def _claim(self, name: str, count: int) -> tuple[Received, int | None]:
+        """One claim; with nothing claimed, also when something may next be ready."""
         now_ms = self.now_ms()
         purge = self._purge_due()
 
-        def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], int | None]:
+        def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], list[Moved], int | None]:
             queue = sql.require_queue(conn, name)
-            until = visible_after(now_ms, queue.attributes.visibility_timeout)
-            claimed = sql.claim(
-                conn,
-                name,
-                count,
-                now_ms=now_ms,
-                invisible_until=until,
-                new_nonce=receipts.new_nonce,
+            arn = dead_letters.queue_arn(self.region, self.account_id, name)
+            mover = queue_claims.mover_for(
+                queue, now_ms=now_ms, source_arn=arn, new_id=self._ids.new_id
             )
+            claimed, moved = queue_claims.claim(conn, queue, count, now_ms=now_ms, mover=mover)
             if purge:
                 sql.purge_expired(conn, now_ms, PURGE_BATCH)
-            return queue, claimed, None if claimed else sql.next_due(conn, name, now_ms)
+            due = None if claimed else queue_claims.next_due(conn, queue, now_ms)
+            return queue, claimed, moved, due
 
-        queue, claimed, due = self.database.write(work)
-        return queue, [self._with_handle(name, c) for c in claimed], due
+        queue, claimed, moved, due = self.database.write(work)
+        for target in {m.dead_letter_queue for m in moved}:
+            self.notify(target)
+        messages = [self._with_handle(name, c) for c in claimed]
+        return Received(queue, messages, moved), due
 
     def _with_handle(self, name: str, claimed: sql.Claimed) -> QueueMessage:
         receipt = Receipt(claimed.message_id, claimed.nonce, claimed.next_visible_time)
         return claimed.message(self.signer().issue(name, receipt))
 
     def peek(self, name: str, count: int) -> tuple[Queue, list[QueueMessage]]:
+        """What a receive would get now, state unchanged."""
         now_ms = self.now_ms()
 
         def work(conn: Connection) -> tuple[Queue, list[QueueMessage]]:
-            return sql.require_queue(conn, name), sql.peek(conn, name, now_ms, count)
+            queue = sql.require_queue(conn, name)
+            return queue, queue_claims.peek(conn, queue, now_ms, count)
 
         return self.database.read(work)
 
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:
         """Delete the message ``handle`` names; its MessageId."""
-        receipt = self.signer().verify(name, handle)
-        now_ms = self.now_ms()
-
-        def work(conn: Connection) -> Queue:
-            queue = sql.require_queue(conn, name)
-            if not sql.delete_by_receipt(conn, name, receipt, now_ms):
-                raise MNSError("MessageNotExist")
-            return queue
-
-        return self.database.write(work), receipt.message_id
+        queue, (result,) = self._delete(name, [self.signer().verify(name, handle)])
+        if isinstance(result, MNSError):
+            raise result
+        return queue, result
 
     def delete_messages(
         self, name: str, handles: Sequence[str]
     ) -> tuple[Queue, list[str | MNSError]]:
-        """BatchDeleteMessage: per handle, the deleted MessageId or why it failed."""
-        checked = [_verified(self.signer(), name, handle) for handle in handles]
+        """(Batch)DeleteMessage: per handle, the deleted MessageId or why it failed. In an
+        ordered queue a deleted head lets its group's next message be received."""
+        return self._delete(name, [_verified(self.signer(), name, handle) for handle in handles])
+
+    def _delete(
+        self, name: str, checked: Sequence[Receipt | MNSError]
+    ) -> tuple[Queue, list[str | MNSError]]:
         now_ms = self.now_ms()
+        receipts_ = [item for item in checked if isinstance(item, Receipt)]
 
         def work(conn: Connection) -> tuple[Queue, list[str | MNSError]]:
             queue = sql.require_queue(conn, name)
-            return queue, [_delete_one(conn, name, item, now_ms) for item in checked]
+            groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r in receipts_))
+            results = [_delete_one(conn, name, item, now_ms) for item in checked]
+            fifo_sql.refresh_groups(conn, name, groups, now_ms)
+            return queue, results
 
-        return self.database.write(work)
+        queue, results = self.database.write(work)
+        if queue.attributes.ordered and any(isinstance(r, str) for r in results):
+            self.notify(name)
+        return queue, results
 
     def change_visibility(
         self, name: str, handle: str, seconds: int
@@ -312,8 +378,10 @@ class QueueStore:
 
         def work(conn: Connection) -> Queue:
             queue = sql.require_queue(conn, name)
+            groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
             if not sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
                 raise MNSError("MessageNotExist")
+            fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue
 
         queue = self.database.write(work)
@@ -357,3 +425,15 @@ def _delete_one(
     if sql.delete_by_receipt(conn, name, item, now_ms):
         return item.message_id
     return MNSError("MessageNotExist")
+
+
+def _check_dead_letter_target(
+    conn: Connection, name: str, policy: dead_letters.DeadLetterPolicy | None
+) -> None:
+    """A policy may name neither the queue itself nor a queue that does not exist."""
+    dead_letters.check_not_own(name, policy)
+    if policy is not None and sql.get_queue(conn, policy.target_queue) is None:
+        raise MNSError(
+            "InvalidArgument",
+            f"The DeadLetterTargetQueue {policy.target_queue} does not exist.",
+        )

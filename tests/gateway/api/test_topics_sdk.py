@@ -230,7 +230,7 @@ def test_publish_accepts_group_id_and_properties(raw, unique: str) -> None:  # t
         b"<MessageBody>hi</MessageBody><MessageGroupId>group-1</MessageGroupId>"
         b"<UserProperties><PropertyValue><Name>k</Name><Value>v</Value><Type>STRING</Type>"
         b"</PropertyValue></UserProperties>"
-        b"<SystemProperties><SystemPropertyValue><Name>TRACE</Name><Value>1</Value>"
+        b"<SystemProperties><SystemPropertyValue><Name>traceparent</Name><Value>1</Value>"
         b"<Type>STRING</Type></SystemPropertyValue></SystemProperties></Message>"
     )
     response = raw.send("POST", f"/topics/{unique}/messages", body)
