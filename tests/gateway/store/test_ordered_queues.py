@@ -18,7 +18,6 @@ from tests.gateway.store.queue_helpers import (
     error_code,
     make_queue,
     open_store,
-    send,
 )
 
 FIFO = QueueType.FIFO
