@@ -37,7 +37,17 @@ def dead_letter_summary(letter: DeadLetter) -> dict[str, Any]:
         "Attempts": len(letter.attempts),
         "DeadAt": letter.dead_at_ms,
         "ReplayedAt": letter.replayed_at_ms,
+        # Where else it went: docs/delivery.md#subscription-dead-letter-queues
+        "DeadLetterQueue": _dead_letter_queue(letter),
     }
+
+
+def _dead_letter_queue(letter: DeadLetter) -> dict[str, Any] | None:
+    """The subscription's dead-letter queue and the message's id there; MessageId ``None``
+    when the queue was gone or refused it; ``None`` without a dead-letter queue."""
+    if letter.dead_letter_queue is None:
+        return None
+    return {"Queue": letter.dead_letter_queue, "MessageId": letter.dead_letter_queue_message_id}
 
 
 def dead_letter_detail(letter: DeadLetter) -> dict[str, Any]:

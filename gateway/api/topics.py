@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from xml.etree.ElementTree import Element
 
 from flask import Blueprint, Response, request
@@ -19,7 +20,8 @@ from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, child_text, parse_document
 from gateway.store.topics import TopicStore
 from gateway.topics import wire
-from gateway.topics.records import MAX_MESSAGE_SIZE
+from gateway.topics.queue_targets import queue_targets
+from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription
 
 blueprint = Blueprint("topics", __name__)
 
@@ -93,12 +95,31 @@ def put_subscription(topic_name: str, name: str) -> Response:
         strategy = child_text(root, "NotifyStrategy")
         if strategy is not None:
             _topics().set_notify_strategy(topic_name, name, wire.parse_strategy(strategy))
-        else:
-            _topics().get_subscription(topic_name, name)
+        current = _topics().get_subscription(topic_name, name)
+        policy = wire.subscription_policy(root, current.dead_letter_policy)
+        if policy != current.dead_letter_policy:
+            _check_queue_targets(replace(current, dead_letter_policy=policy))
+            _topics().set_dead_letter_policy(topic_name, name, policy)
         return empty_response(204)
     subscription = wire.parse_subscription(topic_name, name, root, _topics().now_seconds())
+    _check_queue_targets(subscription)
     created = _topics().subscribe(subscription)
     return empty_response(201 if created else 204, _subscription_url(topic_name, name))
+
+
+def _check_queue_targets(subscription: Subscription) -> None:
+    """Refuse a QueueEndpoint no queue answers for, and a dead-letter queue that is missing or
+    is the subscription's own queue (docs/delivery.md#queue-endpoints-checked-at-subscribe)."""
+    settings = gateway().settings
+    targets = queue_targets(
+        subscription,
+        region=settings.region,
+        account_id=settings.account_id,
+        bridges=settings.queue_bridges.keys(),
+    )
+    queues = gateway().store.queues
+    if error := targets.missing({n for n in targets.names if queues.queue_exists(n)}):
+        raise error
 
 
 @blueprint.get("/topics/<topic_name>/subscriptions/<name>")

@@ -75,6 +75,8 @@ def compose_store(
         clock=clock,
         topics=TopicStore(database, clock, wakeups=wakeups, ids=ids),
         queues=queues,
-        deliveries=DeliveryStore(database, clock, wakeups=wakeups, queues=queues),
+        deliveries=DeliveryStore(
+            database, clock, wakeups=wakeups, queues=queues, region=region, account_id=account_id
+        ),
         wakeups=wakeups,
     )

@@ -156,6 +156,9 @@ class QueueStore:
 
         return self.database.read(work)
 
+    def queue_exists(self, name: str) -> bool:
+        return self.database.read(lambda c: sql.get_queue(c, name)) is not None
+
     def delete_queue(self, name: str) -> None:
         self.database.write(partial(sql.delete_queue, name=name))
         self.notify(name)  # sleeping receivers answer QueueNotExist now rather than later

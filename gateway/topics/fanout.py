@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gateway.protocol.errors import MNSError
+from gateway.protocol.properties import properties_size
 from gateway.topics.records import Subscription, Topic, TopicMessage
 
 TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
@@ -22,6 +23,8 @@ def matching_subscriptions(
 
 
 def check_size(topic: Topic, message: TopicMessage) -> None:
-    """400 ``InvalidArgument`` for a body over the topic's MaximumMessageSize (UTF-8 bytes)."""
-    if len(message.body.encode("utf-8")) > topic.maximum_message_size:
+    """400 ``InvalidArgument`` for a body over the topic's MaximumMessageSize (UTF-8 bytes, its
+    UserProperties included: docs/protocol.md#message-properties)."""
+    size = len(message.body.encode("utf-8")) + properties_size(message.attributes)
+    if size > topic.maximum_message_size:
         raise MNSError("InvalidArgument", TOO_LARGE)

@@ -19,6 +19,7 @@ from gateway.protocol.names import bool_attribute, int_attribute, render_bool
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import parse_properties
 from gateway.protocol.xml import XmlNode, child, child_text, local_name
+from gateway.queues import dead_letters
 from gateway.topics.records import (
     MAX_MESSAGE_SIZE,
     MAX_TAG_LENGTH,
@@ -90,7 +91,18 @@ def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> S
         notify_content_format=parse_content_format(child_text(root, "NotifyContentFormat")),
         create_time=now,
         last_modify_time=now,
+        dead_letter_policy=subscription_policy(root, None),
     )
+
+
+def subscription_policy(
+    root: Element, current: dead_letters.DeadLetterPolicy | None
+) -> dead_letters.DeadLetterPolicy | None:
+    """A Subscribe or SetSubscriptionAttributes ``<DlqPolicy>`` applied to ``current``: a
+    DeadLetterTargetQueue and Enabled; MaxReceiveCount does not apply to pushes and is
+    ignored (docs/delivery.md#subscription-dead-letter-queues)."""
+    update = dead_letters.parse_policy(root)
+    return current if update is None else update.apply(current, receive_count=False)
 
 
 def subscription_nodes(subscription: Subscription, account_id: str) -> list[XmlNode]:
@@ -109,6 +121,8 @@ def subscription_nodes(subscription: Subscription, account_id: str) -> list[XmlN
     ]
     if s.filter_tag is not None:
         nodes.insert(5, ("FilterTag", s.filter_tag))
+    if s.dead_letter_policy is not None:
+        nodes.append((dead_letters.ELEMENT, s.dead_letter_policy.to_json()))
     return nodes
 
 

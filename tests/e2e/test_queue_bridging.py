@@ -74,14 +74,18 @@ def test_local_queue_endpoint_in_each_format(account: Account, unique: str, fmt:
         assert "<Message>into the queue</Message>" in body
 
 
-def test_missing_local_queue_retries_then_dead_letters(
+def test_a_queue_deleted_after_subscribe_retries_then_dead_letters(
     gateway: RunningGateway, account: Account, unique: str
 ) -> None:
+    """Subscribe refuses a missing queue; one deleted afterwards fails each push instead."""
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
+    queue = account.get_queue(f"{unique}-gone")
+    queue.create(QueueMeta())
     topic.get_subscription("q").subscribe(
-        SubscriptionMeta(f"acs:mns:local:1234567890:queues/{unique}-missing")
+        SubscriptionMeta(f"acs:mns:local:1234567890:queues/{unique}-gone")
     )
+    queue.delete()
     topic.publish_message(TopicMessage("nowhere to go"))
     deadline = time.monotonic() + 20
     letters: list[dict[str, object]] = []

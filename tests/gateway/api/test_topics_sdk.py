@@ -7,6 +7,7 @@ import hashlib
 import pytest
 from mns.account import Account
 from mns.mns_exception import MNSServerException
+from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
 
@@ -142,13 +143,14 @@ def test_subscription_defaults_and_any_case(account: Account, unique: str) -> No
     [
         "http://example.test",
         "https://example.test:8443/path?x=1",
-        "acs:mns:cn-hangzhou:12345:queues/my-queue",
+        "acs:mns:local:1234567890:queues/my-queue",
         "mail:directmail:someone@example.test",
         "sms:directsms:anonymous",
         "sms:directsms:13800000000",
     ],
 )
 def test_every_endpoint_form_is_accepted(account: Account, unique: str, endpoint: str) -> None:
+    account.get_queue("my-queue").create(QueueMeta())  # a QueueEndpoint's queue must exist
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
     topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint))
