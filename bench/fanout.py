@@ -10,10 +10,14 @@ Three measurements, each printed as a table row:
 3. Latency: ``mns-gateway serve`` (API and delivery in one process) with one subscription,
    publishes paced at 200 msg/s for ``--seconds``; p50/p99 of arrival - x-mns-publish-time.
 
-Targets on the 2-core machine: >= 1,500 signed pushes/s; p99 < 50 ms at 200 msg/s; healthy
-throughput within 10% beside a timing-out endpoint.
+With ``--database-url`` each measurement runs on PostgreSQL beside SQLite, and the throughput
+rows also give the CPU each push cost the workers and the database server.
+
+Targets on the 2-core machine: >= 1,500 signed pushes/s (1,200 on PostgreSQL on the same
+machine); p99 < 50 ms at 200 msg/s; healthy throughput within 10% beside a timing-out endpoint.
 
     .venv/bin/python bench/fanout.py [--pushes 6000] [--seconds 10] [--workers 2]
+        [--database-url auto|postgresql://...]
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from backends import Backend, add_database_arguments, backends, tree_cpu_seconds
 from harness import ROOT, free_port, gateway_env, running_gateway
 
 from gateway.config import Settings
@@ -67,9 +72,14 @@ def stats(port: int, path: str = "/stats") -> dict:  # type: ignore[type-arg]
     return json.loads(connection.getresponse().read())
 
 
-def prepare_backlog(data_dir: Path, routes: list[str], messages: int) -> None:
+def prepare_backlog(
+    data_dir: Path, database_url: str | None, routes: list[str], messages: int
+) -> None:
     """Topic, subscriptions and a published backlog, written straight into the store."""
-    store = open_store(Settings(data_dir=data_dir, sqlite_synchronous="NORMAL"))
+    settings = Settings(
+        data_dir=data_dir, sqlite_synchronous="NORMAL", database_url=database_url or ""
+    )
+    store = open_store(settings)
     topics = store.topics
     topics.create_topic("fanout", 65536, False)
     for i, url in enumerate(routes):
@@ -81,8 +91,18 @@ def prepare_backlog(data_dir: Path, routes: list[str], messages: int) -> None:
     store.close()
 
 
-def drain(data_dir: Path, workers: int, port: int, expected: int, timeout: float = 120) -> dict:  # type: ignore[type-arg]
-    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5")
+def drain(  # type: ignore[type-arg]
+    data_dir: Path,
+    backend: Backend,
+    database_url: str | None,
+    workers: int,
+    port: int,
+    expected: int,
+    timeout: float = 120,
+) -> dict:
+    """Run the workers until ``expected`` pushes arrived; the endpoint's stats, plus the CPU
+    per push of the workers (``worker_cpu_ms``) and of the database (``database_cpu_ms``)."""
+    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5", **backend.env(database_url))
     processes = [
         subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", "worker"],
@@ -94,11 +114,28 @@ def drain(data_dir: Path, workers: int, port: int, expected: int, timeout: float
         )
         for _ in range(workers)
     ]
+
+    def cpu() -> tuple[float, float | None]:
+        workers_cpu = sum(tree_cpu_seconds(process.pid) for process in processes)
+        return workers_cpu, backend.database_cpu_seconds()
+
     try:
         deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and stats(port)["count"] == 0:
+            time.sleep(0.02)
+        # CPU from the first push on: the workers' start-up (imports, keys) is not a push's.
+        started, first = cpu(), stats(port)["count"]
         while time.monotonic() < deadline and stats(port)["count"] < expected:
             time.sleep(0.2)
-        return stats(port)
+        result, finished = stats(port), cpu()
+        pushes = max(result["count"] - first, 1)
+        result["worker_cpu_ms"] = (finished[0] - started[0]) / pushes * 1000
+        result["database_cpu_ms"] = (
+            None
+            if started[1] is None or finished[1] is None
+            else (finished[1] - started[1]) / pushes * 1000
+        )
+        return result
     finally:
         for process in processes:
             os.killpg(process.pid, signal.SIGTERM)
@@ -106,21 +143,26 @@ def drain(data_dir: Path, workers: int, port: int, expected: int, timeout: float
 
 
 def throughput(
-    subscriptions: int, pushes: int, workers: int, slow: bool = False
-) -> tuple[float, int]:
+    backend: Backend, subscriptions: int, pushes: int, workers: int, slow: bool = False
+) -> dict:  # type: ignore[type-arg]
+    """Pushes/s (``rate``) draining a backlog, with the CPU per push of each side."""
     with endpoint() as port, endpoint(hang=True) as dead, tempfile.TemporaryDirectory() as tmp:
         routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(subscriptions)]
         if slow:
             routes.append(f"http://127.0.0.1:{dead}/never")
         messages = max(1, pushes // subscriptions)
-        prepare_backlog(Path(tmp), routes, messages)
-        result = drain(Path(tmp), workers, port, messages * subscriptions)
+        url = backend.new_database()
+        prepare_backlog(Path(tmp), url, routes, messages)
+        result = drain(Path(tmp), backend, url, workers, port, messages * subscriptions)
         span = (result["last"] or 0) - (result["first"] or 0)
-        return (result["count"] / span if span > 0 else 0.0), result["count"]
+        result["rate"] = result["count"] / span if span > 0 else 0.0
+        return result
 
 
-def paced_latency(rate: int, seconds: int) -> dict[str, float]:
-    with endpoint() as port, running_gateway("serve", 1) as client:
+def paced_latency(backend: Backend, rate: int, seconds: int) -> dict[str, float]:
+    env = backend.env(backend.new_database())
+    with endpoint() as port, running_gateway("serve", 1, **env) as server:
+        client = server.client
         assert client.send("PUT", "/topics/paced", b"<Topic/>").status == 201
         sub = f"<Subscription><Endpoint>http://127.0.0.1:{port}/p</Endpoint></Subscription>"
         assert client.send("PUT", "/topics/paced/subscriptions/s", sub.encode()).status == 201
@@ -144,31 +186,45 @@ def paced_latency(rate: int, seconds: int) -> dict[str, float]:
     }
 
 
+def _cpu(result: dict) -> str:  # type: ignore[type-arg]
+    database = result["database_cpu_ms"]
+    text = f"worker CPU {result['worker_cpu_ms']:.2f} ms/push"
+    return text if database is None else f"{text}, database {database:.2f} ms/push"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pushes", type=int, default=6000)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
+    add_database_arguments(parser)
     args = parser.parse_args()
-    print(f"throughput: backlog drained by {args.workers} `mns-gateway worker` processes")
-    for subscriptions in (1, 10, 100):
-        rate, count = throughput(subscriptions, args.pushes, args.workers)
-        print(
-            f"  1 topic x {subscriptions:>3} subscriptions: {rate:>7.0f} pushes/s ({count} pushes)",
-            flush=True,
-        )
-    healthy, _ = throughput(10, args.pushes, args.workers)
-    beside_slow, _ = throughput(10, args.pushes, args.workers, slow=True)
-    print(
-        f"  10 healthy alone: {healthy:.0f}/s; beside a timing-out endpoint: {beside_slow:.0f}/s "
-        f"({beside_slow / healthy:.0%} of alone)",
-        flush=True,
-    )
-    latency = paced_latency(200, args.seconds)
-    print(
-        f"latency at 200 msg/s on `mns-gateway serve`: p50 {latency['p50']:.1f} ms, "
-        f"p99 {latency['p99']:.1f} ms over {latency['count']} pushes"
-    )
+    with backends(args) as databases:
+        print(f"throughput: backlog drained by {args.workers} `mns-gateway worker` processes")
+        for subscriptions in (1, 10, 100):
+            for backend in databases:
+                r = throughput(backend, subscriptions, args.pushes, args.workers)
+                print(
+                    f"  {backend.label:<11} 1 topic x {subscriptions:>3} subscriptions:"
+                    f" {r['rate']:>7.0f} pushes/s ({r['count']} pushes; {_cpu(r)})",
+                    flush=True,
+                )
+        for backend in databases:
+            healthy = throughput(backend, 10, args.pushes, args.workers)["rate"]
+            beside = throughput(backend, 10, args.pushes, args.workers, slow=True)["rate"]
+            print(
+                f"  {backend.label:<11} 10 healthy alone: {healthy:.0f}/s; beside a timing-out"
+                f" endpoint: {beside:.0f}/s ({beside / healthy:.0%} of alone)",
+                flush=True,
+            )
+        for backend in databases:
+            latency = paced_latency(backend, 200, args.seconds)
+            print(
+                f"{backend.label}: latency at 200 msg/s on `mns-gateway serve`:"
+                f" p50 {latency['p50']:.1f} ms, p99 {latency['p99']:.1f} ms"
+                f" over {latency['count']} pushes",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,9 +57,18 @@ def gateway_env(data_dir: Path, **extra: str) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class BenchServer:
+    """A running gateway: a client for it and the pid at the root of its process tree."""
+
+    client: RawClient
+    pid: int
+
+
 @contextmanager
-def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClient]:
-    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app)."""
+def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[BenchServer]:
+    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app);
+    ``env`` adds ``MNS_GATEWAY_*`` settings (``MNS_GATEWAY_DATABASE_URL`` among them)."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir:
         environment = gateway_env(Path(data_dir), **env)
@@ -103,7 +113,7 @@ def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[RawClie
         )
         try:
             wait_until_ready(port, process)
-            yield RawClient("127.0.0.1", port, KEY_ID, SECRET)
+            yield BenchServer(RawClient("127.0.0.1", port, KEY_ID, SECRET), process.pid)
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             try:

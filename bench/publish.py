@@ -1,18 +1,20 @@
 """PublishMessage throughput and latency over real HTTP, SDK-style signed requests.
 
 Runs ``mns-gateway serve`` (one worker process) and ``gunicorn gateway.wsgi:app`` with 2 workers,
-each against a topic with 1 and with 10 subscriptions, and prints requests/s and p50/p99 latency.
-Delivery workers are turned off so the figures describe the publish path alone; bench/fanout.py
-measures deliveries. Target on the 2-core machine: >= 2,000 publishes/s with one subscription,
-p99 < 30 ms.
+each against a topic with 1 and with 10 subscriptions, and prints requests/s, p50/p99 latency and
+the CPU each publish cost the gateway (and, on PostgreSQL, the database server). Delivery workers
+are turned off so the figures describe the publish path alone; bench/fanout.py measures
+deliveries. Targets on the 2-core machine: >= 2,000 publishes/s with one subscription on SQLite,
+>= 1,500 on PostgreSQL on the same machine, p99 < 30 ms.
 
-    .venv/bin/python bench/publish.py [--seconds 10] [--connections 16]
+    .venv/bin/python bench/publish.py [--seconds 10] [--connections 16] [--database-url auto|URL]
 """
 
 from __future__ import annotations
 
 import argparse
 
+from backends import Backend, CpuMeter, add_database_arguments, backends
 from harness import require_wrk, run_wrk, running_gateway
 
 MESSAGE = (
@@ -22,49 +24,55 @@ MESSAGE = (
 
 
 def measure(
-    mode: str, workers: int, subscriptions: int, args: argparse.Namespace
+    backend: Backend, mode: str, workers: int, subscriptions: int, args: argparse.Namespace
 ) -> dict[str, float]:
-    with running_gateway(mode, workers, MNS_GATEWAY_DELIVERY_THREADS="0") as client:
+    env = {"MNS_GATEWAY_DELIVERY_THREADS": "0", **backend.env(backend.new_database())}
+    with running_gateway(mode, workers, **env) as server:
+        client = server.client
         assert client.send("PUT", "/topics/bench", b"<Topic/>").status == 201
         for i in range(subscriptions):
             body = f"<Subscription><Endpoint>http://127.0.0.1:9/{i}</Endpoint></Subscription>"
             assert (
                 client.send("PUT", f"/topics/bench/subscriptions/s{i}", body.encode()).status == 201
             )
-        run_wrk(
-            client,
-            "POST",
-            "/topics/bench/messages",
-            MESSAGE,
-            seconds=2,
-            connections=args.connections,
-        )  # warm-up
-        return run_wrk(
-            client,
-            "POST",
-            "/topics/bench/messages",
-            MESSAGE,
-            seconds=args.seconds,
-            connections=args.connections,
+        uri, connections = "/topics/bench/messages", args.connections
+        run_wrk(client, "POST", uri, MESSAGE, seconds=2, connections=connections)  # warm-up
+        meter = CpuMeter(server.pid, backend)
+        before = meter.read()
+        figures = run_wrk(
+            client, "POST", uri, MESSAGE, seconds=args.seconds, connections=connections
         )
+        figures["gateway_cpu_ms"], figures["database_cpu_ms"] = meter.per_operation_ms(
+            before, meter.read(), figures["requests"]
+        )
+        return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=16)
+    add_database_arguments(parser)
     args = parser.parse_args()
     require_wrk()
-    print(f"{'server':<24}{'subs':>5}{'publish/s':>12}{'p50 ms':>9}{'p99 ms':>9}  statuses")
-    for mode, workers in (("serve", 1), ("gunicorn", 2)):
-        for subscriptions in (1, 10):
-            figures = measure(mode, workers, subscriptions, args)
-            label = f"{mode} ({workers} worker{'s' if workers > 1 else ''})"
-            print(
-                f"{label:<24}{subscriptions:>5}{figures['rps']:>12.0f}{figures['p50_ms']:>9.2f}"
-                f"{figures['p99_ms']:>9.2f}{figures['errors'] + figures['non2xx']:>8.0f}",
-                flush=True,
-            )
+    print(
+        f"{'server':<22}{'database':<12}{'subs':>5}{'publish/s':>11}{'p50 ms':>8}{'p99 ms':>8}"
+        f"{'CPU ms: gateway':>17}{'database':>10}  failed"
+    )
+    with backends(args) as databases:
+        for mode, workers in (("serve", 1), ("gunicorn", 2)):
+            for subscriptions in (1, 10):
+                for backend in databases:  # alternating: the machine's noise hits both alike
+                    f = measure(backend, mode, workers, subscriptions, args)
+                    label = f"{mode} ({workers} worker{'s' if workers > 1 else ''})"
+                    database = f["database_cpu_ms"]
+                    print(
+                        f"{label:<22}{backend.label:<12}{subscriptions:>5}{f['rps']:>11.0f}"
+                        f"{f['p50_ms']:>8.2f}{f['p99_ms']:>8.2f}{f['gateway_cpu_ms']:>17.3f}"
+                        f"{'-' if database is None else f'{database:.3f}':>10}"
+                        f"{f['errors'] + f['non2xx']:>8.0f}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

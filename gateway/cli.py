@@ -1,17 +1,35 @@
-"""``mns-gateway``: serve the API with delivery workers, run workers alone, operate on the store."""
+"""``mns-gateway``: serve the API with delivery workers, run workers alone, operate on the store.
+
+Every command fails the way a tool should: one line on stderr naming what is wrong, and a
+non-zero exit code; tracebacks are for bugs. Commands that print data print it for people
+(times in ISO-8601 UTC) and, with ``--json``, as JSON for scripts.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import signal
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 from gateway.config import Settings, settings_from_env
-from gateway.credentials import resolve_access_keys
+from gateway.credentials import (
+    announce_generated_keys,
+    resolve_access_keys,
+    stored_credentials,
+)
+from gateway.data_dir import prepare_data_dir
+from gateway.protocol.errors import GatewayError
+
+
+class CommandError(GatewayError):
+    """A command cannot do what it was asked; its message is the one line the user sees."""
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -24,10 +42,22 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from gateway.server import GatewayServer, announce_generated_keys
-
+def _ready_settings(args: argparse.Namespace) -> Settings:
+    """Settings for a command that uses the data dir, which must be usable."""
     settings = _settings(args)
+    prepare_data_dir(settings.data_dir)
+    return settings
+
+
+def _emit(args: argparse.Namespace, document: Any, text: Callable[[Any], str]) -> None:
+    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text(document))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gateway.serving import GatewayServer, check_can_listen
+
+    settings = _ready_settings(args)
+    check_can_listen(settings.host, settings.port)
     if not settings.database_url:
         # Resolve (and print) generated credentials once, before gunicorn forks its workers.
         # With a shared database each worker does (whichever creates the pair prints it): the
@@ -47,7 +77,7 @@ def _worker(args: argparse.Namespace) -> int:
     on one event loop: a push spends its time signing and waiting on a socket, and OS threads
     contending for the GIL cost about 20 context switches and a sixth of the CPU per push.
     """
-    settings = _settings(args)
+    settings = _ready_settings(args)
     if settings.pushes_on_greenlets:
         from gevent import monkey
 
@@ -56,8 +86,7 @@ def _worker(args: argparse.Namespace) -> int:
 
     runtime = build_runtime(settings, with_worker=True)
     if runtime.worker is None:
-        print("MNS_GATEWAY_DELIVERY_THREADS is 0: nothing to run")
-        return 1
+        raise CommandError("MNS_GATEWAY_DELIVERY_THREADS is 0: nothing to run")
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
@@ -67,27 +96,75 @@ def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
+class DeadLetters(Protocol):
+    """Local (:class:`gateway.dead_letters.LocalDeadLetters`) or remote, the same documents."""
+
+    def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]: ...
+    def detail(self, letter_id: str) -> dict[str, Any]: ...
+    def replay(self, letter_id: str) -> dict[str, Any]: ...
+
+
+def _run_dead_letters(args: argparse.Namespace, letters: DeadLetters) -> int:
+    from gateway import dead_letters
+
+    if args.action == "list":
+        listing = letters.listing(args.marker or "", args.limit, args.topic)
+        _emit(args, listing, dead_letters.describe_listing)
+        return 0
+    try:
+        if args.action == "show":
+            _emit(args, letters.detail(args.id), dead_letters.describe_detail)
+        else:
+            replayed = letters.replay(args.id)
+            _emit(args, replayed, lambda r: f"replayed {r['Id']} as delivery {r['DeliveryId']}")
+    except GatewayError as error:
+        message = getattr(error, "message", str(error))
+        raise CommandError(f"dead letter {args.id}: {message}") from error
+    return 0
+
+
 def _dead_letters(args: argparse.Namespace) -> int:
-    from gateway.api.admin import dead_letter_detail, dead_letter_summary
+    from gateway.dead_letters import LocalDeadLetters
+    from gateway.oplog import open_operation_log
     from gateway.server import open_store
 
-    store = open_store(_settings(args))
-    letters = store.deliveries
+    settings = _ready_settings(args)
+    store = open_store(settings)
+    oplog = open_operation_log(str(settings.log_dir) if settings.log_dir else None)
     try:
-        if args.action == "list":
-            page = letters.list_dead_letters(args.marker or "", args.limit, args.topic)
-            result: object = {
-                "DeadLetters": [dead_letter_summary(d) for d in page.items],
-                "NextMarker": page.next_marker,
-            }
-        elif args.action == "show":
-            result = dead_letter_detail(letters.get_dead_letter(args.id))
-        else:
-            result = {"Id": args.id, "DeliveryId": letters.replay_dead_letter(args.id)}
+        return _run_dead_letters(
+            args, LocalDeadLetters(store.deliveries, oplog, settings.account_id)
+        )
     finally:
+        oplog.close()
         store.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False))
-    return 0
+
+
+def _admin(args: argparse.Namespace) -> int:
+    """``/admin/`` of a gateway elsewhere, with requests signed by the given access key."""
+    from gateway.admin_client import AdminClient, RemoteDeadLetters
+
+    settings = _settings(args)
+    key_id = args.access_key_id or os.environ.get("MNS_GATEWAY_ACCESS_KEY_ID")
+    secret = args.access_key_secret or os.environ.get("MNS_GATEWAY_ACCESS_KEY_SECRET")
+    if not (key_id and secret):
+        stored = stored_credentials(settings.data_dir) or {}
+        key_id, secret = next(iter(stored.items()), (None, None))
+    if not (key_id and secret):
+        raise CommandError(
+            "no access key: pass --access-key-id and --access-key-secret "
+            "(or set MNS_GATEWAY_ACCESS_KEY_ID and MNS_GATEWAY_ACCESS_KEY_SECRET)"
+        )
+    client = AdminClient(args.url or settings.base_url, key_id, secret)
+    return _run_dead_letters(args, RemoteDeadLetters(client))
+
+
+def _database_settings(args: argparse.Namespace) -> Settings:
+    """Settings for a command that opens the database: a SQLite one needs a usable data dir."""
+    settings = _settings(args)
+    if not settings.database_url:
+        prepare_data_dir(settings.data_dir)
+    return settings
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -96,26 +173,62 @@ def _migrate(args: argparse.Namespace) -> int:
     from gateway.server import open_database
     from gateway.store.migrations import latest_version
 
-    database = open_database(_settings(args), migrate=False)
+    database = open_database(_database_settings(args), migrate=False)
     try:
         applied = database.migrate()
     finally:
         database.close()
-    print(json.dumps({"Applied": applied, "SchemaVersion": latest_version()}))
+    document = {"Applied": applied, "SchemaVersion": latest_version()}
+    _emit(args, document, lambda d: f"schema version {d['SchemaVersion']}, applied {d['Applied']}")
     return 0
 
 
 def _keys(args: argparse.Namespace) -> int:
+    """The signing key in use, or a new one (with a shared database, every replica follows)."""
     from gateway.server import open_database, open_keyring
 
-    settings = _settings(args)
+    settings = _database_settings(args)
     database = open_database(settings)
     try:
         keyring = open_keyring(settings, database)
         key = keyring.rotate() if args.action == "rotate" else keyring.current
     finally:
         database.close()
-    print(json.dumps({"CurrentKeyId": key.key_id}))
+    _emit(args, {"CurrentKeyId": key.key_id}, lambda d: f"current signing key: {d['CurrentKeyId']}")
+    return 0
+
+
+def _generated_credentials(settings: Settings) -> dict[str, str] | None:
+    if not settings.database_url:
+        return stored_credentials(settings.data_dir)
+    from gateway.server import open_database
+    from gateway.store.shared import SharedSettings
+
+    database = open_database(settings)
+    try:
+        return stored_credentials(settings.data_dir, SharedSettings(database))
+    finally:
+        database.close()
+
+
+def _credentials_show(args: argparse.Namespace) -> int:
+    """The access keys the gateway accepts: configured ones, else the pair it generated."""
+    settings = _settings(args)
+    keys = dict(settings.access_keys) or _generated_credentials(settings)
+    if not keys:
+        raise CommandError(
+            f"no credentials yet in {settings.data_dir}: `mns-gateway serve` generates a pair "
+            "on its first start (unless MNS_GATEWAY_ACCESS_KEY_ID is set)"
+        )
+    document = {"AccessKeys": [{"AccessKeyId": k, "AccessKeySecret": s} for k, s in keys.items()]}
+    _emit(
+        args,
+        document,
+        lambda d: "\n".join(
+            f"AccessKeyId:     {pair['AccessKeyId']}\nAccessKeySecret: {pair['AccessKeySecret']}"
+            for pair in d["AccessKeys"]
+        ),
+    )
     return 0
 
 
@@ -123,42 +236,83 @@ def _with_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where the SQLite database and keys live")
 
 
-def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _with_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
+
+
+def _dead_letter_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("list", "show", "replay"))
+    parser.add_argument("id", nargs="?", help="dead letter id (show, replay)")
+    parser.add_argument("--topic", help="only this topic's dead letters (list)")
+    parser.add_argument("--marker", help="continue a listing from this id (list)")
+    parser.add_argument("--limit", type=int, default=100)
+    _with_json(parser)
+
+
+def _add_serving_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser("serve", help="run the MNS API and the delivery workers")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (default 8080)")
     _with_data_dir(serve)
     serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 1)")
-    serve.add_argument("--threads", type=int, help="threads per worker (default 64)")
+    serve.add_argument(
+        "--threads",
+        type=int,
+        help="threads per worker with MNS_GATEWAY_WORKER_CLASS=gthread only (default 64); "
+        "the default gevent worker class serves on greenlets and ignores it",
+    )
     serve.set_defaults(handler=_serve)
 
     worker = commands.add_parser("worker", help="run only the delivery workers")
     _with_data_dir(worker)
     worker.set_defaults(handler=_worker)
 
+
+def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     letters = commands.add_parser("dead-letters", help="list, inspect and replay dead letters")
-    letters.add_argument("action", choices=("list", "show", "replay"))
-    letters.add_argument("id", nargs="?", help="dead letter id (show, replay)")
-    letters.add_argument("--topic", help="only this topic's dead letters (list)")
-    letters.add_argument("--marker", help="continue a listing from this id (list)")
-    letters.add_argument("--limit", type=int, default=100)
+    _dead_letter_arguments(letters)
     _with_data_dir(letters)
     letters.set_defaults(handler=_dead_letters)
 
-    migrate = commands.add_parser("migrate", help="apply the database's schema migrations")
+    admin = commands.add_parser(
+        "admin", help="the dead-letter commands against a gateway elsewhere, through /admin/"
+    )
+    admin.add_argument("--url", help="the gateway's URL (default MNS_GATEWAY_PUBLIC_URL)")
+    admin.add_argument("--access-key-id", help="default MNS_GATEWAY_ACCESS_KEY_ID")
+    admin.add_argument("--access-key-secret", help="default MNS_GATEWAY_ACCESS_KEY_SECRET")
+    admin_commands = admin.add_subparsers(dest="admin_command", required=True)
+    remote_letters = admin_commands.add_parser("dead-letters", help="as `mns-gateway dead-letters`")
+    _dead_letter_arguments(remote_letters)
+    admin.set_defaults(handler=_admin)
+
+    migrate = commands.add_parser(
+        "migrate", help="apply the database's schema migrations and exit (safe beside replicas)"
+    )
     _with_data_dir(migrate)
+    _with_json(migrate)
     migrate.set_defaults(handler=_migrate)
 
     keys = commands.add_parser("keys", help="show or rotate the push signing key")
     keys.add_argument("action", choices=("show", "rotate"))
     _with_data_dir(keys)
+    _with_json(keys)
     keys.set_defaults(handler=_keys)
+
+    credentials = commands.add_parser("credentials", help="the access keys clients sign with")
+    credential_commands = credentials.add_subparsers(dest="credentials_command", required=True)
+    show = credential_commands.add_parser(
+        "show", help="print the access keys the gateway accepts (the generated pair, again)"
+    )
+    _with_data_dir(show)
+    _with_json(show)
+    show.set_defaults(handler=_credentials_show)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mns-gateway", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mns-gateway", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    _add_commands(commands)
+    _add_serving_commands(commands)
+    _add_operator_commands(commands)
     # Listed on every install: without the pipeline extra or Java it says so in one line.
     from gateway.pipeline.report import add_report_arguments, run_report
 
@@ -174,9 +328,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "dead-letters" and args.action != "list" and not args.id:
+    if getattr(args, "action", None) in ("show", "replay") and hasattr(args, "id") and not args.id:
         parser.error(f"dead-letters {args.action} needs a dead letter id")
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except GatewayError as error:
+        print(f"mns-gateway {args.command}: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ENV_PREFIX = "MNS_GATEWAY_"
+#: Connections one gevent worker process serves at once (gunicorn's ``worker_connections``).
+WORKER_CONNECTIONS = 1000
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -92,7 +94,9 @@ class Settings:
     signing_key_file: Path | None = None
     signing_cert_file: Path | None = None
     admin_access_keys: tuple[str, ...] = ()
-    max_waiters: int = 48
+    #: Long polls one process holds at once; ``None`` sizes it from the worker class
+    #: (:attr:`waiter_limit`).
+    max_waiters: int | None = None
     max_queues: int = 1000
     smtp_url: str = ""
     mail_from: str = ""
@@ -115,6 +119,21 @@ class Settings:
     def pushes_on_greenlets(self) -> bool:
         """Whether ``mns-gateway worker`` runs its pushes on gevent rather than OS threads."""
         return self.worker_class != "gthread"
+
+    @property
+    def waiter_limit(self) -> int:
+        """How many receives may wait for a message at once in one process.
+
+        A waiting receive holds what the worker class serves a request with: a greenlet and one
+        of :data:`WORKER_CONNECTIONS` connections with gevent (100 are kept for everything
+        else), a server thread with gthread (16 are kept). Beyond the limit a receive on an
+        empty queue gets MessageNotExist at once instead of starving senders.
+        """
+        if self.max_waiters is not None:
+            return self.max_waiters
+        if self.worker_class == "gthread":
+            return max(1, self.threads - 16)
+        return WORKER_CONNECTIONS - 100
 
     @property
     def database_path(self) -> Path:
@@ -159,7 +178,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         signing_key_file=_env_path(env, "SIGNING_KEY_FILE"),
         signing_cert_file=_env_path(env, "SIGNING_CERT_FILE"),
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
-        max_waiters=int(get("MAX_WAITERS", "48")),
+        max_waiters=int(get("MAX_WAITERS", "")) if get("MAX_WAITERS", "").strip() else None,
         max_queues=int(get("MAX_QUEUES", "1000")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),

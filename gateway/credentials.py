@@ -1,8 +1,9 @@
 """The access key pair generated on first start when none is configured.
 
 A newcomer running ``mns-gateway serve`` with no configuration still gets an authenticated
-gateway: a pair is generated, kept in the data dir (mode 0600) and printed once, the first time.
-Replicas sharing a PostgreSQL database keep it in the database instead, so they all accept it.
+gateway: a pair is generated, kept in the data dir (mode 0600) and printed the first time;
+``mns-gateway credentials show`` prints it again whenever needed. Replicas sharing a PostgreSQL
+database keep it in the database instead, so they all accept the same pair.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -21,6 +23,8 @@ SHARED_NAME = "generated_access_key"
 
 class SharedValues(Protocol):
     """Named values every replica sees (:class:`gateway.store.shared.SharedSettings`)."""
+
+    def get(self, name: str) -> str | None: ...
 
     def get_or_create(self, name: str, candidate: str) -> str: ...
 
@@ -43,8 +47,7 @@ def load_or_create(
     if shared is not None:
         candidate = json.dumps(_generate())
         text = shared.get_or_create(SHARED_NAME, candidate)
-        stored = json.loads(text)
-        return {stored["AccessKeyId"]: stored["AccessKeySecret"]}, text == candidate
+        return _pair(text), text == candidate
     path = data_dir / CREDENTIALS_FILE
     data_dir.mkdir(parents=True, exist_ok=True)
     created = False
@@ -56,8 +59,7 @@ def load_or_create(
         with os.fdopen(fd, "w") as handle:
             json.dump(_generate(), handle)
         created = True
-    stored = json.loads(path.read_text())
-    return {stored["AccessKeyId"]: stored["AccessKeySecret"]}, created
+    return _read(path), created
 
 
 def resolve_access_keys(
@@ -72,3 +74,34 @@ def resolve_access_keys(
         return dict(configured), None
     keys, created = load_or_create(data_dir, shared)
     return keys, (keys if created else None)
+
+
+def stored_credentials(data_dir: Path, shared: SharedValues | None = None) -> dict[str, str] | None:
+    """The generated pair kept in ``data_dir`` (or ``shared``) as ``{id: secret}``, without
+    creating one."""
+    if shared is not None:
+        text = shared.get(SHARED_NAME)
+        return None if text is None else _pair(text)
+    path = data_dir / CREDENTIALS_FILE
+    return _read(path) if path.is_file() else None
+
+
+def _pair(text: str) -> dict[str, str]:
+    stored = json.loads(text)
+    return {stored["AccessKeyId"]: stored["AccessKeySecret"]}
+
+
+def _read(path: Path) -> dict[str, str]:
+    return _pair(path.read_text())
+
+
+def announce_generated_keys(keys: dict[str, str] | None) -> None:
+    """Print a freshly generated access key pair, so a newcomer can configure a client."""
+    for key_id, secret in (keys or {}).items():
+        print(
+            "Generated an access key pair (kept in the data dir; "
+            "`mns-gateway credentials show` prints it again):\n"
+            f"  AccessKeyId:     {key_id}\n  AccessKeySecret: {secret}",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -1,28 +1,25 @@
-"""Assembling a running gateway from settings: database, store, keys, delivery worker, app; and
-gunicorn.
+"""Assembling a running gateway from settings: database, store, keys, delivery worker, app.
 
 Gunicorn with gevent's WSGI server (:mod:`gateway.pywsgi_worker`; or gthread) holds many idle
 keep-alive and long-poll connections per process. Each worker process builds its own app (no
 preload), so every process has its own database connections, key ring and delivery worker;
 leases in the store keep their work apart, in one process, on one host or across replicas.
+Gunicorn itself is configured in :mod:`gateway.serving`.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask
-from gunicorn.app.base import BaseApplication
 
 from gateway.app import create_app
 from gateway.config import Settings
-from gateway.credentials import resolve_access_keys
+from gateway.credentials import announce_generated_keys, resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.keyring import KeyRing, KeyStorage
 from gateway.delivery.mail import MailSender
@@ -66,7 +63,7 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Database:
 def open_store(settings: Settings) -> Store:
     return compose_store(
         open_database(settings),
-        max_waiters=settings.max_waiters,
+        max_waiters=settings.waiter_limit,
         max_queues=settings.max_queues,
         region=settings.region,
         account_id=settings.account_id,
@@ -90,18 +87,6 @@ def open_keyring(settings: Settings, database: Database) -> KeyRing:
         private_key_file=settings.signing_key_file,
         certificate_file=settings.signing_cert_file,
     )
-
-
-def announce_generated_keys(keys: dict[str, str] | None) -> None:
-    """Print a freshly generated access key pair once, so a newcomer can configure a client."""
-    if keys:
-        for key_id, secret in keys.items():
-            print(
-                "Generated an access key pair (kept in the data dir; shown only this once):\n"
-                f"  AccessKeyId:     {key_id}\n  AccessKeySecret: {secret}",
-                file=sys.stderr,
-                flush=True,
-            )
 
 
 @dataclass
@@ -205,31 +190,3 @@ def build_app(settings: Settings) -> Flask:
         metrics=runtime.metrics,
         certificates=runtime.keyring,
     )
-
-
-class GatewayServer(BaseApplication):  # type: ignore[misc]
-    """gunicorn, configured from :class:`Settings` instead of a config file."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        super().__init__()
-
-    def load_config(self) -> None:
-        options: dict[str, Any] = {
-            "bind": f"{self.settings.host}:{self.settings.port}",
-            "workers": self.settings.workers,
-            "worker_class": self.settings.gunicorn_worker_class,
-            "threads": self.settings.threads,
-            "worker_connections": 1000,
-            "keepalive": 75,
-            "timeout": 60,
-            "graceful_timeout": 10,
-            "proc_name": "mns-gateway",
-            # Several gateways may run on one host (tests, demos): no shared control socket.
-            "control_socket_disable": True,
-        }
-        for key, value in options.items():
-            self.cfg.set(key, value)
-
-    def load(self) -> Flask:
-        return build_app(self.settings)

@@ -21,6 +21,12 @@ from tests.postgres import PostgresServer, postgres_server
 
 ACCESS_KEY_ID = "test-key-id"
 ACCESS_KEY_SECRET = "test-key-secret"
+#: Retries a hundred times sooner, and pushes and leases that give up quickly.
+FAST_RETRIES = {
+    "MNS_GATEWAY_RETRY_SCALE": "0.01",
+    "MNS_GATEWAY_PUSH_TIMEOUT": "0.5",
+    "MNS_GATEWAY_LEASE_SECONDS": "2",
+}
 
 
 def free_port() -> int:

@@ -62,7 +62,13 @@ def log_operations(
     if not enabled:
         return
     log = gateway().oplog
-    facts = RequestFacts(
+    for record in build(request_facts(resource, name)):
+        log.write(record)
+
+
+def request_facts(resource: Field, name: str) -> RequestFacts:
+    """What every operation-log record of this request shares."""
+    return RequestFacts(
         resource=resource,
         name=name,
         request_id=g.get("request_id", ""),
@@ -70,8 +76,6 @@ def log_operations(
         account_id=gateway().settings.account_id,
         process_time_ms=(time.monotonic() - g.get("started", time.monotonic())) * 1000,
     )
-    for record in build(facts):
-        log.write(record)
 
 
 def raw_uri() -> str:

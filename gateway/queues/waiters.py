@@ -13,9 +13,11 @@ the receiver sleeps at most until the earliest such time it saw, and never longe
 ``recheck_seconds``, so a lost datagram or a write from another host costs latency, never a
 stuck receiver.
 
-A sleeping receiver holds one server thread (gunicorn gthread), so the hub admits at most
+A sleeping receiver holds what its request is served with: a greenlet and a connection with
+the default gevent worker class, a server thread with gthread. So the hub admits at most
 ``max_waiters`` of them; the rest get MessageNotExist at once, as the real service answers when
-its long-poll limit is reached, and the threads stay free for senders.
+its long-poll limit is reached, and the connections or threads stay free for senders. The
+gateway sizes the limit from its worker class (:attr:`gateway.config.Settings.waiter_limit`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Final, TypeVar
 
 T = TypeVar("T")
 
-#: Leaves 16 of gunicorn's default 64 threads per worker for everything but long polls.
+#: For hubs built without settings (tests, embedding): 16 short of gthread's default 64 threads.
 DEFAULT_MAX_WAITERS: Final = 48
 #: The longest a long poll sleeps without looking at the queue again.
 DEFAULT_RECHECK_SECONDS: Final = 1.0

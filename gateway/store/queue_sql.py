@@ -21,7 +21,7 @@ from gateway.queues.dead_letters import DeadLetterPolicy
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage, QueueType
 from gateway.queues.states import MessageState, message_state
-from gateway.store.sql import Connection, Row, placeholders
+from gateway.store.sql import Connection, Row, insert_rows, placeholders
 
 if TYPE_CHECKING:
     from gateway.store.dead_letter_queue_sql import DeadLetterMover, Moved
@@ -199,10 +199,12 @@ def message_counts(conn: Connection, name: str, now_ms: int) -> MessageCounts:
 
 # messages -------------------------------------------------------------------------------------
 def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None:
-    conn.executemany(
-        "INSERT INTO queue_messages (id, queue_name, body, body_md5, priority, enqueue_time,"
-        " visible_at, expires_at, dequeue_count, receipt_nonce, properties, group_id, group_seq)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+    if not messages:
+        return
+    insert_rows(
+        conn,
+        "queue_messages (id, queue_name, body, body_md5, priority, enqueue_time, visible_at,"
+        " expires_at, dequeue_count, receipt_nonce, properties, group_id, group_seq)",
         [
             (
                 m.id,
@@ -213,6 +215,7 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
                 m.enqueue_time,
                 m.visible_at,
                 m.expires_at,
+                0,
                 m.receipt_nonce,
                 json.dumps(m.properties) if m.properties else None,
                 m.group_id,

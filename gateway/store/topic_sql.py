@@ -15,7 +15,7 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.queues.dead_letters import DeadLetterPolicy
-from gateway.store.sql import Connection, Row
+from gateway.store.sql import Connection, Row, insert_rows
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
@@ -226,6 +226,30 @@ def list_subscriptions(
     return Page([subscription_of(row) for row in rows[:limit]], next_marker)
 
 
+_WITH_SUBSCRIPTIONS = (
+    "SELECT t.create_time AS topic_create_time, t.last_modify_time AS topic_modify_time,"
+    " t.maximum_message_size, t.logging_enabled, "
+    + ", ".join(f"s.{column}" for column in SUBSCRIPTION_COLUMNS.split(", "))
+    + " FROM topics t LEFT JOIN subscriptions s ON s.topic_name = t.name WHERE t.name = ?"
+)
+
+
+def topic_with_subscriptions(conn: Connection, name: str) -> tuple[Topic, list[Subscription]]:
+    """The topic and all its subscriptions, in one statement (404 for a missing topic)."""
+    rows = conn.execute(_WITH_SUBSCRIPTIONS, (name,)).fetchall()
+    if not rows:
+        raise MNSError("TopicNotExist")
+    first = rows[0]
+    topic = Topic(
+        name=name,
+        create_time=first["topic_create_time"],
+        last_modify_time=first["topic_modify_time"],
+        maximum_message_size=first["maximum_message_size"],
+        logging_enabled=bool(first["logging_enabled"]),
+    )
+    return topic, [subscription_of(row) for row in rows if row["name"] is not None]
+
+
 _INSERT_MESSAGE = (
     "INSERT INTO topic_messages (id, topic_name, body, body_md5, tag, attributes, publish_time,"
     " expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -255,12 +279,15 @@ def insert_deliveries(
     conn: Connection, message_id: str, topic_name: str, subscriptions: list[str], due_ms: int
 ) -> list[str]:
     """One due delivery of the message per subscription name; their ids."""
+    if not subscriptions:
+        return []
     ids = [uuid.uuid4().hex for _ in subscriptions]
-    conn.executemany(
-        "INSERT INTO deliveries (id, message_id, topic_name, subscription_name, attempts,"
-        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+    insert_rows(
+        conn,
+        "deliveries (id, message_id, topic_name, subscription_name, attempts, next_attempt_at,"
+        " created_at)",
         [
-            (delivery_id, message_id, topic_name, name, due_ms, due_ms)
+            (delivery_id, message_id, topic_name, name, 0, due_ms, due_ms)
             for delivery_id, name in zip(ids, subscriptions, strict=True)
         ],
     )
@@ -270,15 +297,8 @@ def insert_deliveries(
 def publish(conn: Connection, message: TopicMessage) -> Published:
     """Record ``message`` and one due delivery per matching subscription, in one transaction: the
     201 that follows is only sent once both are committed."""
-    topic = require_topic(conn, message.topic_name)
+    topic, subscriptions = topic_with_subscriptions(conn, message.topic_name)
     check_size(topic, message)
-    subscriptions = [
-        subscription_of(row)
-        for row in conn.execute(
-            f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE topic_name = ?",
-            (message.topic_name,),
-        ).fetchall()
-    ]
     targets = matching_subscriptions(subscriptions, message.tag)
     insert_message(conn, message, message.expires_at_ms)
     insert_deliveries(

@@ -27,6 +27,10 @@ TEMPLATES = sorted(path for path in (CHART / "templates").rglob("*") if path.is_
 #: Settings the chart leaves to ``extraEnv`` on purpose, and why.
 NOT_IN_CHART = {
     "MNS_GATEWAY_RETRY_SCALE": "shortens retry schedules for tests; never wanted in production",
+    # The chart runs SQLite only until it learns store.type=postgresql (issue 14), which passes
+    # these two from store.postgresql.url / existingSecret and its pool settings.
+    "MNS_GATEWAY_DATABASE_URL": "the PostgreSQL store; set by the chart's store.postgresql",
+    "MNS_GATEWAY_DATABASE_POOL_SIZE": "the PostgreSQL store's connections per process",
 }
 
 _ENV_NAME = re.compile(r"\bMNS_GATEWAY_[A-Z0-9_]*[A-Z0-9]")

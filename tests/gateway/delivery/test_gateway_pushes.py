@@ -24,6 +24,7 @@ from mns.topic import TopicMessage, TopicMeta
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
+    FAST_RETRIES,
     RunningGateway,
     free_port,
     start_gateway,
@@ -31,12 +32,6 @@ from tests.conftest import (
 
 from .doc_verifier import received_value, verify_as_a_receiver
 from .scripted_endpoint import scripted_endpoint
-
-FAST_RETRIES = {
-    "MNS_GATEWAY_RETRY_SCALE": "0.01",
-    "MNS_GATEWAY_PUSH_TIMEOUT": "0.5",
-    "MNS_GATEWAY_LEASE_SECONDS": "2",
-}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +52,15 @@ def subscribe(account: Account, topic: str, name: str, endpoint: str, **meta: st
 
 def gateway_cli(gateway: RunningGateway, *args: str) -> dict:  # type: ignore[type-arg]
     """Run an ``mns-gateway`` operator command on the gateway's data dir; its JSON answer."""
-    command = [sys.executable, "-m", "gateway.cli", *args, "--data-dir", str(gateway.data_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "gateway.cli",
+        *args,
+        "--json",
+        "--data-dir",
+        str(gateway.data_dir),
+    ]
     completed = subprocess.run(
         command, capture_output=True, text=True, timeout=60, check=True, env=gateway.env
     )

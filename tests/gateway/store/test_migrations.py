@@ -96,12 +96,12 @@ def test_the_stub_database_runs_the_same_migrations() -> None:
 def test_the_migrate_command_reports_and_exits_zero(tmp_path: Path) -> None:
     env = {**os.environ, "MNS_GATEWAY_DATA_DIR": str(tmp_path)}
     env.pop("MNS_GATEWAY_DATABASE_URL", None)
-    command = [sys.executable, "-m", "gateway.cli", "migrate"]
+    command = [sys.executable, "-m", "gateway.cli", "migrate", "--json"]
     first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
-    assert json.loads(first.stdout.splitlines()[-1]) == {
+    assert json.loads(first.stdout) == {
         "Applied": [m.version for m in MIGRATIONS],
         "SchemaVersion": latest_version(),
     }
-    assert json.loads(again.stdout.splitlines()[-1])["Applied"] == []
+    assert json.loads(again.stdout)["Applied"] == []

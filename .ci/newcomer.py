@@ -1,0 +1,194 @@
+"""A newcomer's path on a fresh clone, as CI runs it after the test suite.
+
+1. The README's run command, as written: a new virtualenv with the base install only (no extras,
+   no dev tools) and ``mns-gateway serve``. Installing a dev tool can no longer hide a missing
+   dependency, as pytest once hid ``packaging``.
+2. Through that gateway, with the key it generated (``mns-gateway credentials show``): a
+   publish and its signed push to a local endpoint, a queue send, receive and delete. The
+   driver is this (dev) interpreter with a raw client; the base virtualenv stays base.
+3. The README's quickstart, as written, installs included: it ends with the README's receiving
+   app printing a verified push.
+
+Prints each step's wall time. Run from the checkout: ``.venv/bin/python .ci/newcomer.py``.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from defusedxml.ElementTree import fromstring
+
+from gateway.protocol.xml import child_text
+from tests.mns_http import RawClient
+from tests.readme import ROOT, Block, Session, blocks, section
+
+BASE_ONLY_ABSENT = ("mns", "pytest", "pyspark", "aiosmtpd")
+
+
+def step(name: str, action: Callable[[], object]) -> None:
+    started = time.monotonic()
+    action()
+    print(f"newcomer: {time.monotonic() - started:6.1f} s  {name}", flush=True)
+
+
+def expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise SystemExit(f"newcomer: FAILED: {what}")
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """A push endpoint: answers 204 and keeps what arrived."""
+
+    received: ClassVar[list[dict[str, str]]] = []
+
+    def do_POST(self) -> None:  # http.server's naming
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.received.append(
+            {**{k.lower(): v for k, v in self.headers.items()}, "body": body.decode()}
+        )
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def check_base_install(session: Session) -> None:
+    venv_python = session.workdir / ".venv" / "bin" / "python"
+    probe = (
+        f"import importlib.util as u; print([m for m in {BASE_ONLY_ABSENT!r} if u.find_spec(m)])"
+    )
+    extra = subprocess.run([venv_python, "-c", probe], capture_output=True, text=True, check=True)
+    expect(
+        extra.stdout.strip() == "[]",
+        f"the base venv has more than the base install: {extra.stdout}",
+    )
+    report = subprocess.run(
+        [session.workdir / ".venv/bin/mns-gateway", "report", "--logs", ".", "--out", "out"],
+        capture_output=True,
+        text=True,
+        cwd=session.workdir,
+        check=False,
+    )
+    expect(
+        report.returncode == 2 and len(report.stderr.splitlines()) == 1, f"report: {report.stderr}"
+    )
+
+
+def drive(session: Session) -> None:
+    shown = subprocess.run(
+        [session.workdir / ".venv/bin/mns-gateway", "credentials", "show", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=session.workdir,
+        env=session.env(),
+        check=True,
+    )
+    (key,) = json.loads(shown.stdout)["AccessKeys"]
+    client = RawClient(
+        "127.0.0.1", session.ports["8080"], key["AccessKeyId"], key["AccessKeySecret"]
+    )
+
+    def call(method: str, uri: str, body: str = "", status: int = 0) -> bytes:
+        response = client.send(method, uri, body.encode())
+        expect(
+            status in (0, response.status) and response.status < 300,
+            f"{method} {uri}: {response.status} {response.body!r}",
+        )
+        return response.body
+
+    endpoint = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    try:
+        ns = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+        call("PUT", "/topics/newcomer", f"<Topic {ns}/>", 201)
+        url = f"http://127.0.0.1:{endpoint.server_address[1]}/push"
+        call(
+            "PUT",
+            "/topics/newcomer/subscriptions/s",
+            f"<Subscription {ns}><Endpoint>{url}</Endpoint></Subscription>",
+            201,
+        )
+        published = call(
+            "POST",
+            "/topics/newcomer/messages",
+            f"<Message {ns}><MessageBody>hello</MessageBody></Message>",
+            201,
+        )
+        message_id = child_text(fromstring(published), "MessageId")
+        deadline = time.monotonic() + 30
+        while not Recorder.received and time.monotonic() < deadline:
+            time.sleep(0.1)
+        expect(bool(Recorder.received), "no push arrived at the local endpoint")
+        push = Recorder.received[0]
+        expect(
+            push["x-mns-message-id"] == message_id and push["authorization"] != "", f"push: {push}"
+        )
+        call("PUT", "/queues/newcomer", f"<Queue {ns}/>", 201)
+        call(
+            "POST",
+            "/queues/newcomer/messages",
+            f"<Message {ns}><MessageBody>job</MessageBody></Message>",
+            201,
+        )
+        received = fromstring(call("GET", "/queues/newcomer/messages?waitseconds=3", status=200))
+        expect(child_text(received, "MessageBody") == "job", "the queue message did not come back")
+        call(
+            "DELETE",
+            f"/queues/newcomer/messages?ReceiptHandle={child_text(received, 'ReceiptHandle')}",
+            status=204,
+        )
+    finally:
+        endpoint.shutdown()
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="newcomer-") as temp:
+        workdir, home = Path(temp) / "mns-push", Path(temp) / "home"
+        home.mkdir()
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(workdir)], check=True, timeout=120)
+        session = Session(workdir, home)
+        try:
+            (run,) = blocks(section("Run the gateway", (workdir / "README.md").read_text()))
+            run_command = Block(run.lang, run.code, "background http://127.0.0.1:8080/healthz")
+            step("README run command: venv, base install, serve", lambda: session.play(run_command))
+            step(
+                "base venv has only the base install; report says what it needs",
+                lambda: check_base_install(session),
+            )
+            step("publish, signed push, queue send/receive/delete", lambda: drive(session))
+            session.close()
+            quickstart = blocks(
+                section(
+                    "Quickstart: from nothing to a verified push",
+                    (workdir / "README.md").read_text(),
+                )
+            )
+            for block in quickstart:
+                step(
+                    f"quickstart: {block.kind} {block.code.splitlines()[0][:60]}",
+                    lambda b=block: session.play(b),
+                )
+            step(
+                "the receiving app prints the verified push",
+                lambda: session.wait_for_output(1, "from orders/billing: order 42 paid"),
+            )
+        finally:
+            session.close()
+    print("newcomer: passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""What ``mns-gateway serve`` runs in gunicorn's arbiter: checks before start, and gunicorn itself.
+
+This module imports nothing of the app. Each worker process builds its own app after the worker
+class has set itself up, and the gevent worker monkey-patches the standard library first: a
+module imported before that (urllib3 holds ``ssl.SSLContext`` directly) would keep blocking
+versions, and gevent warns about exactly that on every start. So the arbiter loads
+:mod:`gateway.server` only inside :meth:`GatewayServer.load`, which runs in the worker.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import TYPE_CHECKING, Any
+
+from gunicorn.app.base import BaseApplication
+
+from gateway.config import WORKER_CONNECTIONS, Settings
+from gateway.protocol.errors import GatewayError
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+
+class CannotListenError(GatewayError):
+    """The address to serve on is taken, not local, or not ours to bind."""
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """Bind the address once, as gunicorn will, and let go of it; raise when that fails.
+
+    Gunicorn finds a taken port only after the arbiter started, then retries five times and
+    prints five errors; checked here, it is one line before anything claims to be listening.
+    ``SO_REUSEADDR`` as gunicorn sets it, so a port in TIME_WAIT is not mistaken for a taken one.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise CannotListenError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            reason = (
+                "the port is in use (another gateway?)"
+                if error.errno == errno.EADDRINUSE
+                else error.strerror or str(error)
+            )
+            raise CannotListenError(f"cannot listen on {host}:{port}: {reason}") from error
+
+
+class GatewayServer(BaseApplication):  # type: ignore[misc]
+    """gunicorn, configured from :class:`Settings` instead of a config file."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        super().__init__()
+
+    def load_config(self) -> None:
+        options: dict[str, Any] = {
+            "bind": f"{self.settings.host}:{self.settings.port}",
+            "workers": self.settings.workers,
+            "worker_class": self.settings.gunicorn_worker_class,
+            "threads": self.settings.threads,
+            "worker_connections": WORKER_CONNECTIONS,
+            "keepalive": 75,
+            "timeout": 60,
+            "graceful_timeout": 10,
+            "proc_name": "mns-gateway",
+            # Several gateways may run on one host (tests, demos): no shared control socket.
+            "control_socket_disable": True,
+        }
+        for key, value in options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Flask:
+        from gateway.server import build_app  # in the worker, after it patched: see above
+
+        return build_app(self.settings)
