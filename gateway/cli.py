@@ -232,6 +232,22 @@ def _credentials_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _queue_settings(args: argparse.Namespace) -> int:
+    """``queues`` and ``subscriptions``: settings the XML API has no 2015 element for
+    (docs/queues.md#from-the-command-line)."""
+    from gateway import queue_settings
+    from gateway.server import open_store
+
+    settings = _database_settings(args)
+    store = open_store(settings)
+    try:
+        document = queue_settings.run(args, store, settings)
+    finally:
+        store.close()
+    _emit(args, document, queue_settings.describe)
+    return 0
+
+
 def _with_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where the SQLite database and keys live")
 
@@ -298,6 +314,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_json(keys)
     keys.set_defaults(handler=_keys)
 
+    _add_queue_commands(commands)
+
     credentials = commands.add_parser("credentials", help="the access keys clients sign with")
     credential_commands = credentials.add_subparsers(dest="credentials_command", required=True)
     show = credential_commands.add_parser(
@@ -306,6 +324,28 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_data_dir(show)
     _with_json(show)
     show.set_defaults(handler=_credentials_show)
+
+
+def _add_queue_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    queues = commands.add_parser(
+        "queues", help="create a typed queue, show or set its dead-letter policy"
+    )
+    queues.add_argument("action", choices=("create", "set", "show"))
+    queues.add_argument("name")
+    queues.add_argument("--type", default="normal", help="create: normal (default) or fifo")
+    queues.add_argument("--max-receive-count", help="receives before a message is dead-lettered")
+    subscriptions = commands.add_parser(
+        "subscriptions", help="show or set a subscription's dead-letter queue"
+    )
+    subscriptions.add_argument("action", choices=("set", "show"))
+    subscriptions.add_argument("topic")
+    subscriptions.add_argument("name")
+    for parser in (queues, subscriptions):
+        parser.add_argument("--dlq-target", help="the dead-letter queue's name")
+        parser.add_argument("--dlq-enabled", choices=("true", "false"))
+        _with_data_dir(parser)
+        _with_json(parser)
+        parser.set_defaults(handler=_queue_settings)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -98,11 +98,15 @@ def parse_policy(root: Element | None) -> PolicyUpdate | None:
         fields = _json_fields(node.text or "")
     else:
         return None
-    return PolicyUpdate(
-        target_queue=_target(fields.get("DeadLetterTargetQueue")),
-        max_receive_count=_count(fields.get("MaxReceiveCount")),
-        enabled=_enabled(fields.get("Enabled")),
+    return parse_policy_fields(
+        fields.get("DeadLetterTargetQueue"), fields.get("MaxReceiveCount"), fields.get("Enabled")
     )
+
+
+def parse_policy_fields(target: Any, max_receive_count: Any, enabled: Any) -> PolicyUpdate:
+    """The three fields, from text (XML elements, the command line) or JSON values, checked:
+    a valid queue name, MaxReceiveCount 1-1000, Enabled true or false."""
+    return PolicyUpdate(_target(target), _count(max_receive_count), _enabled(enabled))
 
 
 def _json_fields(text: str) -> dict[str, Any]:
