@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from mns.account import Account
+from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
@@ -119,8 +120,16 @@ def test_topic_on_one_gateway_delivers_into_a_queue_on_another(tmp_path: Path, u
                     "acs:mns:local:2222:queues/inbox", notify_content_format="SIMPLIFIED"
                 )
             )
-            topic.publish_message(TopicMessage("across gateways"))
-            assert receive(remote_account, "inbox") == "across gateways"
+            message = TopicMessage("across gateways", message_group_id="g7")
+            message.add_user_property("k", MessagePropertyValue(PropertyType.NUMBER, 3))
+            topic.publish_message(message)
+            inbox = remote_account.get_queue("inbox")
+            inbox.set_encoding(False)
+            received = inbox.receive_message(wait_seconds=15)
+            assert received.message_body == "across gateways"
+            # the forwarded SendMessage carries the group and properties
+            assert received.message_group_id == "g7"
+            assert received.get_user_properties()["k"].get_raw_value() == "3"
         finally:
             local.stop()
     finally:
