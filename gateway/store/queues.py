@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,11 +39,11 @@ from gateway.queues.records import (
     VisibilityChange,
 )
 from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
-from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub, long_poll
+from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store import fifo_sql, queue_claims
 from gateway.store import queue_sql as sql
-from gateway.store.dead_letter_queue_sql import Moved
 from gateway.store.notifier import Wakeups
+from gateway.store.queue_receiving import PURGE_BATCH, QueueReceiving, Received
 from gateway.store.sql import Connection
 
 if TYPE_CHECKING:
@@ -52,18 +52,7 @@ if TYPE_CHECKING:
 #: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
 DEFAULT_MAX_QUEUES: Final = 1000
 PURGE_INTERVAL_SECONDS: Final = 60.0
-PURGE_BATCH: Final = 1000
 TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
-
-
-@dataclass(frozen=True, slots=True)
-class Received:
-    """What a receive did: the messages it took, and those it moved to the queue's dead-letter
-    queue instead (docs/queues.md#dead-letter-queues)."""
-
-    queue: Queue
-    messages: list[QueueMessage]
-    moved: list[Moved] = field(default_factory=list)
 
 
 class QueueStore:
@@ -95,11 +84,11 @@ class QueueStore:
         self.clock = clock
         self.max_queues = max_queues
         self.wakeups = wakeups
-        self._recheck_seconds = recheck_seconds
-        self._monotonic = monotonic
+        self.monotonic = monotonic
         self._ids = ids
         self._signer = ReceiptSigner(receipt_secret) if receipt_secret else None
         self._last_purge = monotonic()
+        self._receiving = QueueReceiving(self, recheck_seconds=recheck_seconds)
 
     @property
     def waiters(self) -> WaiterHub:
@@ -173,7 +162,7 @@ class QueueStore:
         """Store ``messages``; a message over MaximumMessageSize fails alone (batch partial
         failure), anything else fails the request."""
         now_ms = self.now_ms()
-        purge = self._purge_due()
+        purge = self.purge_due()
 
         def work(conn: Connection) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
             queue = sql.require_queue(conn, name)
@@ -215,6 +204,9 @@ class QueueStore:
             raise prepared
         sql.insert_messages(conn, fifo_sql.grouped(conn, queue, [prepared]))
         return prepared.id
+
+    def new_message_id(self, now_ms: int) -> str:
+        return self._ids.new_id(now_ms)
 
     def notify(self, queue_name: str, count: int | None = None) -> None:
         """Wake ``count`` long-polling receivers of ``queue_name`` (all when ``None``), here and
@@ -259,75 +251,10 @@ class QueueStore:
 
     # receiving ----------------------------------------------------------------------------
     def receive(self, name: str, count: int, wait_seconds: int | None) -> Received:
-        """Claim up to ``count`` receivable messages; when there are none, long-poll for
-        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds). Messages moved to the
-        dead-letter queue on the way are reported with the result."""
-        received, _ = self._claim(name, count)
-        queue = received.queue
-        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        if received.messages or wait <= 0:
-            return received
-        moved = list(received.moved)
-        deadline = self._monotonic() + wait
-        self.wakeups.listen_for_queues()
-        with self.waiters.register(name) as waiter:
-            if waiter is None:  # over the long-poll limit: MessageNotExist at once
-                return received
-            found = long_poll(
-                waiter,
-                partial(self._attempt, name, count, moved),
-                deadline=deadline,
-                monotonic=self._monotonic,
-                recheck_seconds=self._recheck_seconds,
-            )
-        return replace(found or received, moved=moved)
-
-    def _attempt(
-        self, name: str, count: int, moved: list[Moved]
-    ) -> tuple[Received | None, float | None]:
-        """One look for a long poll: a cheap read first, the writer only if something is ready.
-        Moves to the dead-letter queue are added to ``moved``."""
-        now_ms = self.now_ms()
-
-        def probe(conn: Connection) -> tuple[bool, int | None]:
-            queue = sql.require_queue(conn, name)
-            ready = queue_claims.receivable(conn, queue, now_ms)
-            return ready, None if ready else queue_claims.next_due(conn, queue, now_ms)
-
-        ready, due = self.database.read(probe)
-        if ready:
-            received, due = self._claim(name, count)
-            moved += received.moved
-            if received.messages:
-                return received, None
-        return None, None if due is None else max(due - self.now_ms(), 0) / 1000
-
-    def _claim(self, name: str, count: int) -> tuple[Received, int | None]:
-        """One claim; with nothing claimed, also when something may next be ready."""
-        now_ms = self.now_ms()
-        purge = self._purge_due()
-
-        def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], list[Moved], int | None]:
-            queue = sql.require_queue(conn, name)
-            arn = dead_letters.queue_arn(self.region, self.account_id, name)
-            mover = queue_claims.mover_for(
-                queue, now_ms=now_ms, source_arn=arn, new_id=self._ids.new_id
-            )
-            claimed, moved = queue_claims.claim(conn, queue, count, now_ms=now_ms, mover=mover)
-            if purge:
-                sql.purge_expired(conn, now_ms, PURGE_BATCH)
-            due = None if claimed else queue_claims.next_due(conn, queue, now_ms)
-            return queue, claimed, moved, due
-
-        queue, claimed, moved, due = self.database.write(work)
-        for target in {m.dead_letter_queue for m in moved}:
-            self.notify(target)
-        messages = [self._with_handle(name, c) for c in claimed]
-        return Received(queue, messages, moved), due
-
-    def _with_handle(self, name: str, claimed: sql.Claimed) -> QueueMessage:
-        receipt = Receipt(claimed.message_id, claimed.nonce, claimed.next_visible_time)
-        return claimed.message(self.signer().issue(name, receipt))
+        """Claim up to ``count`` receivable messages, long-polling for ``wait_seconds``
+        (``None``: the queue's PollingWaitSeconds): :class:`~gateway.store.queue_receiving.
+        QueueReceiving`."""
+        return self._receiving.receive(name, count, wait_seconds)
 
     def peek(self, name: str, count: int) -> tuple[Queue, list[QueueMessage]]:
         """What a receive would get now, state unchanged."""
@@ -403,10 +330,10 @@ class QueueStore:
         return self._signer
 
     # housekeeping -------------------------------------------------------------------------
-    def _purge_due(self) -> bool:
+    def purge_due(self) -> bool:
         """Whether this request should also delete a batch of expired messages (about once a
         minute per process: messages nobody receives expire without anyone touching them)."""
-        now = self._monotonic()
+        now = self.monotonic()
         if now - self._last_purge < PURGE_INTERVAL_SECONDS:
             return False
         self._last_purge = now
