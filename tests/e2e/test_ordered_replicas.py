@@ -5,9 +5,9 @@ on a SIGKILLed replica resumes on the other with that same head."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from mns.account import Account
@@ -16,6 +16,7 @@ from mns.queue import Message, Queue
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
 from tests.e2e.test_replicas import Replicas, replicas  # noqa: F401 - the fixture
+from tests.ordering import GroupOrder
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 GROUPS, PER_GROUP = 12, 10
@@ -53,36 +54,18 @@ def test_each_group_in_order_across_replicas(replicas: Replicas) -> None:  # noq
             producers[(seq + group) % 2].send_message(
                 Message(f"{group}:{seq}", message_group_id=f"g{group}")
             )
-    received: dict[str, list[int]] = defaultdict(list)
-    in_flight: set[str] = set()
-    violations: list[str] = []
-    lock = threading.Lock()
+    order: GroupOrder[Any] = GroupOrder(lambda m: m.message_body)
 
-    def consume(queue: Queue) -> None:
-        idle = 0
-        while idle < 10:
-            batch = receive_batch(queue, 5)
-            idle = 0 if batch else idle + 1
-            for message in batch:
-                group, seq = message.message_body.split(":")
-                with lock:
-                    if group in in_flight:
-                        violations.append(message.message_body)
-                    in_flight.add(group)
-                    received[group].append(int(seq))
-            for message in batch:
-                with lock:
-                    in_flight.discard(message.message_body.split(":")[0])
-                queue.delete_message(message.receipt_handle)
+    def consumer(queue: Queue) -> Callable[[], None]:
+        return lambda: order.consume(
+            lambda: receive_batch(queue, 5),
+            lambda m: queue.delete_message(m.receipt_handle),
+            idle_rounds=10,
+        )
 
-    consumers = [sdk_queue(gateway) for gateway in (a, b, a, b)]
-    threads = [threading.Thread(target=consume, args=(q,)) for q in consumers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert violations == []
-    assert dict(received) == {str(g): list(range(PER_GROUP)) for g in range(GROUPS)}
+    order.run([consumer(sdk_queue(gateway)) for gateway in (a, b, a, b)])
+    assert order.violations == []
+    assert order.in_order(groups=GROUPS, per_group=PER_GROUP)
 
 
 def test_a_head_in_flight_on_a_killed_replica_comes_back_first(

@@ -21,11 +21,6 @@ from tests.gateway.store.queue_helpers import (
 
 
 @pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture()
 def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
     return open_store(open_database, clock, region="cn-test", account_id="42")
 

@@ -3,13 +3,10 @@ group, and both kept across stores (processes, replicas) and restarts."""
 
 from __future__ import annotations
 
-import threading
-from collections import defaultdict
-
-import pytest
+from collections.abc import Callable
 
 from gateway.protocol.errors import MNSError
-from gateway.queues.records import NewMessage, QueueType
+from gateway.queues.records import NewMessage, QueueMessage, QueueType
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import (
@@ -19,18 +16,9 @@ from tests.gateway.store.queue_helpers import (
     make_queue,
     open_store,
 )
+from tests.ordering import GroupOrder
 
 FIFO = QueueType.FIFO
-
-
-@pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
-    return open_store(open_database, clock)
 
 
 def grouped(body: str, group: str, **fields: object) -> NewMessage:
@@ -162,32 +150,14 @@ def test_concurrent_consumers_keep_each_group_in_order(
     make_queue(stores[0], "q", queue_type=FIFO, visibility_timeout=600)
     for seq in range(8):
         send_all(stores[seq % 2], "q", *(grouped(f"{g}:{seq}", f"g{g}") for g in range(20)))
-    received: dict[str, list[int]] = defaultdict(list)
-    in_flight: set[str] = set()
-    violations: list[str] = []
-    lock = threading.Lock()
+    order: GroupOrder[QueueMessage] = GroupOrder(lambda m: m.body)
 
-    def consume(store: QueueStore) -> None:
-        idle = 0
-        while idle < 20:
-            batch = store.receive("q", 4, 0).messages
-            idle = 0 if batch else idle + 1
-            for message in batch:
-                group, seq = message.body.split(":")
-                with lock:
-                    if group in in_flight:
-                        violations.append(message.body)
-                    in_flight.add(group)
-                    received[group].append(int(seq))
-            for message in batch:
-                with lock:  # before the delete: a receive after it may take the next one
-                    in_flight.discard(message.body.split(":")[0])
-                store.delete_message("q", message.receipt_handle or "")
+    def consumer(store: QueueStore) -> Callable[[], None]:
+        return lambda: order.consume(
+            lambda: store.receive("q", 4, 0).messages,
+            lambda m: store.delete_message("q", m.receipt_handle or ""),
+        )
 
-    threads = [threading.Thread(target=consume, args=(stores[i % 2],)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert violations == []
-    assert dict(received) == {str(g): list(range(8)) for g in range(20)}
+    order.run([consumer(stores[i % 2]) for i in range(8)])
+    assert order.violations == []
+    assert order.in_order(groups=20, per_group=8)

@@ -21,16 +21,6 @@ from tests.gateway.store.queue_helpers import (
 )
 
 
-@pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
-    return open_store(open_database, clock)
-
-
 # queues ---------------------------------------------------------------------------------------
 def test_create_is_idempotent_for_identical_attributes_only(store: QueueStore) -> None:
     make_queue(store, "q", visibility_timeout=60)
