@@ -92,7 +92,7 @@ def _worker(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     runtime.worker.start()
     stop.wait()
-    runtime.close()
+    runtime.close()  # pushes in flight get MNS_GATEWAY_GRACEFUL_TIMEOUT seconds to finish
     return 0
 
 

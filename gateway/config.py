@@ -100,6 +100,10 @@ class Settings:
     max_queues: int = 1000
     smtp_url: str = ""
     mail_from: str = ""
+    #: Seconds requests and pushes in flight get to finish after SIGTERM. Longer than the longest
+    #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
+    #: (docs/deploy.md#stopping-gracefully).
+    graceful_timeout: int = 40
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
     #: that QueueEndpoints of other regions or accounts are forwarded to.
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -183,4 +187,5 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),
+        graceful_timeout=int(get("GRACEFUL_TIMEOUT", "40")),
     )

@@ -100,10 +100,15 @@ class Runtime:
     oplog: OperationLog
     worker: DeliveryWorker | None = None
 
+    def begin_shutdown(self) -> None:
+        """Claim no more deliveries; pushes in flight finish while requests drain."""
+        if self.worker is not None:
+            self.worker.stop_claiming()
+
     def close(self) -> None:
         """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
         if self.worker is not None:
-            self.worker.stop()
+            self.worker.stop(self.settings.graceful_timeout)
         self.oplog.close()
         self.store.close()
 
@@ -172,9 +177,9 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
 
 
-def build_app(settings: Settings) -> Flask:
+def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
     """The WSGI app for one process, with its delivery worker running beside it."""
-    runtime = build_runtime(settings, with_worker=True)
+    runtime = runtime or build_runtime(settings, with_worker=True)
     keys, generated = resolve_access_keys(
         settings.access_keys, settings.data_dir, shared_settings(settings, runtime.store.database)
     )

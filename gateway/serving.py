@@ -10,7 +10,9 @@ versions, and gevent warns about exactly that on every start. So the arbiter loa
 from __future__ import annotations
 
 import errno
+import signal
 import socket
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
@@ -20,6 +22,8 @@ from gateway.protocol.errors import GatewayError
 
 if TYPE_CHECKING:
     from flask import Flask
+
+    from gateway.server import Runtime
 
 
 class CannotListenError(GatewayError):
@@ -67,7 +71,9 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             "worker_connections": WORKER_CONNECTIONS,
             "keepalive": 75,
             "timeout": 60,
-            "graceful_timeout": 10,
+            # After SIGTERM: stop accepting, answer what is in flight (long polls included).
+            "graceful_timeout": self.settings.graceful_timeout,
+            "post_worker_init": _begin_shutdown_on_sigterm,
             "proc_name": "mns-gateway",
             # Several gateways may run on one host (tests, demos): no shared control socket.
             "control_socket_disable": True,
@@ -76,6 +82,27 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Flask:
-        from gateway.server import build_app  # in the worker, after it patched: see above
+        from gateway.server import build_app, build_runtime  # in the worker, after it patched
 
-        return build_app(self.settings)
+        # The worker process keeps its runtime for the SIGTERM hook below.
+        self.runtime = build_runtime(self.settings, with_worker=True)
+        return build_app(self.settings, self.runtime)
+
+
+def _begin_shutdown_on_sigterm(worker: Any) -> None:
+    """gunicorn hook: on SIGTERM the worker process also stops claiming deliveries at once.
+
+    gunicorn then spends up to the graceful timeout answering requests in flight; pushes in
+    flight finish and are recorded meanwhile, rather than being cut off when the process exits
+    (docs/deploy.md#stopping-gracefully). ``begin_shutdown`` only sets events, which never
+    blocks the handler: gevent runs signal handlers in its hub, where nothing may wait.
+    """
+    runtime: Runtime = worker.app.runtime
+    gunicorn_handler = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        runtime.begin_shutdown()
+        if callable(gunicorn_handler):
+            gunicorn_handler(signum, frame)
+
+    signal.signal(signal.SIGTERM, on_sigterm)

@@ -91,13 +91,35 @@ class DeliveryWorker:
         self._dry = None
         self._wake.set()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        self.store.wakeups.remove_delivery_callback(self.wake)
+    def stop_claiming(self) -> None:
+        """Claim nothing more; pushes in flight go on. The first step of a graceful stop.
+
+        It runs inside a SIGTERM handler, so it only sets flags and never blocks.
+        """
         self._stop.set()
         self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop claiming, and give pushes in flight ``timeout`` seconds to finish and be recorded.
+
+        Deliveries claimed but not started are handed back at once, for any process to take. A
+        push still running at the deadline keeps its lease and is made again once the lease
+        lapses: at least once, never lost.
+        """
+        deadline = time.monotonic() + timeout
+        self.store.wakeups.remove_delivery_callback(self.wake)
+        self.stop_claiming()
         if self._thread is not None:
             self._thread.join(timeout)
-        self._pool.shutdown(wait=True, cancel_futures=False)
+        with self._idle:
+            unstarted, self._ready = self._ready, []
+        if unstarted:
+            try:
+                self.store.release(self.owner, [job.delivery_id for job in unstarted])
+            except Exception:  # their leases lapse instead
+                log.exception("handing back %d unstarted deliveries failed", len(unstarted))
+        self.drain(max(0.0, deadline - time.monotonic()))
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self._settler.stop()
 
     # dispatching --------------------------------------------------------------------------

@@ -1,11 +1,8 @@
-"""Static checks of helm/mns-gateway, so the chart cannot drift from the code it deploys.
+"""The chart and the code it deploys agree: settings, commands, versions.
 
-There is no helm binary (nor PyYAML) in the test environment, so nothing is rendered: the checks
-read the files. Every MNS_GATEWAY_* name the chart, the Dockerfile or the deploy guide uses must
-be one that ``settings_from_env`` reads, and every setting it reads must be either passed by the
-chart or listed below as deliberately left to ``extraEnv``. Template actions must be balanced,
-every ``.Values`` path a template reads must exist in values.yaml, and every included template
-must be defined.
+Every MNS_GATEWAY_* variable a rendered container gets (or the Dockerfile or the deploy guide
+names) must be one that ``settings_from_env`` reads, and every setting it reads must be passed
+by the chart in some deployment shape or be listed below as deliberately left to ``extraEnv``.
 """
 
 from __future__ import annotations
@@ -14,15 +11,21 @@ import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
+import helm_python
 import pytest
 
+from gateway.cli import _parser
 from gateway.config import settings_from_env
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-CHART = REPOSITORY / "helm" / "mns-gateway"
-TEMPLATES = sorted(path for path in (CHART / "templates").rglob("*") if path.is_file())
+from tests.helm.chart import (
+    CHART,
+    MATRIX,
+    REPOSITORY,
+    env_of,
+    render_case,
+    render_strictly,
+    values_of,
+)
 
 #: Settings the chart leaves to ``extraEnv`` on purpose, and why.
 NOT_IN_CHART = {
@@ -34,11 +37,6 @@ NOT_IN_CHART = {
 }
 
 _ENV_NAME = re.compile(r"\bMNS_GATEWAY_[A-Z0-9_]*[A-Z0-9]")
-_ACTION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-_BLOCK_OPENERS = frozenset({"if", "range", "with", "define", "block"})
-_VALUES_PATH = re.compile(r"(?<![\w$])\$?\.Values((?:\.[A-Za-z_]\w*)+)")
-_ALIAS = re.compile(r"\$(\w+)\s*:=\s*(?:\$\w*)?\.Values((?:\.[A-Za-z_]\w*)*)\s*-?\}\}")
-_VALUES_KEY = re.compile(r"([A-Za-z_][\w-]*):(?:\s|$)")
 
 
 class _RecordingEnv(Mapping[str, str]):
@@ -64,130 +62,62 @@ def settings_read_by_the_gateway() -> set[str]:
     return env.read
 
 
-def chart_text(*extra: Path) -> dict[Path, str]:
-    paths = [*TEMPLATES, CHART / "values.yaml", *extra]
-    return {path: path.read_text(encoding="utf-8") for path in paths}
+def variables_set_by_the_chart() -> set[str]:
+    return {
+        name
+        for case in MATRIX
+        for _, container in render_case(case).gateway_containers()
+        for name in env_of(container)
+        if name.startswith("MNS_GATEWAY_")
+    }
 
 
 def test_every_variable_the_chart_sets_is_read_by_the_gateway() -> None:
     known = settings_read_by_the_gateway()
     assert "MNS_GATEWAY_SMTP_URL" in known  # the recording environment works
-    deploy_files = (REPOSITORY / "Dockerfile", REPOSITORY / "docs" / "deploy.md")
-    unknown = {
-        f"{path.relative_to(REPOSITORY)}: {name}"
-        for path, text in chart_text(*deploy_files).items()
-        for name in _ENV_NAME.findall(text)
-        if name not in known
-    }
-    assert not unknown, "not read by gateway.config.settings_from_env"
+    named = variables_set_by_the_chart()
+    for path in (REPOSITORY / "Dockerfile", REPOSITORY / "docs" / "deploy.md"):
+        named |= set(_ENV_NAME.findall(path.read_text(encoding="utf-8")))
+    assert named - known == set(), "not read by gateway.config.settings_from_env"
 
 
 def test_every_setting_the_gateway_reads_is_passed_by_the_chart() -> None:
-    helpers = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
-    passed = set(_ENV_NAME.findall(helpers))
-    missing = settings_read_by_the_gateway() - passed - NOT_IN_CHART.keys()
-    assert not missing, "pass these in mns-gateway.env, or list them in NOT_IN_CHART with why"
+    missing = settings_read_by_the_gateway() - variables_set_by_the_chart() - NOT_IN_CHART.keys()
+    assert missing == set(), "pass these in mns-gateway.env, or list them in NOT_IN_CHART with why"
 
 
-def test_each_variable_is_set_once_per_container() -> None:
-    helpers = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
-    repeated = [name for name, n in Counter(_ENV_NAME.findall(helpers)).items() if n > 1]
-    assert not repeated
+@pytest.mark.parametrize("case", MATRIX)
+def test_each_variable_is_set_once_per_container(case: str) -> None:
+    for workload, container in render_case(case).gateway_containers():
+        names = Counter(variable["name"] for variable in container["env"])
+        assert [name for name, n in names.items() if n > 1] == [], workload["kind"]
 
 
-def _block_errors(text: str) -> Iterator[str]:
-    open_blocks: list[str] = []
-    for match in _ACTION.finditer(text):
-        action = match.group(1).strip("-").strip()
-        if action.startswith("/*"):
-            if not action.endswith("*/"):
-                yield f"unterminated comment at {match.start()}"
-            continue
-        word = action.split(maxsplit=1)[0] if action else ""
-        if word in _BLOCK_OPENERS:
-            open_blocks.append(word)
-        elif word == "else" and (not open_blocks or open_blocks[-1] == "define"):
-            yield f"else outside if/range/with at {match.start()}"
-        elif word == "end" and not open_blocks:
-            yield f"end without a block at {match.start()}"
-        elif word == "end":
-            open_blocks.pop()
-        if action.count("(") != action.count(")") or action.count('"') % 2:
-            yield f"unbalanced parentheses or quotes in {{{{{action}}}}}"
-    yield from (f"unclosed {word}" for word in open_blocks)
+@pytest.mark.parametrize("case", MATRIX)
+def test_templates_read_only_values_that_exist(case: str) -> None:
+    render_strictly(values_of(case))
 
 
-@pytest.mark.parametrize("template", TEMPLATES, ids=lambda path: path.name)
-def test_template_actions_are_balanced(template: Path) -> None:
-    text = template.read_text(encoding="utf-8")
-    outside = _ACTION.sub("", text)
-    assert "{{" not in outside and "}}" not in outside, "a stray action delimiter"
-    assert list(_block_errors(text)) == []
-
-
-def values_paths(text: str) -> set[str]:
-    """Key paths of values.yaml's block mappings, e.g. ``.persistence.size``.
-
-    Enough YAML for this file: nested mappings, comments, scalars and lists, whose items'
-    keys are not paths.
-    """
-    paths: set[str] = set()
-    stack: list[tuple[int, str]] = []
-    list_item_indent: int | None = None
-    for line in text.splitlines():
-        content = line.strip()
-        if not content or content.startswith("#"):
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        if content.startswith("- "):
-            list_item_indent = indent
-            continue
-        if list_item_indent is not None and indent > list_item_indent:
-            continue
-        list_item_indent = None
-        if key := _VALUES_KEY.match(content):
-            stack = [(i, k) for i, k in stack if i < indent] + [(indent, key.group(1))]
-            paths.add("." + ".".join(k for _, k in stack))
-    return paths
-
-
-def test_values_the_templates_read_exist() -> None:
-    defined = values_paths((CHART / "values.yaml").read_text(encoding="utf-8"))
-    assert ".persistence.size" in defined and ".ingress.hosts" in defined
-    missing = set()
-    for template in TEMPLATES:
-        text = template.read_text(encoding="utf-8")
-        used = {path for path in _VALUES_PATH.findall(text)}
-        for alias, prefix in _ALIAS.findall(text):
-            used |= {prefix + path for path in re.findall(rf"\${alias}((?:\.\w+)+)", text)}
-        missing |= {f"{template.name}: {path}" for path in used if path not in defined}
-    assert not missing
-
-
-def test_every_included_template_is_defined() -> None:
-    text = "\n".join(chart_text().values())
-    defined = set(re.findall(r'define\s+"([^"]+)"', text))
-    included = set(re.findall(r'(?:include|template)\s+"([^"]+)"', text))
-    assert included - defined == set()
-
-
-def _top_level_scalars(path: Path) -> dict[str, str]:
-    pairs = re.findall(r'^([A-Za-z]\w*):[ \t]*"?([^"\n]*)"?$', path.read_text(), re.MULTILINE)
-    return dict(pairs)
+def test_containers_run_commands_the_gateway_has() -> None:
+    commands = set(_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert {"serve", "worker"} <= commands
+    used = {
+        container["args"][0]
+        for case in MATRIX
+        for _, container in render_case(case).gateway_containers()
+    }
+    assert used == {"serve", "worker", "migrate"}
+    assert used <= commands, "the chart runs a command mns-gateway does not have"
 
 
 def test_chart_metadata_follows_the_package_version() -> None:
-    chart = _top_level_scalars(CHART / "Chart.yaml")
+    metadata = helm_python.Chart.load(CHART).metadata
     project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]
-    assert (chart["apiVersion"], chart["name"]) == ("v2", "mns-gateway")
-    assert chart["appVersion"] == project["version"]
-    assert re.fullmatch(r"\d+\.\d+\.\d+", chart["version"])
+    assert (metadata["apiVersion"], metadata["name"]) == ("v2", "mns-gateway")
+    assert metadata["appVersion"] == project["version"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", metadata["version"])
 
 
-def test_sqlite_keeps_one_pod_replaced_by_recreate() -> None:
-    helpers = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
-    deployment = (CHART / "templates" / "deployment.yaml").read_text(encoding="utf-8")
-    guard = re.search(r"if gt \(int \.Values\.replicaCount\) 1 \}\}\s*\{\{- fail ", helpers)
-    assert guard is not None
-    assert deployment.startswith('{{- include "mns-gateway.validate" . }}')
-    assert re.search(r"strategy:\n\s+type: Recreate\n", deployment)
+def test_nothing_is_fetched_from_a_chart_repository_at_install() -> None:
+    with helm_python.Chart.load(CHART) as chart:
+        assert "dependencies" not in chart.metadata and chart.dependencies == []

@@ -1,5 +1,5 @@
 {{/*
-Names, labels and the gateway environment shared by every template.
+Names, labels and the gateway pod pieces shared by every template.
 */}}
 
 {{- define "mns-gateway.name" -}}
@@ -35,6 +35,20 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
+{{/*
+Labels of one component (api, worker, migrate, postgresql, test). Call with
+(dict "root" $ "component" NAME).
+*/}}
+{{- define "mns-gateway.componentSelector" -}}
+{{ include "mns-gateway.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "mns-gateway.componentLabels" -}}
+{{ include "mns-gateway.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
 {{- define "mns-gateway.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "mns-gateway.fullname" .) .Values.serviceAccount.name }}
@@ -47,8 +61,50 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
+{{/* "true" when the gateway runs on PostgreSQL, else empty: use as a condition. */}}
+{{- define "mns-gateway.postgres" -}}
+{{- if eq .Values.store.type "postgresql" }}true{{ end }}
+{{- end }}
+
+{{/* "true" when the workers are a Deployment of their own (PostgreSQL), else empty. */}}
+{{- define "mns-gateway.workerDeployment" -}}
+{{- if and .Values.worker.enabled (include "mns-gateway.postgres" .) }}true{{ end }}
+{{- end }}
+
 {{- define "mns-gateway.secretName" -}}
 {{- default (include "mns-gateway.fullname" .) .Values.credentials.existingSecret }}
+{{- end }}
+
+{{- define "mns-gateway.postgresql.fullname" -}}
+{{- printf "%s-postgresql" (include "mns-gateway.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The Secret holding the database URL, and its key: the user's, the bundled database's or the
+chart's copy of store.postgresql.url. */}}
+{{- define "mns-gateway.databaseSecretName" -}}
+{{- if .Values.store.postgresql.existingSecret }}
+{{- .Values.store.postgresql.existingSecret }}
+{{- else if .Values.postgresql.enabled }}
+{{- include "mns-gateway.postgresql.fullname" . }}
+{{- else }}
+{{- printf "%s-database" (include "mns-gateway.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "mns-gateway.databaseSecretKey" -}}
+{{- if .Values.store.postgresql.existingSecret }}
+{{- .Values.store.postgresql.existingSecretKey }}
+{{- else }}database-url{{ end }}
+{{- end }}
+
+{{/* The kubernetes.io/tls Secret with the push-signing key, or empty when the gateway keeps its
+own keys. */}}
+{{- define "mns-gateway.signingSecretName" -}}
+{{- if .Values.signingKey.existingSecret }}
+{{- .Values.signingKey.existingSecret }}
+{{- else if .Values.signingKey.generate }}
+{{- printf "%s-signing-key" (include "mns-gateway.fullname" .) }}
+{{- end }}
 {{- end }}
 
 {{- define "mns-gateway.claimName" -}}
@@ -56,26 +112,59 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-Refuse configurations that would corrupt or strand the data, before anything is applied.
+Refuse configurations that would corrupt or strand the data, or cut draining short, before
+anything is applied. values.schema.json has already checked each value on its own; these are
+the rules between values.
 */}}
 {{- define "mns-gateway.validate" -}}
-{{- if ne .Values.store.type "sqlite" }}
-{{- fail (printf "store.type %q is not implemented: only \"sqlite\" is (PostgreSQL, for several replicas, is a later feature)" .Values.store.type) }}
+{{- $values := .Values }}
+{{- if include "mns-gateway.postgres" . }}
+{{- $sources := 0 }}
+{{- range (list $values.store.postgresql.url $values.store.postgresql.existingSecret $values.postgresql.enabled) }}
+{{- if . }}{{ $sources = add1 $sources }}{{ end }}
 {{- end }}
-{{- if gt (int .Values.replicaCount) 1 }}
-{{- fail "replicaCount must be 1 with store.type=sqlite: the database lives on one volume, mounted by one pod; several replicas need PostgreSQL, a later feature" }}
+{{- if ne $sources 1 }}
+{{- fail "store.type=postgresql needs exactly one database: store.postgresql.url, store.postgresql.existingSecret (an external database), or postgresql.enabled=true (the bundled trial database)" }}
 {{- end }}
-{{- if and .Values.worker.enabled (lt (int .Values.delivery.threads) 1) }}
+{{- else }}
+{{- if gt (int $values.replicaCount) 1 }}
+{{- fail "replicaCount must be 1 with store.type=sqlite: the database lives on one volume, mounted by one pod; set store.type=postgresql for several replicas" }}
+{{- end }}
+{{- if or $values.autoscaling.enabled $values.worker.autoscaling.enabled }}
+{{- fail "autoscaling needs store.type=postgresql: with SQLite one pod holds the database" }}
+{{- end }}
+{{- if gt (int $values.worker.replicaCount) 1 }}
+{{- fail "worker.replicaCount above 1 needs store.type=postgresql: with SQLite the worker is one container in the API pod" }}
+{{- end }}
+{{- if $values.postgresql.enabled }}
+{{- fail "postgresql.enabled=true deploys a database the gateway only uses with store.type=postgresql" }}
+{{- end }}
+{{- end }}
+{{- if and $values.worker.enabled (lt (int $values.delivery.threads) 1) }}
 {{- fail "delivery.threads must be at least 1 when worker.enabled: the worker would have nothing to run" }}
 {{- end }}
-{{- if and .Values.credentials.accessKeySecret (not .Values.credentials.accessKeyId) }}
-{{- fail "credentials.accessKeySecret is set without credentials.accessKeyId" }}
+{{- if ne (empty $values.credentials.accessKeyId) (empty $values.credentials.accessKeySecret) }}
+{{- fail "credentials.accessKeyId and credentials.accessKeySecret go together: set both or neither" }}
+{{- end }}
+{{- $needed := add (int $values.preStopSleepSeconds) (int $values.gateway.gracefulTimeout) 5 }}
+{{- if lt (int $values.terminationGracePeriodSeconds) $needed }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least preStopSleepSeconds + gateway.gracefulTimeout + 5 = %d, or Kubernetes kills pods while they drain" (int $values.terminationGracePeriodSeconds) $needed) }}
 {{- end }}
 {{- end }}
 
 {{/*
+Changes to what the pods read from chart-made Secrets, so a `helm upgrade` that changes them
+restarts the pods. It hashes the values, not the Secrets: generated passwords and keys (random
+on every offline render, kept by lookup on a real upgrade) must not restart pods on their own.
+*/}}
+{{- define "mns-gateway.secretChecksum" -}}
+{{- $inputs := dict "credentials" .Values.credentials "bridges" .Values.delivery.queueBridges "store" .Values.store "signing" .Values.signingKey "postgresql" .Values.postgresql.auth }}
+{{- toJson $inputs | sha256sum }}
+{{- end }}
+
+{{/*
 The MNS_GATEWAY_* environment of a gateway container. Call with
-(dict "root" $ "deliveryThreads" N): N is 0 in the API container when a worker runs beside it.
+(dict "root" $ "deliveryThreads" N): N is 0 in the API pods when workers run apart.
 */}}
 {{- define "mns-gateway.env" -}}
 {{- $root := .root }}
@@ -95,14 +184,26 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ $values.gateway.publicUrl | quote }}
 - name: MNS_GATEWAY_MAX_BODY_BYTES
   value: {{ $values.gateway.maxBodyBytes | int | quote }}
+{{- if include "mns-gateway.postgres" $root }}
+- name: MNS_GATEWAY_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "mns-gateway.databaseSecretName" $root }}
+      key: {{ include "mns-gateway.databaseSecretKey" $root }}
+- name: MNS_GATEWAY_DATABASE_POOL_SIZE
+  value: {{ $values.store.postgresql.poolSize | int | quote }}
+{{- else }}
 - name: MNS_GATEWAY_SQLITE_SYNCHRONOUS
   value: {{ $values.store.sqlite.synchronous | upper | quote }}
+{{- end }}
 - name: MNS_GATEWAY_WORKERS
   value: {{ $values.gateway.workers | int | quote }}
 - name: MNS_GATEWAY_THREADS
   value: {{ $values.gateway.threads | int | quote }}
 - name: MNS_GATEWAY_WORKER_CLASS
   value: {{ $values.gateway.workerClass | quote }}
+- name: MNS_GATEWAY_GRACEFUL_TIMEOUT
+  value: {{ $values.gateway.gracefulTimeout | quote }}
 - name: MNS_GATEWAY_ADMIN_ACCESS_KEYS
   value: {{ join "," $values.gateway.adminAccessKeys | quote }}
 - name: MNS_GATEWAY_MAX_WAITERS
@@ -127,7 +228,7 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ join "," $values.delivery.egress.deny | quote }}
 - name: MNS_GATEWAY_MAIL_FROM
   value: {{ $values.delivery.mail.from | quote }}
-{{- if $values.signingKey.existingSecret }}
+{{- if include "mns-gateway.signingSecretName" $root }}
 - name: MNS_GATEWAY_SIGNING_KEY_FILE
   value: /etc/mns-gateway/signing/tls.key
 - name: MNS_GATEWAY_SIGNING_CERT_FILE
@@ -147,6 +248,26 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
 {{- end }}
 
 {{/*
+A gateway container: image, arguments, environment, security and mounts. Call with
+(dict "root" $ "name" NAME "args" LIST "deliveryThreads" N "resources" MAP).
+*/}}
+{{- define "mns-gateway.container" -}}
+{{- $root := .root -}}
+- name: {{ .name }}
+  image: {{ include "mns-gateway.image" $root }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  args: {{ toJson .args }}
+  env:
+    {{- include "mns-gateway.env" (dict "root" $root "deliveryThreads" .deliveryThreads) | nindent 4 }}
+  securityContext:
+    {{- toYaml $root.Values.securityContext | nindent 4 }}
+  resources:
+    {{- toYaml .resources | nindent 4 }}
+  volumeMounts:
+    {{- include "mns-gateway.volumeMounts" $root | nindent 4 }}
+{{- end }}
+
+{{/*
 Volume mounts of a gateway container: the data volume, a writable /tmp, the signing key.
 */}}
 {{- define "mns-gateway.volumeMounts" -}}
@@ -154,7 +275,7 @@ Volume mounts of a gateway container: the data volume, a writable /tmp, the sign
   mountPath: /data
 - name: tmp
   mountPath: /tmp
-{{- if .Values.signingKey.existingSecret }}
+{{- if include "mns-gateway.signingSecretName" . }}
 - name: signing-key
   mountPath: /etc/mns-gateway/signing
   readOnly: true
@@ -162,34 +283,11 @@ Volume mounts of a gateway container: the data volume, a writable /tmp, the sign
 {{- end }}
 
 {{/*
-Pod-level settings shared by the API and worker pods.
-*/}}
-{{- define "mns-gateway.podSpecCommon" -}}
-serviceAccountName: {{ include "mns-gateway.serviceAccountName" . }}
-automountServiceAccountToken: {{ .Values.serviceAccount.automountToken }}
-{{- with .Values.imagePullSecrets }}
-imagePullSecrets:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-securityContext:
-  {{- toYaml .Values.podSecurityContext | nindent 2 }}
-terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
-{{- with .Values.nodeSelector }}
-nodeSelector:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with .Values.tolerations }}
-tolerations:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- end }}
-
-{{/*
-The pod volumes behind mns-gateway.volumeMounts.
+The pod volumes behind mns-gateway.volumeMounts. Only SQLite keeps anything lasting in /data.
 */}}
 {{- define "mns-gateway.volumes" -}}
 - name: data
-{{- if .Values.persistence.enabled }}
+{{- if and .Values.persistence.enabled (not (include "mns-gateway.postgres" .)) }}
   persistentVolumeClaim:
     claimName: {{ include "mns-gateway.claimName" . }}
 {{- else }}
@@ -198,10 +296,145 @@ The pod volumes behind mns-gateway.volumeMounts.
 - name: tmp
   emptyDir:
     sizeLimit: 64Mi
-{{- if .Values.signingKey.existingSecret }}
+{{- with include "mns-gateway.signingSecretName" . }}
 - name: signing-key
   secret:
-    secretName: {{ .Values.signingKey.existingSecret }}
+    secretName: {{ . }}
     defaultMode: 0440
 {{- end }}
+{{- end }}
+
+{{/*
+The metadata of a gateway Deployment's pods. Call with (dict "root" $ "component" NAME).
+*/}}
+{{- define "mns-gateway.podMetadata" -}}
+annotations:
+  checksum/secrets: {{ include "mns-gateway.secretChecksum" .root }}
+  {{- with .root.Values.podAnnotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+labels:
+  {{- include "mns-gateway.componentLabels" . | nindent 2 }}
+  {{- with .root.Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+
+{{/*
+Pod-level settings shared by the gateway pods. Call with (dict "root" $ "component" NAME).
+*/}}
+{{- define "mns-gateway.podSpecCommon" -}}
+{{- $root := .root }}
+{{- $values := $root.Values -}}
+serviceAccountName: {{ include "mns-gateway.serviceAccountName" $root }}
+automountServiceAccountToken: {{ $values.serviceAccount.automountToken }}
+{{- with $values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml $values.podSecurityContext | nindent 2 }}
+terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds }}
+{{- with $values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- range . }}
+  - {{- toYaml (omit . "labelSelector") | nindent 4 }}
+    labelSelector:
+      matchLabels:
+        {{- include "mns-gateway.componentSelector" $ | nindent 8 }}
+  {{- end }}
+{{- end }}
+{{- with $values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if $values.postgresql.enabled }}
+initContainers:
+  {{- include "mns-gateway.waitForDatabase" $root | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+Holds a gateway pod back until the bundled database accepts connections, so a first install
+does not crash-loop while PostgreSQL initialises.
+*/}}
+{{- define "mns-gateway.waitForDatabase" -}}
+{{- $pg := .Values.postgresql -}}
+- name: wait-for-database
+  image: {{ printf "%s:%s" $pg.image.repository $pg.image.tag }}
+  imagePullPolicy: {{ $pg.image.pullPolicy }}
+  command:
+    - sh
+    - -c
+    # --username: libpq would otherwise look up this uid, which the image does not know.
+    - until pg_isready --quiet --host={{ include "mns-gateway.postgresql.fullname" . }} --port=5432 --username={{ $pg.auth.username }} --timeout=5; do sleep 2; done
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+  resources:
+    requests:
+      cpu: 10m
+      memory: 16Mi
+    limits:
+      memory: 64Mi
+{{- end }}
+
+{{/*
+A PodDisruptionBudget for one component. Call with
+(dict "root" $ "component" NAME "name" NAME "budget" MAP).
+*/}}
+{{- define "mns-gateway.podDisruptionBudget" -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "mns-gateway.componentLabels" . | nindent 4 }}
+spec:
+  maxUnavailable: {{ .budget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "mns-gateway.componentSelector" . | nindent 6 }}
+{{- end }}
+
+{{/*
+A HorizontalPodAutoscaler for one Deployment. Call with
+(dict "root" $ "component" NAME "name" NAME "scaling" MAP).
+*/}}
+{{- define "mns-gateway.autoscaler" -}}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "mns-gateway.componentLabels" . | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ .name }}
+  minReplicas: {{ .scaling.minReplicas }}
+  maxReplicas: {{ .scaling.maxReplicas }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ .scaling.targetCPUUtilizationPercentage }}
+    {{- with .scaling.targetMemoryUtilizationPercentage }}
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: {{ . }}
+    {{- end }}
 {{- end }}

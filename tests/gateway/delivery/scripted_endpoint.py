@@ -14,7 +14,11 @@ from .conftest import ReceivedRequest
 
 @dataclass
 class ScriptedEndpoint:
-    """Answers the n-th request with ``script[n]`` (a status, or ``"hang"``), then ``default``."""
+    """Answers the n-th request with ``script[n]``, then ``default``.
+
+    An entry is a status, ``"hang"`` (no answer until ``hang`` is set, then 500) or ``"hold"``
+    (no answer until ``hang`` is set, then ``default``).
+    """
 
     script: list[int | str] = field(default_factory=list)
     default: int = 204
@@ -50,9 +54,9 @@ def _handler(endpoint: ScriptedEndpoint) -> type[http.server.BaseHTTPRequestHand
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             answer = endpoint.answer()
             endpoint.record(ReceivedRequest("POST", self.path, list(self.headers.items()), body))
-            if answer == "hang":
+            if answer in ("hang", "hold"):
                 endpoint.hang.wait(30)
-                answer = 500
+                answer = 500 if answer == "hang" else endpoint.default
             self.send_response(int(answer))
             self.send_header("Content-Length", "0")
             self.end_headers()

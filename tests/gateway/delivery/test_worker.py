@@ -274,3 +274,51 @@ def test_a_busy_route_is_claimed_in_batches(store: Store, clock: Clock) -> None:
     # no stream of empty claims while the route is full.
     assert sum(1 for n in counting.claims if n) <= 96 // 8 + 2
     assert sum(1 for n in counting.claims if not n) <= 5
+
+
+def _claim_all(store: Store, owner: str) -> list[str]:
+    return [job.delivery_id for job in store.deliveries.claim(owner, 30, 100, frozenset())]
+
+
+def test_stop_lets_pushes_in_flight_finish_and_hands_back_unstarted_ones(
+    store: Store, clock: Clock
+) -> None:
+    sender = ScriptedSender()
+    sender.gate = threading.Event()
+    publish(store, count=3)
+    worker = make_worker(store, sender)  # two pushes per route: the third waits, claimed
+    assert worker.dispatch_once() == 2
+    stopper = threading.Thread(target=worker.stop, args=(10.0,))
+    stopper.start()
+    try:
+        handed_back: list[str] = []
+        for _ in range(500):  # bounded: 5 s at most
+            handed_back = _claim_all(store, "another-process")
+            if handed_back or not stopper.is_alive():
+                break
+            stopper.join(0.01)
+        assert len(handed_back) == 1  # at once, not when its lease lapses
+        assert stopper.is_alive()  # still waiting for the two pushes in flight
+    finally:
+        sender.gate.set()
+        stopper.join(10)
+    assert not stopper.is_alive() and len(sender.jobs) == 2
+    clock.now += 31  # every lease lapses: only the handed-back delivery is left to do
+    assert store.deliveries.due_count() == 1
+
+
+def test_stop_gives_up_at_its_deadline_and_the_push_keeps_its_lease(
+    store: Store, clock: Clock
+) -> None:
+    sender = ScriptedSender()
+    sender.gate = threading.Event()
+    publish(store)
+    worker = make_worker(store, sender)
+    assert worker.dispatch_once() == 1
+    try:
+        worker.stop(timeout=0.05)
+        assert _claim_all(store, "another-process") == []
+        clock.now += 31
+        assert len(_claim_all(store, "another-process")) == 1  # made again, not lost
+    finally:
+        sender.gate.set()

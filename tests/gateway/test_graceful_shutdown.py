@@ -1,0 +1,146 @@
+"""SIGTERM drains: real ``mns-gateway serve`` and ``mns-gateway worker`` processes finish the long
+polls and pushes they hold within ``MNS_GATEWAY_GRACEFUL_TIMEOUT``, then exit 0.
+
+This is what a Kubernetes rolling update does to a pod: the chart gives it
+terminationGracePeriodSeconds above the graceful timeout, itself above the 30 s longest poll.
+"""
+
+from __future__ import annotations
+
+import http.client
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway.store.base import compose_store
+from gateway.store.sqlite import SQLiteDatabase
+from tests.conftest import RunningGateway, start_gateway
+from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
+from tests.mns_http import RawClient, RawResponse
+
+XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
+GRACEFUL = {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "10", "MNS_GATEWAY_LEASE_SECONDS": "2"}
+
+
+def send_on(connection: http.client.HTTPConnection, raw: RawClient, uri: str) -> None:
+    connection.request("GET", uri, headers=raw.headers_for("GET", uri, b""))
+
+
+def answer_on(connection: http.client.HTTPConnection) -> RawResponse:
+    response = connection.getresponse()
+    return RawResponse(response.status, dict(response.getheaders()), response.read())
+
+
+def long_poll_across_sigterm(gateway: RunningGateway, wait_seconds: int) -> RawResponse:
+    """A long poll on a connection the gateway has already accepted, with SIGTERM right after."""
+    raw = gateway.raw()
+    assert raw.send("PUT", "/queues/held", f"<Queue {XMLNS}/>".encode()).status == 201
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)
+    try:
+        send_on(connection, raw, "/queues/held")
+        assert answer_on(connection).status == 200  # accepted: the connection is a worker's
+        send_on(connection, raw, f"/queues/held/messages?waitseconds={wait_seconds}")
+        gateway.process.send_signal(signal.SIGTERM)
+        return answer_on(connection)
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("worker_class", ["gevent", "gthread"])
+def test_sigterm_lets_a_long_poll_in_flight_finish(tmp_path: Path, worker_class: str) -> None:
+    gateway = start_gateway(tmp_path, {**GRACEFUL, "MNS_GATEWAY_WORKER_CLASS": worker_class})
+    try:
+        started = time.monotonic()
+        response = long_poll_across_sigterm(gateway, wait_seconds=3)
+        waited = time.monotonic() - started
+        assert (response.status, response.error_code()) == (404, "MessageNotExist")
+        assert waited >= 2.5  # its whole term, not cut short by the shutdown
+        assert gateway.process.wait(timeout=15) == 0
+    finally:
+        gateway.stop()
+
+
+def test_a_graceful_timeout_shorter_than_the_poll_cuts_it(tmp_path: Path) -> None:
+    """The contrast: the setting is what keeps the poll above alive."""
+    gateway = start_gateway(tmp_path, {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "1"})
+    try:
+        with pytest.raises((http.client.HTTPException, OSError)):
+            long_poll_across_sigterm(gateway, wait_seconds=8)
+    finally:
+        gateway.stop()
+
+
+def nothing_left_to_push(data_dir: Path) -> bool:
+    """No delivery left in the database, leased or due (seen from an hour later)."""
+    store = compose_store(
+        SQLiteDatabase(data_dir / "gateway.sqlite3", synchronous="NORMAL"),
+        clock=lambda: time.time() + 3600,
+    )
+    try:
+        return store.deliveries.due_count() == 0
+    finally:
+        store.close()
+
+
+@pytest.fixture()
+def api_only(tmp_path: Path) -> Iterator[RunningGateway]:
+    running = start_gateway(tmp_path, {**GRACEFUL, "MNS_GATEWAY_DELIVERY_THREADS": "0"})
+    yield running
+    running.stop()
+
+
+def start_worker(api: RunningGateway) -> subprocess.Popen[bytes]:
+    env = {**api.env, "MNS_GATEWAY_DATA_DIR": str(api.data_dir), "MNS_GATEWAY_PUBLIC_URL": api.url}
+    env["MNS_GATEWAY_DELIVERY_THREADS"] = "4"
+    command = [sys.executable, "-m", "gateway.cli", "worker"]
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def push_across_sigterm(raw: RawClient, pusher: subprocess.Popen[bytes]) -> int:
+    """Publish, hold the push at the endpoint, SIGTERM ``pusher``, release; its exit status.
+
+    Requests go on connections of their own, closed after each: a client's idle keep-alive
+    connection would keep a gevent worker waiting out its whole graceful timeout.
+    """
+    assert raw.send("PUT", "/topics/drained", f"<Topic {XMLNS}/>".encode()).status == 201
+    with scripted_endpoint("hold") as endpoint:
+        subscription = f"<Subscription {XMLNS}><Endpoint>{endpoint.url}</Endpoint></Subscription>"
+        assert (
+            raw.send("PUT", "/topics/drained/subscriptions/s", subscription.encode()).status == 201
+        )
+        message = f"<Message {XMLNS}><MessageBody>in flight at SIGTERM</MessageBody></Message>"
+        assert raw.send("POST", "/topics/drained/messages", message.encode()).status == 201
+        endpoint.wait_for(1)
+        pusher.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            pusher.wait(timeout=1)  # the push in flight keeps the process alive
+        endpoint.hang.set()
+        returncode = pusher.wait(timeout=15)
+        assert len(endpoint.requests) == 1
+    return returncode
+
+
+@pytest.mark.parametrize("worker_class", ["gevent", "gthread"])
+def test_sigterm_lets_a_push_in_flight_finish_in_serve(tmp_path: Path, worker_class: str) -> None:
+    gateway = start_gateway(tmp_path, {**GRACEFUL, "MNS_GATEWAY_WORKER_CLASS": worker_class})
+    try:
+        assert push_across_sigterm(gateway.raw(), gateway.process) == 0
+    finally:
+        gateway.stop()
+    assert nothing_left_to_push(tmp_path)  # recorded as delivered: no second push later
+
+
+def test_sigterm_lets_a_push_in_flight_finish_in_a_worker(api_only: RunningGateway) -> None:
+    worker = start_worker(api_only)
+    try:
+        assert push_across_sigterm(api_only.raw(), worker) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(timeout=10)
+    assert nothing_left_to_push(api_only.data_dir)
