@@ -125,6 +125,7 @@ def describe_listing(document: Mapping[str, Any]) -> str:
         f"{d['Id']}  {d['TopicName']}/{d['SubscriptionName']}  dead {iso_utc(d['DeadAt'])}  "
         f"{d['Attempts']} attempts  {d['Reason']}"
         + (f"  replayed {iso_utc(d['ReplayedAt'])}" if d.get("ReplayedAt") else "")
+        + (f"  also in {describe_queue(d['DeadLetterQueue'])}" if d.get("DeadLetterQueue") else "")
         for d in document["DeadLetters"]
     ]
     if not lines:
@@ -132,6 +133,16 @@ def describe_listing(document: Mapping[str, Any]) -> str:
     if document.get("NextMarker"):
         lines.append(f"more: --marker {document['NextMarker']}")
     return "\n".join(lines)
+
+
+def describe_queue(where: Mapping[str, Any] | None) -> str:
+    """Where a dead letter's message went besides the dead letters: its subscription's
+    dead-letter queue (and the message's id there), or why not."""
+    if not where:
+        return "-"
+    if where.get("MessageId") is None:
+        return f"queue {where['Queue']} (not taken: missing or refused)"
+    return f"queue {where['Queue']} as {where['MessageId']}"
 
 
 def describe_detail(document: Mapping[str, Any]) -> str:
@@ -148,6 +159,7 @@ def describe_detail(document: Mapping[str, Any]) -> str:
         ("Dead", iso_utc(document["DeadAt"])),
         ("Replayed", iso_utc(document["ReplayedAt"])),
         ("Reason", document["Reason"]),
+        ("DeadLetterQueue", describe_queue(document.get("DeadLetterQueue"))),
         ("MessageTag", document["MessageTag"] or "-"),
         ("MessageBody", document["MessageBody"]),
     ]
