@@ -8,8 +8,13 @@ visibility times out (docs/queues.md#ordered-queues).
 
 The group row also keeps ``head_visible_at``: no earlier than when the group's head can next be
 received. A claim looks only at rows whose time has come (one index range), locks them, and then
-checks the head itself; so the row is a hint that may be early (a send lowers it, the claim puts
-it right) but is never late by more than the head's own times, which it is kept at or below.
+checks the heads themselves; so the row is a hint that may be early (a send lowers it, the claim
+puts it right) but is never late by more than the head's own times, which it is kept at or below.
+A group left without messages keeps its row, due at once, until the next claim drops it.
+
+Statements work on all the groups of a claim or a batch delete at once (one query finds every
+head, one UPDATE moves every group's time): on PostgreSQL each statement is a round trip, and a
+statement per group made a batch of 16 cost a hundred.
 
 Every change to a group's head happens with the group row locked (PostgreSQL: ``FOR UPDATE``,
 claims ``SKIP LOCKED``; SQLite has one writer at a time): a send's upsert, a claim, a delete, a
@@ -43,10 +48,6 @@ _UPSERT_GROUP: Final = (
 _READY_GROUPS: Final = (
     "SELECT group_id FROM queue_groups g WHERE queue_name = ? AND head_visible_at <= ?"
     " ORDER BY head_visible_at, group_id LIMIT ?"
-)
-_HEAD: Final = (
-    "SELECT * FROM queue_messages WHERE queue_name = ? AND group_id = ?"
-    " AND expires_at > ? ORDER BY group_seq LIMIT 1"
 )
 #: Rounds of one claim: each either fills the batch or moves a head to the dead letters.
 _ROUNDS: Final = 8
@@ -93,14 +94,15 @@ def receivable_at(visible_at: int, expires_at: int) -> int:
     return min(visible_at, expires_at)
 
 
-def lock_group(conn: Connection, queue_name: str, group_id: str) -> None:
-    """Hold the group's row until this transaction ends (PostgreSQL; SQLite writes one at a
-    time anyway)."""
-    if conn.dialect.lock_row:
+def lock_groups(conn: Connection, queue_name: str, groups: Sequence[str]) -> None:
+    """Hold these groups' rows until this transaction ends, in name order so that two
+    transactions never wait for each other (PostgreSQL; SQLite writes one at a time anyway)."""
+    if conn.dialect.lock_row and groups:
         conn.execute(
-            "SELECT group_id FROM queue_groups WHERE queue_name = ? AND group_id = ?"
+            f"SELECT group_id FROM queue_groups WHERE queue_name = ?"
+            f" AND group_id IN ({queue_sql.placeholders(len(groups))}) ORDER BY group_id"
             + conn.dialect.lock_row,
-            (queue_name, group_id),
+            (queue_name, *groups),
         )
 
 
@@ -117,35 +119,61 @@ def groups_of(conn: Connection, queue_name: str, message_ids: Iterable[str]) -> 
     return sorted(row["group_id"] for row in rows)
 
 
-def head_of(conn: Connection, queue_name: str, group_id: str, now_ms: int) -> Row | None:
-    """The group's live message with the lowest place, Active or not."""
-    return conn.execute(_HEAD, (queue_name, group_id, now_ms)).fetchone()
+def heads_of(
+    conn: Connection, queue_name: str, groups: Sequence[str], now_ms: int
+) -> dict[str, Row]:
+    """Each group's head, its live message with the lowest place (Active or not), by group; a
+    group without live messages has none. One statement for all the groups."""
+    if not groups:
+        return {}
+    rows = conn.execute(
+        "SELECT m.* FROM queue_groups g JOIN queue_messages m ON m.id = ("
+        " SELECT h.id FROM queue_messages h WHERE h.queue_name = g.queue_name"
+        " AND h.group_id = g.group_id AND h.expires_at > ? ORDER BY h.group_seq LIMIT 1)"
+        f" WHERE g.queue_name = ? AND g.group_id IN ({queue_sql.placeholders(len(groups))})",
+        (now_ms, queue_name, *groups),
+    ).fetchall()
+    return {row["group_id"]: row for row in rows}
 
 
-def refresh_group(conn: Connection, queue_name: str, group_id: str, now_ms: int) -> Row | None:
-    """Put the group's row right after its head changed; the head, or ``None`` when the group
-    has no live message left (its row and any expired remains are then deleted). The caller
-    holds the group's row."""
-    head = head_of(conn, queue_name, group_id, now_ms)
-    if head is None:
-        _drop_group(conn, queue_name, group_id)
-    else:
-        _set_due(conn, queue_name, group_id, receivable_at(head["visible_at"], head["expires_at"]))
-    return head
-
-
-def _drop_group(conn: Connection, queue_name: str, group_id: str) -> None:
-    for table, column in (("queue_messages", "group_id"), ("queue_groups", "group_id")):
+def refresh_groups(conn: Connection, queue_name: str, groups: Sequence[str], now_ms: int) -> None:
+    """Put the groups' rows right after their heads changed (deleted, received, visible at
+    another time, moved), in one statement; a group left without live messages becomes due at
+    once, and the next claim drops it. The caller holds the groups' rows."""
+    if groups:
         conn.execute(
-            f"DELETE FROM {table} WHERE queue_name = ? AND {column} = ?", (queue_name, group_id)
+            "UPDATE queue_groups SET head_visible_at = COALESCE(("
+            " SELECT CASE WHEN h.visible_at < h.expires_at THEN h.visible_at ELSE h.expires_at END"
+            " FROM queue_messages h WHERE h.queue_name = queue_groups.queue_name"
+            " AND h.group_id = queue_groups.group_id AND h.expires_at > ?"
+            " ORDER BY h.group_seq LIMIT 1), 0)"
+            f" WHERE queue_name = ? AND group_id IN ({queue_sql.placeholders(len(groups))})",
+            (now_ms, queue_name, *groups),
         )
 
 
-def _set_due(conn: Connection, queue_name: str, group_id: str, due: int) -> None:
-    conn.execute(
-        "UPDATE queue_groups SET head_visible_at = ? WHERE queue_name = ? AND group_id = ?",
-        (due, queue_name, group_id),
-    )
+def _drop_groups(conn: Connection, queue_name: str, groups: Sequence[str], now_ms: int) -> None:
+    """Forget groups found without live messages, their expired remains with them."""
+    if groups:
+        marks = queue_sql.placeholders(len(groups))
+        conn.execute(
+            f"DELETE FROM queue_messages WHERE queue_name = ? AND group_id IN ({marks})"
+            " AND expires_at <= ?",
+            (queue_name, *groups, now_ms),
+        )
+        conn.execute(
+            f"DELETE FROM queue_groups WHERE queue_name = ? AND group_id IN ({marks})",
+            (queue_name, *groups),
+        )
+
+
+def _set_due(conn: Connection, queue_name: str, groups: Sequence[str], due: int) -> None:
+    if groups:
+        conn.execute(
+            "UPDATE queue_groups SET head_visible_at = ?"
+            f" WHERE queue_name = ? AND group_id IN ({queue_sql.placeholders(len(groups))})",
+            (due, queue_name, *groups),
+        )
 
 
 def claim(
@@ -168,28 +196,38 @@ def claim(
             _READY_GROUPS + conn.dialect.lock_skipping("g"),
             (queue.name, now_ms, count - len(claimed)),
         ).fetchall()
-        moved_now = 0
-        for row in rows:
-            group = row["group_id"]
-            head = head_of(conn, queue.name, group, now_ms)
-            if head is None:
-                _drop_group(conn, queue.name, group)
-            elif head["visible_at"] > now_ms:  # delayed, or the row was early: put it right
-                _set_due(
-                    conn, queue.name, group, receivable_at(head["visible_at"], head["expires_at"])
-                )
-            elif mover is not None and (gone := mover.move_due(conn, [head])):
-                moved += gone
-                moved_now += 1
-                refresh_group(conn, queue.name, group, now_ms)
-            elif won := queue_sql.take(conn, [head], now_ms, invisible_until, nonce):
-                claimed += won
-                _set_due(
-                    conn, queue.name, group, receivable_at(invisible_until, head["expires_at"])
-                )
+        groups = [row["group_id"] for row in rows]
+        heads = heads_of(conn, queue.name, groups, now_ms)
+        _drop_groups(conn, queue.name, [g for g in groups if g not in heads], now_ms)
+        waiting = [g for g, head in heads.items() if head["visible_at"] > now_ms]
+        refresh_groups(conn, queue.name, waiting, now_ms)  # delayed, or the row was early
+        ready = [heads[g] for g in groups if g in heads and heads[g]["visible_at"] <= now_ms]
+        moved_now = mover.move_due(conn, ready) if mover is not None else []
+        if moved_now:
+            gone = {m.message_id for m in moved_now}
+            refresh_groups(
+                conn, queue.name, [h["group_id"] for h in ready if h["id"] in gone], now_ms
+            )
+            ready = [head for head in ready if head["id"] not in gone]
+            moved += moved_now
+        won = queue_sql.take(conn, ready, now_ms, invisible_until, nonce)
+        claimed += won
+        _set_in_flight(conn, queue.name, ready, won, invisible_until)
         if not moved_now or len(claimed) >= count or not rows:
             break
     return claimed, moved
+
+
+def _set_in_flight(
+    conn: Connection, queue_name: str, heads: list[Row], won: list[Claimed], until: int
+) -> None:
+    """The claimed heads' groups are locked until their heads are visible again, or expire."""
+    taken = {c.message_id for c in won}
+    heads = [h for h in heads if h["id"] in taken]
+    _set_due(conn, queue_name, [h["group_id"] for h in heads if h["expires_at"] >= until], until)
+    for head in heads:
+        if head["expires_at"] < until:
+            _set_due(conn, queue_name, [head["group_id"]], head["expires_at"])
 
 
 def ready(conn: Connection, queue_name: str, now_ms: int) -> bool:
@@ -209,27 +247,18 @@ def next_due(conn: Connection, queue_name: str, now_ms: int) -> int | None:
 
 def peek(conn: Connection, queue_name: str, now_ms: int, count: int) -> list[QueueMessage]:
     """The messages a receive would get now: the Active heads of receivable groups."""
-    messages: list[QueueMessage] = []
-    for row in conn.execute(_READY_GROUPS, (queue_name, now_ms, count + 16)).fetchall():
-        head = conn.execute(_HEAD, (queue_name, row["group_id"], now_ms)).fetchone()
-        if head is not None and head["visible_at"] <= now_ms:
-            messages.append(QueueMessage(**queue_sql.message_fields(head)))
-        if len(messages) >= count:
-            break
-    return messages
+    rows = conn.execute(_READY_GROUPS, (queue_name, now_ms, count + 16)).fetchall()
+    groups = [row["group_id"] for row in rows]
+    heads = heads_of(conn, queue_name, groups, now_ms)
+    ready = [heads[g] for g in groups if g in heads and heads[g]["visible_at"] <= now_ms]
+    return [QueueMessage(**queue_sql.message_fields(head)) for head in ready[:count]]
 
 
 def lock_groups_of(conn: Connection, queue: Queue, message_ids: Iterable[str]) -> list[str]:
     """Before changing these messages of an ordered queue (deleting them, changing their
-    visibility), hold their groups, in name order; the groups (none for a standard queue)."""
+    visibility), hold their groups; the groups (none for a standard queue)."""
     if not queue.attributes.ordered:
         return []
     groups = groups_of(conn, queue.name, message_ids)
-    for group in groups:
-        lock_group(conn, queue.name, group)
+    lock_groups(conn, queue.name, groups)
     return groups
-
-
-def refresh_groups(conn: Connection, queue_name: str, groups: Iterable[str], now_ms: int) -> None:
-    for group in groups:
-        refresh_group(conn, queue_name, group, now_ms)

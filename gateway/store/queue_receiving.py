@@ -44,8 +44,8 @@ class QueueReceiving:
     def __init__(self, store: QueueStore, *, recheck_seconds: float) -> None:
         self.store = store
         self.recheck_seconds = recheck_seconds
-        #: Names of queues last seen ordered: their receives read before they write.
-        self._ordered: set[str] = set()
+        #: Ordered queues whose last claim here found nothing: look before claiming again.
+        self._look_first: set[str] = set()
 
     def receive(self, name: str, count: int, wait_seconds: int | None) -> Received:
         """Claim up to ``count`` receivable messages; when there are none, long-poll for
@@ -72,30 +72,40 @@ class QueueReceiving:
         return replace(found or received, moved=moved)
 
     def _first_look(self, name: str, count: int) -> Received:
-        """A receive's first claim. On an ordered queue, a cheap read first: when every group's
-        head is in flight (most receives, with fewer groups than consumers) it spares the
-        writer a claim that could only come back empty (docs/benchmarks.md#ordered-queues).
-        Which queues are ordered is remembered from earlier claims; the claim itself always
-        goes by the queue's actual type."""
-        if name in self._ordered:
-            queue, ready, _ = self._probe(name)
+        """A receive's first claim. After a claim on an ordered queue came back empty, a cheap
+        read first: while every group's head is in flight (most receives, with fewer groups
+        than consumers) it spares the writer claims that could only come back empty too
+        (docs/benchmarks.md#ordered-queues). The claim itself always goes by the queue's
+        actual type; this only decides whether to look before claiming."""
+        if name in self._look_first:
+            queue, ready = self._ready(name)
             if not ready:
                 return Received(queue, [])
         received, _ = self._claim(name, count)
-        if received.queue.attributes.ordered:
-            self._ordered.add(name)
+        if received.queue.attributes.ordered and not received.messages:
+            self._look_first.add(name)
         else:
-            self._ordered.discard(name)
+            self._look_first.discard(name)
         return received
 
-    def _probe(self, name: str) -> tuple[Queue, bool, int | None]:
-        """The queue, whether a claim now might get something, and if not, when it might."""
+    def _ready(self, name: str) -> tuple[Queue, bool]:
+        """The queue, and whether a claim now might get something."""
         now_ms = self.store.now_ms()
 
-        def probe(conn: Connection) -> tuple[Queue, bool, int | None]:
+        def probe(conn: Connection) -> tuple[Queue, bool]:
+            queue = sql.require_queue(conn, name)
+            return queue, queue_claims.receivable(conn, queue, now_ms)
+
+        return self.store.database.read(probe)
+
+    def _probe(self, name: str) -> tuple[bool, int | None]:
+        """Whether a claim now might get something, and if not, when it might."""
+        now_ms = self.store.now_ms()
+
+        def probe(conn: Connection) -> tuple[bool, int | None]:
             queue = sql.require_queue(conn, name)
             ready = queue_claims.receivable(conn, queue, now_ms)
-            return queue, ready, None if ready else queue_claims.next_due(conn, queue, now_ms)
+            return ready, None if ready else queue_claims.next_due(conn, queue, now_ms)
 
         return self.store.database.read(probe)
 
@@ -104,7 +114,7 @@ class QueueReceiving:
     ) -> tuple[Received | None, float | None]:
         """One look for a long poll: a cheap read first, the writer only if something is ready.
         Moves to the dead-letter queue are added to ``moved``."""
-        _, ready, due = self._probe(name)
+        ready, due = self._probe(name)
         if ready:
             received, due = self._claim(name, count)
             moved += received.moved
