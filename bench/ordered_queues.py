@@ -31,14 +31,18 @@ from tests.mns_http import RawClient
 
 BODY = "x" * 256
 #: (label, QueueType, number of groups or None for a standard queue, connections or None for
-#: ``--connections``). One group is one message at a time: its bound is a standard queue
-#: driven by one connection, cycle after cycle.
-SCENARIOS: tuple[tuple[str, str, int | None, int | None], ...] = (
-    ("standard queue (baseline)", "normal", None, None),
-    ("standard, one connection", "normal", None, 1),
-    ("ordered, 1 group", "fifo", 1, None),
-    ("ordered, 10 groups", "fifo", 10, None),
-    ("ordered, 1,000 groups", "fifo", 1000, None),
+#: ``--connections``, waitseconds). One group is one message at a time: its bound is a
+#: standard queue driven by one connection, cycle after cycle. With fewer groups than
+#: connections, consumers that long-poll (as ordered-queue consumers should) sleep instead of
+#: asking again at once.
+SCENARIOS: tuple[tuple[str, str, int | None, int | None, int], ...] = (
+    ("standard queue (baseline)", "normal", None, None, 0),
+    ("standard, one connection", "normal", None, 1, 0),
+    ("ordered, 1 group", "fifo", 1, None, 0),
+    ("ordered, 1 group, long polls", "fifo", 1, None, 5),
+    ("ordered, 10 groups", "fifo", 10, None, 0),
+    ("ordered, 10 groups, long polls", "fifo", 10, None, 5),
+    ("ordered, 1,000 groups", "fifo", 1000, None, 0),
 )
 
 
@@ -68,10 +72,10 @@ def measure(
     and CPU per deleted message."""
     meter = CpuMeter(server.pid, backend)
     results: dict[str, dict[str, dict[str, Any]]] = {}
-    for index, (label, queue_type, groups, connections) in enumerate(SCENARIOS):
+    for index, (label, queue_type, groups, connections, wait) in enumerate(SCENARIOS):
         results[label] = {}
         run_args = argparse.Namespace(
-            **{**vars(args), "connections": connections or args.connections}
+            **{**vars(args), "connections": connections or args.connections, "wait": wait}
         )
         for batch in (1, 16):
             name = f"q{index}b{batch}"
@@ -88,7 +92,7 @@ def measure(
 
 def report(runs: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> None:
     print(
-        f"{'queue':<28}{'database':<12}{'batch':>6}{'deleted/s':>11}{'vs std':>8}"
+        f"{'queue':<32}{'database':<12}{'batch':>6}{'deleted/s':>11}{'vs std':>8}"
         f"{'p50 ms':>8}{'p99 ms':>8}{'empty':>8}{'CPU ms':>8}{'DB ms':>7}"
     )
     for label, *_ in SCENARIOS:
@@ -99,7 +103,7 @@ def report(runs: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> None:
                     "-" if f["db_cpu_ms"] is None else f"{f['db_cpu_ms']:.3f}"
                 )
                 print(
-                    f"{label:<28}{database:<12}{batch:>6}{f['per_second']:>11.0f}"
+                    f"{label:<32}{database:<12}{batch:>6}{f['per_second']:>11.0f}"
                     f"{f['per_second'] / baseline:>8.2f}{f['p50_ms']:>8.2f}{f['p99_ms']:>8.2f}"
                     f"{f['empty']:>8.0f}{f['cpu_ms']:>8.3f}{db():>7}"
                 )

@@ -287,16 +287,16 @@ class QueueStore:
         now_ms = self.now_ms()
         receipts_ = [item for item in checked if isinstance(item, Receipt)]
 
-        def work(conn: Connection) -> tuple[Queue, list[str | MNSError]]:
+        def work(conn: Connection) -> tuple[Queue, list[str | MNSError], int]:
             queue = sql.require_queue(conn, name)
             groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r in receipts_))
             results = [_delete_one(conn, name, item, now_ms) for item in checked]
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
-            return queue, results
+            return queue, results, len(groups)
 
-        queue, results = self.database.write(work)
-        if queue.attributes.ordered and any(isinstance(r, str) for r in results):
-            self.notify(name)
+        queue, results, groups = self.database.write(work)
+        if groups and any(isinstance(r, str) for r in results):
+            self.notify(name, groups)  # each group's next message may be receivable now
         return queue, results
 
     def change_visibility(

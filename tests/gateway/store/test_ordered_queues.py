@@ -3,6 +3,8 @@ group, and both kept across stores (processes, replicas) and restarts."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 
 from gateway.protocol.errors import MNSError
@@ -161,3 +163,22 @@ def test_concurrent_consumers_keep_each_group_in_order(
     order.run([consumer(stores[i % 2]) for i in range(8)])
     assert order.violations == []
     assert order.in_order(groups=20, per_group=8)
+
+
+def test_deleting_a_head_wakes_a_long_poll_for_the_next(store: QueueStore) -> None:
+    make_queue(store, "q", queue_type=FIFO)
+    send_all(store, "q", grouped("first", "g"), grouped("second", "g"))
+    (head,) = store.receive("q", 1, 0).messages
+    got: list[str] = []
+    waiter = threading.Thread(target=lambda: got.extend(bodies_waiting(store)))
+    waiter.start()
+    time.sleep(0.3)  # asleep on a locked group
+    started = time.monotonic()
+    store.delete_message("q", head.receipt_handle or "")
+    waiter.join(timeout=10)
+    assert got == ["second"]
+    assert time.monotonic() - started < 0.9  # woken, not found by the once-a-second recheck
+
+
+def bodies_waiting(store: QueueStore) -> list[str]:
+    return [m.body for m in store.receive("q", 1, 10).messages]
