@@ -114,32 +114,43 @@ def drain(  # type: ignore[type-arg]
         )
         for _ in range(workers)
     ]
+    try:
+        return watch(processes, backend, port, expected, timeout)
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(20)
+
+
+def watch(  # type: ignore[type-arg]
+    processes: list[subprocess.Popen[bytes]],
+    backend: Backend,
+    port: int,
+    expected: int,
+    timeout: float,
+) -> dict:
+    """Wait for ``expected`` pushes; the endpoint's stats with the CPU per push of each side,
+    counted from the first push on (the workers' start-up is not a push's)."""
 
     def cpu() -> tuple[float, float | None]:
         workers_cpu = sum(tree_cpu_seconds(process.pid) for process in processes)
         return workers_cpu, backend.database_cpu_seconds()
 
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and stats(port)["count"] == 0:
-            time.sleep(0.02)
-        # CPU from the first push on: the workers' start-up (imports, keys) is not a push's.
-        started, first = cpu(), stats(port)["count"]
-        while time.monotonic() < deadline and stats(port)["count"] < expected:
-            time.sleep(0.2)
-        result, finished = stats(port), cpu()
-        pushes = max(result["count"] - first, 1)
-        result["worker_cpu_ms"] = (finished[0] - started[0]) / pushes * 1000
-        result["database_cpu_ms"] = (
-            None
-            if started[1] is None or finished[1] is None
-            else (finished[1] - started[1]) / pushes * 1000
-        )
-        return result
-    finally:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(20)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and stats(port)["count"] == 0:
+        time.sleep(0.02)
+    started, first = cpu(), stats(port)["count"]
+    while time.monotonic() < deadline and stats(port)["count"] < expected:
+        time.sleep(0.2)
+    result, finished = stats(port), cpu()
+    pushes = max(result["count"] - first, 1)
+    result["worker_cpu_ms"] = (finished[0] - started[0]) / pushes * 1000
+    result["database_cpu_ms"] = (
+        None
+        if started[1] is None or finished[1] is None
+        else (finished[1] - started[1]) / pushes * 1000
+    )
+    return result
 
 
 def throughput(

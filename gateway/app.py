@@ -16,11 +16,12 @@ from collections.abc import Callable
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 
-from gateway.api import admin, queues, topics
+from gateway.api import account, admin, dev, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
 from gateway.api.context import (
     MNS_VERSION,
     GatewayContext,
+    OriginFormTargets,
     error_response,
     gateway,
     incoming_request,
@@ -55,6 +56,7 @@ def create_app(
 ) -> Flask:
     app = Flask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.wsgi_app = OriginFormTargets(app.wsgi_app)  # type: ignore[method-assign]
     app.extensions["mns"] = GatewayContext(
         settings,
         store,
@@ -66,6 +68,9 @@ def create_app(
     app.register_blueprint(topics.blueprint)
     app.register_blueprint(queues.blueprint)
     app.register_blueprint(admin.blueprint)
+    app.register_blueprint(account.blueprint)
+    if settings.inbox:
+        app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)
@@ -103,7 +108,7 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
         if request.path.startswith(PUBLIC_PREFIXES):
             return
         enforce_body_limit(gateway().settings.max_body_bytes)
-        g.access_key_id = authenticate(incoming_request(), gateway().access_keys, clock())
+        g.access_key_id = authenticate(incoming_request(), gateway().keys, clock())
 
     @app.after_request
     def mns_headers(response: Response) -> Response:

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +26,9 @@ from gateway.credentials import (
     stored_credentials,
 )
 from gateway.data_dir import prepare_data_dir
+from gateway.inbox.commands import add_inbox_command
 from gateway.protocol.errors import GatewayError
+from gateway.queue_settings import add_queue_commands
 
 
 class CommandError(GatewayError):
@@ -232,20 +235,34 @@ def _credentials_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _queue_settings(args: argparse.Namespace) -> int:
-    """``queues`` and ``subscriptions``: settings the XML API has no 2015 element for
-    (docs/queues.md#from-the-command-line)."""
-    from gateway import queue_settings
-    from gateway.server import open_store
+def _credentials_issue(args: argparse.Namespace) -> int:
+    """A temporary access key pair with its security token, kept in the store every replica
+    reads (docs/protocol.md#temporary-credentials)."""
+    from gateway.server import open_database
+    from gateway.store.temporary_credentials import TemporaryCredentialStore
 
-    settings = _database_settings(args)
-    store = open_store(settings)
+    database = open_database(_database_settings(args))
     try:
-        document = queue_settings.run(args, store, settings)
+        credential = TemporaryCredentialStore(database, time.time).issue(args.ttl)
     finally:
-        store.close()
-    _emit(args, document, queue_settings.describe)
+        database.close()
+    _emit(
+        args,
+        credential.document(),
+        lambda d: "\n".join(f"{name + ':':<17}{value}" for name, value in d.items()),
+    )
     return 0
+
+
+def _ttl(text: str) -> int:
+    from gateway.temporary_credentials import check_ttl
+
+    try:
+        ttl = int(text)
+        check_ttl(ttl)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return ttl
 
 
 def _with_data_dir(parser: argparse.ArgumentParser) -> None:
@@ -314,7 +331,7 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_json(keys)
     keys.set_defaults(handler=_keys)
 
-    _add_queue_commands(commands)
+    add_queue_commands(commands, _database_settings)
 
     credentials = commands.add_parser("credentials", help="the access keys clients sign with")
     credential_commands = credentials.add_subparsers(dest="credentials_command", required=True)
@@ -324,28 +341,19 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _with_data_dir(show)
     _with_json(show)
     show.set_defaults(handler=_credentials_show)
-
-
-def _add_queue_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    queues = commands.add_parser(
-        "queues", help="create a typed queue, show or set its dead-letter policy"
+    issue = credential_commands.add_parser(
+        "issue",
+        help="issue temporary credentials: an access key pair and the security token it is "
+        "valid with, until its Expiration",
     )
-    queues.add_argument("action", choices=("create", "set", "show"))
-    queues.add_argument("name")
-    queues.add_argument("--type", default="normal", help="create: normal (default) or fifo")
-    queues.add_argument("--max-receive-count", help="receives before a message is dead-lettered")
-    subscriptions = commands.add_parser(
-        "subscriptions", help="show or set a subscription's dead-letter queue"
+    issue.add_argument(
+        "--ttl", type=_ttl, required=True, metavar="SECONDS", help="lifetime, 1 to 43200 seconds"
     )
-    subscriptions.add_argument("action", choices=("set", "show"))
-    subscriptions.add_argument("topic")
-    subscriptions.add_argument("name")
-    for parser in (queues, subscriptions):
-        parser.add_argument("--dlq-target", help="the dead-letter queue's name")
-        parser.add_argument("--dlq-enabled", choices=("true", "false"))
-        _with_data_dir(parser)
-        _with_json(parser)
-        parser.set_defaults(handler=_queue_settings)
+    _with_data_dir(issue)
+    _with_json(issue)
+    issue.set_defaults(handler=_credentials_issue)
+
+    add_inbox_command(commands, _database_settings)
 
 
 def _parser() -> argparse.ArgumentParser:

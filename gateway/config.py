@@ -100,6 +100,17 @@ class Settings:
     max_queues: int = 1000
     smtp_url: str = ""
     mail_from: str = ""
+    #: ``MNS_GATEWAY_INBOX=1``: SMS and mail are kept in the inbox instead of sent, and the
+    #: ``/dev/`` endpoints exist (docs/delivery.md#the-inbox).
+    inbox: bool = False
+    #: ``MNS_GATEWAY_SMS_PROVIDER``: "" (SMS endpoints cannot be delivered), ``aliyun`` or
+    #: ``webhook`` (docs/delivery.md#sms-providers). The inbox, when on, takes precedence.
+    sms_provider: str = ""
+    sms_endpoint: str = "https://dysmsapi.aliyuncs.com"
+    sms_access_key_id: str = ""
+    sms_access_key_secret: str = field(default="", repr=False)
+    sms_webhook_url: str = ""
+    sms_webhook_secret: str = field(default="", repr=False)
     #: Seconds requests and pushes in flight get to finish after SIGTERM. Longer than the longest
     #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
     #: (docs/deploy.md#stopping-gracefully).
@@ -147,6 +158,10 @@ class Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
+def _env_flag(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
 def _env_path(env: Mapping[str, str], name: str) -> Path | None:
     value = env.get(f"{ENV_PREFIX}{name}", "").strip()
     return Path(value) if value else None
@@ -186,6 +201,13 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         max_queues=int(get("MAX_QUEUES", "1000")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
+        inbox=_env_flag(get("INBOX", "")),
+        sms_provider=get("SMS_PROVIDER", "").strip().lower(),
+        sms_endpoint=get("SMS_ENDPOINT", "https://dysmsapi.aliyuncs.com").strip(),
+        sms_access_key_id=get("SMS_ACCESS_KEY_ID", "").strip(),
+        sms_access_key_secret=get("SMS_ACCESS_KEY_SECRET", "").strip(),
+        sms_webhook_url=get("SMS_WEBHOOK_URL", "").strip(),
+        sms_webhook_secret=get("SMS_WEBHOOK_SECRET", "").strip(),
         queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),
         graceful_timeout=int(get("GRACEFUL_TIMEOUT", "40")),
     )

@@ -10,7 +10,10 @@ subscription's dead-letter queue is not the queue it pushes to.
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from gateway.config import Settings
@@ -119,3 +122,45 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
     else:
         queue = store.queues.get_queue(args.name)[0]
     return queue_document(queue)
+
+
+SettingsFor = Callable[[argparse.Namespace], Settings]
+
+
+def run_command(settings_for: SettingsFor, args: argparse.Namespace) -> int:
+    """A ``queues`` or ``subscriptions`` command on the store of this data dir or database."""
+    from gateway.server import open_store
+
+    settings = settings_for(args)
+    store = open_store(settings)
+    try:
+        document = run(args, store, settings)
+    finally:
+        store.close()
+    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else describe(document))
+    return 0
+
+
+def add_queue_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], settings_for: SettingsFor
+) -> None:
+    """``settings_for(args)``: the command line's settings (flags over the environment)."""
+    queues = commands.add_parser(
+        "queues", help="create a typed queue, show or set its dead-letter policy"
+    )
+    queues.add_argument("action", choices=("create", "set", "show"))
+    queues.add_argument("name")
+    queues.add_argument("--type", default="normal", help="create: normal (default) or fifo")
+    queues.add_argument("--max-receive-count", help="receives before a message is dead-lettered")
+    subscriptions = commands.add_parser(
+        "subscriptions", help="show or set a subscription's dead-letter queue"
+    )
+    subscriptions.add_argument("action", choices=("set", "show"))
+    subscriptions.add_argument("topic")
+    subscriptions.add_argument("name")
+    for parser in (queues, subscriptions):
+        parser.add_argument("--dlq-target", help="the dead-letter queue's name")
+        parser.add_argument("--dlq-enabled", choices=("true", "false"))
+        parser.add_argument("--data-dir", help="where the SQLite database and keys live")
+        parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
+        parser.set_defaults(handler=partial(run_command, settings_for))

@@ -22,7 +22,7 @@ from gateway.config import Settings
 from gateway.credentials import announce_generated_keys, resolve_access_keys
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.keyring import KeyRing, KeyStorage
-from gateway.delivery.mail import MailSender
+from gateway.delivery.providers import message_senders
 from gateway.delivery.queue_bridge import QueueSender, RemoteService
 from gateway.delivery.senders import HttpSender, Sender, SenderRegistry
 from gateway.delivery.transport import PushTransport
@@ -159,8 +159,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
             clock=runtime.store.clock,
         )
     }
-    if settings.smtp_url:
-        by_kind["mail"] = MailSender.from_settings(settings)
+    by_kind.update(message_senders(settings, runtime.store.inbox, transport))
     options = WorkerOptions(
         threads=settings.delivery_threads,
         max_per_route=settings.max_pushes_per_route,

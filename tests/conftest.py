@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import http.client
 import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from gateway.store.database import Database
 from gateway.store.sqlite import SQLiteDatabase
+from gateway.testing.process import GatewayProcess, free_port  # noqa: F401 - for test modules
 from tests.mns_http import RawClient
 from tests.postgres import PostgresServer, postgres_server
 
@@ -29,57 +25,16 @@ FAST_RETRIES = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class RunningGateway:
-    process: subprocess.Popen[bytes]
-    port: int
-    data_dir: Path
-    env: dict[str, str]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+class RunningGateway(GatewayProcess):
+    """A gateway process started by :func:`start_gateway`, with a raw client for it."""
 
     def raw(self) -> RawClient:
         return RawClient("127.0.0.1", self.port, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
 
-    def kill(self) -> None:
-        """SIGKILL the whole process group: the arbiter and every worker, mid-whatever."""
-        import signal
-
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-
 
 def wait_until_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"gateway exited with {process.returncode}")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/readyz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("gateway did not become ready")
+    """For gateways started by other means (gunicorn itself); see ``GatewayProcess``."""
+    RunningGateway(process, port, Path(), {}).wait_until_ready(timeout)
 
 
 def start_gateway(
@@ -88,8 +43,8 @@ def start_gateway(
     args: tuple[str, ...] = (),
     port: int | None = None,
 ) -> RunningGateway:
-    """``mns-gateway serve`` in a subprocess, exactly as the README starts it."""
-    port = port or free_port()
+    """``mns-gateway serve`` in a subprocess, exactly as the README starts it (the pytest
+    plugin's own machinery: :class:`gateway.testing.process.GatewayProcess`)."""
     env = {
         **os.environ,
         "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
@@ -97,31 +52,8 @@ def start_gateway(
         "MNS_GATEWAY_RETRY_SCALE": "0.01",
         **(extra_env or {}),
     }
-    command = [
-        sys.executable,
-        "-m",
-        "gateway.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data_dir),
-        *args,
-    ]
-    process = subprocess.Popen(
-        command,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    gateway = RunningGateway(process, port, data_dir, env)
-    try:
-        wait_until_ready(port, process)
-    except Exception:
-        gateway.stop()
-        raise
-    return gateway
+    log_file = data_dir.parent / f"{data_dir.name}.gateway.log"
+    return RunningGateway.start(data_dir, env, args=args, port=port, log_file=log_file)
 
 
 @pytest.fixture(scope="session")

@@ -77,13 +77,17 @@ def scanned_files() -> Iterator[Path]:
             yield path
 
 
+#: Installed, not written here: bytecode and the Node.js packages tests/node installs.
+_INSTALLED = frozenset({"__pycache__", "node_modules"})
+
+
 def _repository_files() -> Iterator[Path]:
     for name in SCANNED_FILES:
         if (ROOT / name).is_file():
             yield ROOT / name
     for top in SCANNED:
         for path in sorted((ROOT / top).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in TEXT_SUFFIXES:
+            if path.suffix in TEXT_SUFFIXES and path.is_file() and not _INSTALLED & set(path.parts):
                 yield path
 
 

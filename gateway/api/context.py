@@ -19,9 +19,13 @@ from gateway.oplog import Field, NullOperationLog, OperationLog, RequestFacts
 from gateway.protocol.auth import IncomingRequest
 from gateway.protocol.errors import MNSError
 from gateway.protocol.request_ids import new_request_id
+from gateway.protocol.request_target import parse_request_target
 from gateway.protocol.xml import XmlNode, render_document
+from gateway.temporary_credentials import AccessKeys
 
 if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
     from gateway.api.certs import CertificateSource
     from gateway.config import Settings
     from gateway.metrics import GatewayMetrics
@@ -45,6 +49,12 @@ class GatewayContext:
     oplog: OperationLog = field(default_factory=NullOperationLog)
     metrics: GatewayMetrics | None = None
     certificates: CertificateSource | None = None
+    #: What requests are authenticated against: ``access_keys`` and the temporary credentials
+    #: issued into ``store``.
+    keys: AccessKeys = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", AccessKeys(self.access_keys, self.store.credentials))
 
 
 def gateway() -> GatewayContext:
@@ -79,7 +89,8 @@ def request_facts(resource: Field, name: str) -> RequestFacts:
 
 
 def raw_uri() -> str:
-    """Path and query exactly as the client sent them (what the signature covers)."""
+    """Path and query exactly as the client sent them (what the signature covers); an
+    absolute-form target was already reduced to them (:func:`origin_form_environ`)."""
     environ = request.environ
     uri = environ.get("RAW_URI") or environ.get("REQUEST_URI")
     if uri:
@@ -89,6 +100,44 @@ def raw_uri() -> str:
     )
     query = environ.get("QUERY_STRING", "")
     return f"{path}?{query}" if query else path
+
+
+def origin_form_environ(environ: dict[str, Any]) -> None:
+    """Rewrite an absolute-form request target (``PUT http://host/queues/q``) in ``environ`` as
+    the origin form it stands for, before anything routes or authenticates it.
+
+    Servers fill the environ differently from such a target (gunicorn's PATH_INFO holds the
+    path, gevent's the whole URL), so every key is set again from the one parse of
+    :func:`~gateway.protocol.request_target.parse_request_target`; the target's authority
+    replaces the Host header, as RFC 9112 section 3.2.2 requires.
+    """
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if not raw:
+        return
+    target = parse_request_target(raw)
+    if target.authority is None:
+        return
+    environ.update(
+        {
+            "RAW_URI": target.resource,
+            "REQUEST_URI": target.resource,
+            "PATH_INFO": unquote(target.path, "latin-1"),
+            "QUERY_STRING": target.query,
+            "HTTP_HOST": target.authority,
+        }
+    )
+
+
+class OriginFormTargets:
+    """WSGI middleware applying :func:`origin_form_environ` to every request, whichever server
+    (gevent's, gunicorn's gthread, werkzeug's) built the environ."""
+
+    def __init__(self, app: WSGIApplication) -> None:
+        self.app = app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        origin_form_environ(environ)
+        return self.app(environ, start_response)
 
 
 def _lowercase_headers(environ: dict[str, Any]) -> dict[str, str]:
@@ -126,6 +175,11 @@ def query_params() -> dict[str, str]:
 
 def is_meta_override() -> bool:
     return query_params().get("metaoverride", "").lower() == "true"
+
+
+def with_meta() -> bool:
+    """``x-mns-with-meta: true``: a listing includes each item's attributes."""
+    return request.headers.get("x-mns-with-meta", "").lower() == "true"
 
 
 def xml_response(root: str, nodes: Sequence[XmlNode], status: int = 200) -> Response:

@@ -14,6 +14,7 @@ from gateway.api.context import (
     gateway,
     is_meta_override,
     list_paging,
+    with_meta,
     xml_response,
 )
 from gateway.protocol.names import validate_name
@@ -76,12 +77,11 @@ def delete_queue(name: str) -> Response:
 @blueprint.get("/queues")
 def list_queues() -> Response:
     prefix, marker, limit = list_paging()
-    with_meta = request.headers.get("x-mns-with-meta", "").lower() == "true"
     page = _queues().list_queues(prefix, marker, limit)
     nodes: list[XmlNode] = []
     for queue in page.items:
         entry: list[XmlNode] = [("QueueURL", _queue_url(queue.name))]
-        if with_meta:
+        if with_meta():
             entry += queue_nodes(queue, None)
         nodes.append(("Queue", entry))
     if page.next_marker:

@@ -13,11 +13,12 @@ from gateway.api.context import (
     is_meta_override,
     list_paging,
     log_operations,
+    with_meta,
     xml_response,
 )
 from gateway.oplog import Action, Field
 from gateway.protocol.names import validate_name
-from gateway.protocol.xml import XmlNode, child_text, parse_document
+from gateway.protocol.xml import XmlNode, parse_document
 from gateway.store.topics import TopicStore
 from gateway.topics import wire
 from gateway.topics.queue_targets import queue_targets
@@ -72,12 +73,11 @@ def delete_topic(name: str) -> Response:
 @blueprint.get("/topics")
 def list_topics() -> Response:
     prefix, marker, limit = list_paging()
-    with_meta = request.headers.get("x-mns-with-meta", "").lower() == "true"
     page = _topics().list_topics(prefix, marker, limit)
     nodes: list[XmlNode] = []
     for topic in page.items:
         entry: list[XmlNode] = [("TopicURL", _topic_url(topic.name))]
-        if with_meta:
+        if with_meta():
             entry += wire.topic_nodes(topic, None)
         nodes.append(("Topic", entry))
     if page.next_marker:
@@ -87,15 +87,16 @@ def list_topics() -> Response:
 
 @blueprint.put("/topics/<topic_name>/subscriptions/<name>")
 def put_subscription(topic_name: str, name: str) -> Response:
-    """Subscribe, or SetSubscriptionAttributes (NotifyStrategy only) with ``?metaoverride=true``."""
+    """Subscribe, or SetSubscriptionAttributes with ``?metaoverride=true`` (NotifyStrategy only:
+    :func:`~gateway.topics.wire.subscription_update`)."""
     validate_name("topic", topic_name)
     validate_name("subscription", name)
     root = _body_root("Subscription")
     if is_meta_override():
-        strategy = child_text(root, "NotifyStrategy")
-        if strategy is not None:
-            _topics().set_notify_strategy(topic_name, name, wire.parse_strategy(strategy))
         current = _topics().get_subscription(topic_name, name)
+        strategy = wire.subscription_update(root, current)
+        if strategy is not None:
+            _topics().set_notify_strategy(topic_name, name, strategy)
         policy = wire.subscription_policy(root, current.dead_letter_policy)
         if policy != current.dead_letter_policy:
             _check_queue_targets(replace(current, dead_letter_policy=policy))
@@ -144,10 +145,13 @@ def list_subscriptions(topic_name: str) -> Response:
     validate_name("topic", topic_name)
     prefix, marker, limit = list_paging()
     page = _topics().list_subscriptions(topic_name, prefix, marker, limit)
-    nodes: list[XmlNode] = [
-        ("Subscription", [("SubscriptionURL", _subscription_url(topic_name, sub.name))])
-        for sub in page.items
-    ]
+    account_id = gateway().settings.account_id
+    nodes: list[XmlNode] = []
+    for sub in page.items:
+        entry: list[XmlNode] = [("SubscriptionURL", _subscription_url(topic_name, sub.name))]
+        if with_meta():
+            entry += wire.subscription_nodes(sub, account_id)
+        nodes.append(("Subscription", entry))
     if page.next_marker:
         nodes.append(("NextMarker", page.next_marker))
     return xml_response("Subscriptions", nodes)

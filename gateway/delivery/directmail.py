@@ -9,80 +9,40 @@ without a relay.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import formatdate
-from typing import Any, Final
+from typing import Final
 
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError
 from gateway.protocol.endpoints import MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
+from gateway.topics.direct import (
+    ADDRESS,
+    DIRECT_MAIL,
+    DirectMail,
+    direct_attribute,
+    parse_direct_mail,
+)
+
+__all__ = ["ADDRESS", "DEFAULT_SUBJECT", "OutgoingMail", "direct_mail_of", "prepare_mail"]
 
 DEFAULT_SUBJECT: Final = "MNS message"
-#: A sender must be a bare address: it becomes the envelope sender and the From header, so
-#: anything else (a display name, a line break smuggling in headers) is refused up front.
-ADDRESS: Final = re.compile(r"[^@\s<>,;:\"]+@[^@\s<>,;:\"]+\.[^@\s<>,;:\"]+")
-_TRUE_FLAGS: Final = frozenset({"1", "true"})
 _MAIL_POLICY: Final = SMTP.clone(cte_type="7bit")
 
 
 @dataclass(frozen=True, slots=True)
-class DirectMail:
-    """The ``DirectMail`` attribute's fields that matter over SMTP.
-
-    ``AddressType`` is accepted and ignored: it chooses among DirectMail's own sender accounts.
-    """
-
-    account_name: str = ""
-    subject: str = DEFAULT_SUBJECT
-    is_html: bool = False
-    reply_to_sender: bool = False
-
-
-def _flag(value: object) -> bool:
-    """MNS documents these as 0/1 numbers or booleans; publishers also send "1" or "true".
-    ``bool("0")`` would be true, so strings are compared, not cast."""
-    return str(value).strip().lower() in _TRUE_FLAGS
-
-
-def _text_field(fields: dict[str, Any], name: str) -> str:
-    value = fields.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise PermanentDeliveryError(f"DirectMail {name} must be a string, got {value!r}")
-    return value.strip()
-
-
-def parse_direct_mail(raw: str | None) -> DirectMail:
-    """The ``DirectMail`` JSON as published; ``None`` (no attribute) gives the defaults."""
-    if raw is None:
-        return DirectMail()
-    try:
-        fields = json.loads(raw)
-    except ValueError as exc:
-        raise PermanentDeliveryError(f"DirectMail is not valid JSON: {exc}") from exc
-    if not isinstance(fields, dict):
-        raise PermanentDeliveryError("DirectMail must be a JSON object")
-    return DirectMail(
-        account_name=_text_field(fields, "AccountName"),
-        subject=_text_field(fields, "Subject") or DEFAULT_SUBJECT,
-        is_html=_flag(fields.get("IsHtml")),
-        reply_to_sender=_flag(fields.get("ReplyToAddress")),
-    )
-
-
-@dataclass(frozen=True, slots=True)
 class OutgoingMail:
-    """A composed mail and its envelope."""
+    """A composed mail and its envelope, with what it was composed from (what the inbox
+    keeps: docs/delivery.md#the-inbox)."""
 
     sender: str
     recipient: str
     message: EmailMessage
+    direct: DirectMail
+    body: str
 
 
 def _recipient_of(job: DeliveryJob) -> str:
@@ -95,17 +55,24 @@ def _recipient_of(job: DeliveryJob) -> str:
     return endpoint.address
 
 
-def _direct_mail_of(job: DeliveryJob) -> DirectMail:
-    attributes = job.message.attributes.get("MessageAttributes") or {}
-    return parse_direct_mail(attributes.get("DirectMail"))
+def direct_mail_of(job: DeliveryJob, default_sender: str) -> DirectMail:
+    """The message's DirectMail; without one, plain text from ``default_sender`` under
+    :data:`DEFAULT_SUBJECT` (docs/delivery.md#mail-endpoints)."""
+    raw = direct_attribute(job.message.attributes, DIRECT_MAIL)
+    if raw is None:
+        return DirectMail(account_name=default_sender, subject=DEFAULT_SUBJECT)
+    try:
+        return parse_direct_mail(raw)
+    except MNSError as exc:  # stored before PublishMessage checked it
+        raise PermanentDeliveryError(exc.message) from exc
 
 
 def prepare_mail(job: DeliveryJob, default_sender: str) -> OutgoingMail:
     """The mail for one delivery. Raises :class:`PermanentDeliveryError` for a message that can
     never be mailed (malformed DirectMail, no usable sender, a line break in the subject)."""
-    direct = _direct_mail_of(job)
+    direct = direct_mail_of(job, default_sender)
     recipient = _recipient_of(job)
-    sender = direct.account_name or default_sender
+    sender = direct.account_name
     if not ADDRESS.fullmatch(sender):
         raise PermanentDeliveryError(
             f"no usable sender address ({sender!r}): set DirectMail AccountName "
@@ -115,7 +82,7 @@ def prepare_mail(job: DeliveryJob, default_sender: str) -> OutgoingMail:
         mail = _compose(job, direct, sender, recipient)
     except ValueError as exc:  # the email package refuses header values that would inject
         raise PermanentDeliveryError(f"cannot compose the mail: {exc}") from exc
-    return OutgoingMail(sender, recipient, mail)
+    return OutgoingMail(sender, recipient, mail, direct, job.message.body)
 
 
 def _compose(job: DeliveryJob, direct: DirectMail, sender: str, recipient: str) -> EmailMessage:

@@ -6,9 +6,10 @@ keeps everything else the publisher controls: the ``DirectMail`` message attribu
 (docs/protocol.md#publishing) still picks the subject, the sender, HTML or plain text and the
 Reply-To.
 
-What the mail looks like is decided by pure functions (:func:`parse_direct_mail`,
-:func:`prepare_mail`, in :mod:`gateway.delivery.directmail`); :class:`MailSender` is the thin IO
-shell around one kept SMTP connection.
+What the mail looks like is decided by pure functions
+(:func:`~gateway.topics.direct.parse_direct_mail`,
+:func:`~gateway.delivery.directmail.prepare_mail`); :class:`MailSender` is the thin IO shell
+around one kept SMTP connection.
 Its verdicts follow the SMTP reply classes: a 2xx is a success; a 4xx is transient and retried on
 the subscription's schedule like an HTTP error (the reply code goes in ``status``); a 5xx to this
 message (sender, recipient or content refused) is permanent and goes straight to the dead

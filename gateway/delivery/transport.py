@@ -257,6 +257,17 @@ class PushTransport:
         connection to a saturated host counts); a 2xx that arrives later is a ``timeout``.
         Header names in ``headers`` must be unique; they are sent exactly as spelled.
         """
+        return self.post(url, headers, body, timeout)[0]
+
+    def post(
+        self,
+        url: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes,
+        timeout: float | None = None,
+    ) -> tuple[PushResult, bytes]:
+        """:meth:`send`, and the response body (up to :data:`MAX_RESPONSE_BYTES`; empty without
+        a response), for callers that read the answer: an SMS provider's API."""
         timeout = self._default_timeout if timeout is None else timeout
         started = self._clock()
         try:
@@ -265,15 +276,15 @@ class PushTransport:
             status, response_body = self._exchange(origin, request, timeout)
         except (DeliveryError, OSError) as exc:
             outcome, error = _classify_failure(exc)
-            return PushResult(None, outcome, error, self._elapsed_ms(started))
+            return PushResult(None, outcome, error, self._elapsed_ms(started)), b""
         latency_ms = self._elapsed_ms(started)
         if latency_ms > timeout * 1000:
             error = f"HTTP {status} after {latency_ms:.0f} ms, over the {timeout:g} s timeout"
-            return PushResult(status, PushOutcome.TIMEOUT, error, latency_ms)
+            return PushResult(status, PushOutcome.TIMEOUT, error, latency_ms), response_body
         if 200 <= status < 300:
-            return PushResult(status, PushOutcome.SUCCESS, None, latency_ms)
+            return PushResult(status, PushOutcome.SUCCESS, None, latency_ms), response_body
         error = _error_excerpt(status, response_body)
-        return PushResult(status, PushOutcome.HTTP_ERROR, error, latency_ms)
+        return PushResult(status, PushOutcome.HTTP_ERROR, error, latency_ms), response_body
 
     def _exchange(self, origin: Origin, request: bytes, timeout: float) -> tuple[int, bytes]:
         deadline = time.monotonic() + timeout

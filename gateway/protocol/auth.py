@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_tz
 from functools import lru_cache
+from typing import Protocol
 
 from gateway.protocol.errors import MNSError
 
@@ -127,20 +128,29 @@ def content_md5_matches(header_value: str, body: bytes) -> bool:
     return False
 
 
-def authenticate(request: IncomingRequest, secrets: Mapping[str, str], now: float) -> str:
+class SecretSource(Protocol):
+    """The keys requests may be signed with (:class:`gateway.temporary_credentials.AccessKeys`)."""
+
+    def secret_for(self, key_id: str, token: str | None, now: float) -> str:
+        """The secret ``key_id`` signs with, given the request's ``security-token`` (if any), or
+        the :class:`MNSError` the service answers: an unknown key, a token that does not belong
+        to the key, an expired token (docs/protocol.md#temporary-credentials)."""
+        ...
+
+
+def authenticate(request: IncomingRequest, keys: SecretSource, now: float) -> str:
     """Return the access key id that signed ``request``, or raise the MNS error the service would.
 
-    The order mirrors the service: Authorization present, Date sane, key known, signature right,
-    then the body digest, which is only meaningful once the headers are trusted.
+    The order mirrors the service: Authorization present, Date sane, key (and its security
+    token) known, signature right, then the body digest, which is only meaningful once the
+    headers are trusted.
     """
     authorization = request.header("authorization")
     if not authorization:
         raise MNSError("MissingAuthorizationHeader")
     check_date(request, now)
     key_id, signature = parse_authorization(authorization)
-    secret = secrets.get(key_id)
-    if secret is None:
-        raise MNSError("InvalidAccessKeyId")
+    secret = keys.secret_for(key_id, request.header("security-token"), now)
     expected = sign(secret, string_to_sign(request))
     if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "replace")):
         raise MNSError("SignatureDoesNotMatch")

@@ -77,6 +77,15 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     # Ordered queues: a message sent without its group (the "Ordered message" page names the
     # code; the status is ours, as for every other refused request body).
     "FifoMissingMessageGroupId": (400, "MessageGroupId is required for a FIFO queue."),
+    # Temporary credentials: the MNS table has no codes of its own for them; these are the
+    # Alibaba Cloud ones for the same faults (docs/protocol.md#temporary-credentials).
+    "InvalidSecurityToken": (403, "The security token you provided is invalid."),
+    "SecurityTokenExpired": (403, "The security token you provided has expired."),
+    # OpenService on an account that has the service (docs/protocol.md#account-operations).
+    "INSTANCE_ID_IS_NOT_UNIQUE": (
+        409,
+        "INSTANCE_ID_IS_NOT_UNIQUE: this account has already opened the service.",
+    ),
     # Not an MNS operation: the gateway's own admin API (dead letters).
     "DeadLetterNotExist": (404, "The dead letter you provided does not exist."),
 }

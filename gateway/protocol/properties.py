@@ -1,9 +1,7 @@
-"""Message properties of the newer SDKs (UserProperties, SystemProperties, MessageGroupId), on
-queue and topic messages alike.
-
-They are validated as the service documents them (docs/protocol.md#message-properties), then
-kept exactly as the client sent them and returned unchanged.
-"""
+"""What queue and topic messages have in common: the body, required and never empty, and the
+properties of the newer SDKs (UserProperties, SystemProperties, MessageGroupId), validated as
+the service documents them (docs/protocol.md#message-properties), then kept exactly as the
+client sent them and returned unchanged."""
 
 from __future__ import annotations
 
@@ -31,6 +29,15 @@ SYSTEM_NAMES: Final = frozenset(
     {"traceparent", "tracestate", "baggage", "DLQMessageType", "DLQSourceArn", "DLQOriginMessageId"}
 )
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def message_body(element: Element) -> str:
+    """MessageBody, which SendMessage and PublishMessage both refuse when missing or empty
+    (docs/protocol.md#publishing)."""
+    body = child_text(element, "MessageBody")
+    if not body:
+        raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
+    return body
 
 
 def parse_properties(element: Element) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from xml.etree.ElementTree import Element
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
-from gateway.protocol.properties import parse_properties, property_nodes
+from gateway.protocol.properties import message_body, parse_properties, property_nodes
 from gateway.protocol.xml import XmlNode, child_text, children
 from gateway.queues import dead_letters
 from gateway.queues.dead_letters import PolicyUpdate
@@ -142,9 +142,7 @@ def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
 
 # sending --------------------------------------------------------------------------------------
 def parse_new_message(element: Element) -> NewMessage:
-    body = child_text(element, "MessageBody")
-    if not body:
-        raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
+    body = message_body(element)
     priority = PRIORITY.parse(child_text(element, "Priority"), PRIORITY.default)
     delay = DELAY_SECONDS.parse(child_text(element, "DelaySeconds"), None)
     return NewMessage(body, priority or PRIORITY.default, delay, parse_properties(element))

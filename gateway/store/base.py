@@ -1,7 +1,8 @@
 """The store: the gateway's one way to persistent state, independent of the database behind it.
 
-:class:`Store` holds the three parts of the domain over one :class:`Database` (topics, queues,
-deliveries) and the clock they share, so tests control time by handing in their own.
+:class:`Store` holds the parts of the domain over one :class:`Database` (topics, queues,
+deliveries, the account's attributes, issued temporary credentials) and the clock they share,
+so tests control time by handing in their own.
 :func:`compose_store` is where the parts and what they share (one MessageId factory, one set of
 wake-ups) are put together, explicitly.
 """
@@ -14,10 +15,14 @@ from dataclasses import dataclass
 
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS, WaiterHub
+from gateway.store.account import AccountStore
 from gateway.store.database import Database
 from gateway.store.deliveries import DeliveryStore
+from gateway.store.inbox import InboxStore
 from gateway.store.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
+from gateway.store.reset import reset
+from gateway.store.temporary_credentials import TemporaryCredentialStore
 from gateway.store.topics import TopicStore
 
 __all__ = ["Database", "Store", "compose_store"]
@@ -31,12 +36,19 @@ class Store:
     queues: QueueStore
     deliveries: DeliveryStore
     wakeups: Wakeups
+    account: AccountStore
+    credentials: TemporaryCredentialStore
+    inbox: InboxStore
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
     def ping(self) -> bool:
         return self.database.ping()
+
+    def reset(self) -> list[str]:
+        """Empty every data table (development gateways only: :mod:`gateway.store.reset`)."""
+        return self.database.write(reset)
 
     def close(self) -> None:
         self.database.close()
@@ -79,4 +91,7 @@ def compose_store(
             database, clock, wakeups=wakeups, queues=queues, region=region, account_id=account_id
         ),
         wakeups=wakeups,
+        account=AccountStore(database),
+        credentials=TemporaryCredentialStore(database, clock),
+        inbox=InboxStore(database, clock),
     )

@@ -25,13 +25,20 @@ class Database(Protocol):
     def read(self, work: Callable[[Connection], T]) -> T:
         """Run ``work(connection)`` for reading, on one consistent snapshot."""
 
-    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
+    def write(
+        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
         """Run ``work(connection)`` in a transaction committed before this returns; if ``work``
         raises, nothing it did is committed and the exception reaches the caller.
 
         ``durable=False`` may skip the flush to stable storage: for writes whose loss in a
         power cut loses nothing acknowledged (claims and attempt outcomes of deliveries,
         which at-least-once delivery simply repeats).
+
+        ``atomic=False`` says ``work`` needs no transaction around its statements: it reads,
+        then makes at most one change that must be all or nothing, in one statement (a send:
+        look the queue up, insert the messages). A database may then run each statement on its
+        own (PostgreSQL: no BEGIN and COMMIT, about half a request's cost in the driver).
         """
 
     def migrate(self) -> list[int]:

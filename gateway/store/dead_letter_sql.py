@@ -145,6 +145,18 @@ def expired_jobs(conn: Connection, now_ms: int, limit: int) -> list[DeliveryJob]
     return [delivery_sql.job_of(row) for row in rows]
 
 
+def purge_orphans(conn: Connection, now_ms: int) -> int:
+    """Drop deliveries past retention whose subscription is gone: a publish that read the
+    subscription just before a concurrent Unsubscribe (or DeleteTopic) committed, on a database
+    with concurrent writers, can leave one that no claim would ever find."""
+    return conn.execute(
+        "DELETE FROM deliveries WHERE created_at <= ? AND NOT EXISTS (SELECT 1 FROM"
+        " subscriptions s WHERE s.topic_name = deliveries.topic_name"
+        " AND s.name = deliveries.subscription_name)",
+        (now_ms - _RETENTION_MS,),
+    ).rowcount
+
+
 def purge_expired_messages(conn: Connection, now_ms: int) -> int:
     """Drop messages past retention that no delivery still needs."""
     # NOT IN over the subquery reads the deliveries once (there is no index on message_id).

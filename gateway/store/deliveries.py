@@ -108,6 +108,7 @@ class DeliveryStore:
         def work(conn: Connection) -> list[Filed | None]:
             jobs = dead_letter_sql.expired_jobs(conn, now, limit)
             letters = [self._dead_letter(conn, job, None, "expired", now) for job in jobs]
+            dead_letter_sql.purge_orphans(conn, now)
             dead_letter_sql.purge_expired_messages(conn, now)
             return letters
 

@@ -15,12 +15,14 @@ from typing import TypeVar
 from gateway.store.migrations import migrate
 from gateway.store.notifier import LocalNotifier
 from gateway.store.sql import Connection, SQLiteConnection
+from gateway.store.sqlite import check_sqlite_version
 
 T = TypeVar("T")
 
 
 class MemoryDatabase:
     def __init__(self) -> None:
+        check_sqlite_version()
         self._connection = sqlite3.connect(
             ":memory:", isolation_level=None, check_same_thread=False, factory=SQLiteConnection
         )
@@ -40,7 +42,9 @@ class MemoryDatabase:
             finally:
                 self._connection.execute("COMMIT")
 
-    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
+    def write(
+        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
         """Run ``work`` in its own transaction: all of it commits, or (if it raises) none."""
         with self._lock:
             self._connection.execute("BEGIN IMMEDIATE")

@@ -193,6 +193,48 @@ SHARED_SETTINGS = Migration(
     ),
 )
 
+#: SMS and mail kept instead of sent (``MNS_GATEWAY_INBOX``), for development and CI: one row per
+#: text message or mail, ``entry`` the JSON of what the provider would have been given.
+INBOX = Migration(
+    3,
+    "inbox",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS inbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            topic_name TEXT NOT NULL,
+            subscription_name TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            stored_at BIGINT NOT NULL,
+            entry TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS inbox_kind_time ON inbox (kind, stored_at, id)",
+    ),
+)
+
+#: Temporary credentials the gateway issues (``mns-gateway credentials issue``): the pair and
+#: when it stops working; the token is an HMAC and needs no row
+#: (docs/protocol.md#temporary-credentials).
+TEMPORARY_CREDENTIALS = Migration(
+    4,
+    "temporary credentials",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS temporary_credentials (
+            access_key_id TEXT PRIMARY KEY,
+            access_key_secret TEXT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS temporary_credentials_expiry"
+        " ON temporary_credentials (expires_at)",
+    ),
+)
+
 #: Ordered queues and dead-letter queues (issue 15). ``queue_groups`` holds one row per
 #: MessageGroupId of an ordered queue that has messages: the sequence its sends draw from and
 #: when its oldest message (the only one it may have in flight) can next be received; claims
@@ -200,7 +242,7 @@ SHARED_SETTINGS = Migration(
 #: (docs/queues.md#ordered-queues). ``group_id``/``group_seq`` are set on ordered queues'
 #: messages only, so the partial index costs standard queues nothing.
 ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
-    3,
+    5,
     "ordered queues, dead-letter queues",
     (
         "ALTER TABLE queues ADD COLUMN queue_type TEXT NOT NULL DEFAULT 'normal'",
@@ -231,7 +273,13 @@ ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, ORDERED_AND_DEAD_LETTER_QUEUES)
+MIGRATIONS: tuple[Migration, ...] = (
+    INITIAL,
+    SHARED_SETTINGS,
+    INBOX,
+    TEMPORARY_CREDENTIALS,
+    ORDERED_AND_DEAD_LETTER_QUEUES,
+)
 
 _LEDGER = """
     CREATE TABLE IF NOT EXISTS schema_migrations (

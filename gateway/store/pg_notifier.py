@@ -2,8 +2,8 @@
 every process of every replica sharing the database.
 
 Sending: wake-ups are queued and a sender thread (a greenlet under gevent) delivers whatever has
-gathered in one ``pg_notify`` round trip, merged per queue, so a burst of sends costs a few
-NOTIFYs rather than one per request. Receiving: a process that waits for something holds one
+gathered within 2 ms in one ``pg_notify`` round trip, merged per queue, so a burst of sends costs
+a few NOTIFYs rather than one per request. Receiving: a process that waits for something holds one
 connection that LISTENs, on a thread of its own. Each payload starts with the sending process's
 token, so a process ignores its own (it woke its waiters directly). After the listening
 connection was lost, every delivery worker is woken once, since wake-ups may have been missed
@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 CHANNEL: Final = "mns_gateway"
 _NOTIFY = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
 _RECONNECT_SECONDS: Final = 1.0
+#: How long wake-ups gather before one NOTIFY carries them: under load many sends share one
+#: round trip (at most ~500 NOTIFYs/s per process); a wake-up arrives this much later.
+_LINGER_SECONDS: Final = 0.002
 _POLL_SECONDS: Final = 0.25
 
 
@@ -89,6 +92,7 @@ class PgNotifier:
         connection: psycopg.Connection[Any] | None = None
         while not self._closing.is_set():
             self._pending.wait()
+            self._closing.wait(_LINGER_SECONDS)
             payloads = self._take()
             if not payloads or self._closing.is_set():
                 continue

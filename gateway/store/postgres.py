@@ -69,13 +69,13 @@ class PipelinedResult:
 
     __slots__ = ("_cursor", "_pipeline")
 
-    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline) -> None:
+    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline | None) -> None:
         self._cursor = cursor
         self._pipeline = pipeline
 
     @property
     def rowcount(self) -> int:
-        if self._cursor.pgresult is None:
+        if self._cursor.pgresult is None and self._pipeline is not None:
             self._pipeline.sync()
         return self._cursor.rowcount
 
@@ -99,7 +99,9 @@ class PgConnection:
 
     dialect: Dialect = POSTGRESQL
 
-    def __init__(self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline) -> None:
+    def __init__(
+        self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None
+    ) -> None:
         self._connection = connection
         self._pipeline = pipeline
 
@@ -151,8 +153,18 @@ class PostgresDatabase:
     def read(self, work: Callable[[PgConnection], T]) -> T:
         return self._run(_READ, work)
 
-    def write(self, work: Callable[[PgConnection], T], *, durable: bool = True) -> T:
+    def write(
+        self, work: Callable[[PgConnection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
+        if not atomic and durable:
+            return self._run_statements(work)
         return self._run(_WRITE[durable], work)
+
+    def _run_statements(self, work: Callable[[PgConnection], T]) -> T:
+        """Each statement of ``work`` a transaction of its own (see ``Database.write``): no
+        BEGIN, no COMMIT, no pipeline, which cost more in psycopg than the statements."""
+        with self._pool.connection() as connection:
+            return work(PgConnection(connection, None))
 
     def migrate(self) -> list[int]:
         """Apply pending migrations under an advisory lock: one process at a time."""

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
@@ -48,6 +48,8 @@ from gateway.store.sql import Connection
 
 if TYPE_CHECKING:
     from gateway.store.database import Database
+
+T = TypeVar("T")
 
 #: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
 DEFAULT_MAX_QUEUES: Final = 1000
@@ -89,6 +91,9 @@ class QueueStore:
         self._signer = ReceiptSigner(receipt_secret) if receipt_secret else None
         self._last_purge = monotonic()
         self._receiving = QueueReceiving(self, recheck_seconds=recheck_seconds)
+        #: Ordered queues seen here: their sends, deletes and visibility changes need a
+        #: transaction (:meth:`_write`).
+        self._ordered: set[str] = set()
 
     @property
     def waiters(self) -> WaiterHub:
@@ -164,16 +169,19 @@ class QueueStore:
         now_ms = self.now_ms()
         purge = self.purge_due()
 
-        def work(conn: Connection) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
-            queue = sql.require_queue(conn, name)
+        def work(
+            conn: Connection, atomic: bool
+        ) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
+            queue = self._require(conn, name, atomic)
             results = [self._prepare(queue, message, now_ms) for message in messages]
             stored = [r for r in results if isinstance(r, sql.StoredMessage)]
             sql.insert_messages(conn, fifo_sql.grouped(conn, queue, stored))
-            if purge:
+            if purge:  # on its own: a purge that failed would lose nothing
                 sql.purge_expired(conn, now_ms, PURGE_BATCH)
             return queue, results
 
-        queue, results = self.database.write(work)
+        # A look, then one INSERT of every message: no transaction needed around them.
+        queue, results = self._write(name, work)
         stored = [r for r in results if isinstance(r, sql.StoredMessage)]
         active = sum(1 for message in stored if message.visible_at <= now_ms)
         if stored:
@@ -287,14 +295,15 @@ class QueueStore:
         now_ms = self.now_ms()
         receipts_ = [item for item in checked if isinstance(item, Receipt)]
 
-        def work(conn: Connection) -> tuple[Queue, list[str | MNSError], int]:
-            queue = sql.require_queue(conn, name)
+        def work(conn: Connection, atomic: bool) -> tuple[Queue, list[str | MNSError], int]:
+            queue = self._require(conn, name, atomic)
             groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r in receipts_))
             results = [_delete_one(conn, name, item, now_ms) for item in checked]
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue, results, len(groups)
 
-        queue, results, groups = self.database.write(work)
+        # Each handle succeeds or fails alone (BatchDeleteMessage reports them one by one).
+        queue, results, groups = self._write(name, work)
         if groups and any(isinstance(r, str) for r in results):
             self.notify(name, groups)  # each group's next message may be receivable now
         return queue, results
@@ -306,19 +315,42 @@ class QueueStore:
         now_ms = self.now_ms()
         until, nonce = visible_after(now_ms, seconds), receipts.new_nonce()
 
-        def work(conn: Connection) -> Queue:
-            queue = sql.require_queue(conn, name)
+        def work(conn: Connection, atomic: bool) -> Queue:
+            queue = self._require(conn, name, atomic)
             groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
             if not sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
                 raise MNSError("MessageNotExist")
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue
 
-        queue = self.database.write(work)
+        queue = self._write(name, work)
         if seconds == 0:
             self.notify(name, 1)
         new_handle = self.signer().issue(name, Receipt(receipt.message_id, nonce, until))
         return queue, VisibilityChange(receipt.message_id, new_handle, until)
+
+    # writes with or without a transaction --------------------------------------------------
+    def _write(self, name: str, work: Callable[[Connection, bool], T]) -> T:
+        """Run a send, delete or visibility change. A standard queue's needs no transaction
+        around its statements (a look, then one change in one statement: ``atomic=False``); an
+        ordered queue's does, as its group rows change with its messages. Which queues are
+        ordered is remembered; ``work(conn, atomic)`` looks the queue up with :meth:`_require`,
+        which stops it when it finds an ordered queue without a transaction, and it runs again
+        in one."""
+        atomic = name in self._ordered
+        try:
+            return self.database.write(partial(work, atomic=atomic), atomic=atomic)
+        except _NeedsTransaction:
+            self._ordered.add(name)
+            return self.database.write(partial(work, atomic=True))
+
+    def _require(self, conn: Connection, name: str, atomic: bool) -> Queue:
+        queue = sql.require_queue(conn, name)
+        if not queue.attributes.ordered:
+            self._ordered.discard(name)
+        elif not atomic:
+            raise _NeedsTransaction
+        return queue
 
     def signer(self) -> ReceiptSigner:
         """The receipt signer, its secret created in the database on first use. Never call it
@@ -338,6 +370,11 @@ class QueueStore:
             return False
         self._last_purge = now
         return True
+
+
+class _NeedsTransaction(Exception):
+    """An ordered queue's write found running without a transaction (raised before it changed
+    anything): run it again in one."""
 
 
 def _verified(signer: ReceiptSigner, name: str, handle: str) -> Receipt | MNSError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gateway.store.database import Database
 from gateway.store.sql import Connection
@@ -20,6 +20,14 @@ from gateway.store.sql import Connection
 def _setting(conn: Connection, name: str) -> str | None:
     row = conn.execute("SELECT value FROM shared_settings WHERE name = ?", (name,)).fetchone()
     return None if row is None else str(row["value"])
+
+
+def _upsert(conn: Connection, name: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO shared_settings (name, value) VALUES (?, ?)"
+        " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        (name, value),
+    )
 
 
 class SharedSettings:
@@ -45,14 +53,19 @@ class SharedSettings:
 
         return self.database.write(work)
 
+    def update(self, name: str, change: Callable[[str | None], str]) -> str:
+        """Set ``name`` to ``change(current value)`` in one transaction, so two replicas changing
+        it at once do not lose either change; the new value."""
+
+        def work(conn: Connection) -> str:
+            value = change(_setting(conn, name))
+            _upsert(conn, name, value)
+            return value
+
+        return self.database.write(work)
+
     def put(self, name: str, value: str) -> None:
-        self.database.write(
-            lambda c: c.execute(
-                "INSERT INTO shared_settings (name, value) VALUES (?, ?)"
-                " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                (name, value),
-            )
-        )
+        self.database.write(lambda c: _upsert(c, name, value))
 
 
 class DatabaseKeyStorage:

@@ -53,18 +53,30 @@ class Dialect:
     lock_row: str
     #: Taken inside the migration transaction so that one process migrates at a time.
     migration_lock: str | None
+    #: The names (column ``name``) of the gateway's tables.
+    list_tables: str
+    #: ``WITH x AS (INSERT …) INSERT …``: two inserts in one statement (PostgreSQL only).
+    writable_cte: bool = False
 
     def lock_skipping(self, alias: str) -> str:
         return self.skip_locked.format(alias=alias)
 
 
-SQLITE = Dialect("sqlite", skip_locked="", lock_row="", migration_lock=None)
+SQLITE = Dialect(
+    "sqlite",
+    skip_locked="",
+    lock_row="",
+    migration_lock=None,
+    list_tables="SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+)
 POSTGRESQL = Dialect(
     "postgresql",
     skip_locked=" FOR UPDATE OF {alias} SKIP LOCKED",
     lock_row=" FOR UPDATE",
     # An arbitrary constant naming the gateway's schema migrations among advisory locks.
     migration_lock="SELECT pg_advisory_xact_lock(7213401991)",
+    list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
+    writable_cte=True,
 )
 
 
@@ -111,6 +123,10 @@ def insert_rows(conn: Connection, into: str, rows: Sequence[Params]) -> None:
     """
     for start in range(0, len(rows), _ROWS_PER_INSERT):
         chunk = rows[start : start + _ROWS_PER_INSERT]
-        row = f"({placeholders(len(chunk[0]))})"
-        values = ", ".join([row] * len(chunk))
-        conn.execute(f"INSERT INTO {into} VALUES {values}", [v for r in chunk for v in r])
+        conn.execute(f"INSERT INTO {into} {values_of(chunk)}", [v for r in chunk for v in r])
+
+
+def values_of(rows: Sequence[Params]) -> str:
+    """``VALUES (?, …), (?, …)`` for ``rows``."""
+    row = f"({placeholders(len(rows[0]))})"
+    return "VALUES " + ", ".join([row] * len(rows))

@@ -18,6 +18,14 @@ from gateway.store.writer import GroupCommitWriter
 T = TypeVar("T")
 
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+#: Claims are ``UPDATE … RETURNING`` (SQLite 3.35) and shared settings ``ON CONFLICT … DO UPDATE``.
+MIN_SQLITE_VERSION = (3, 35, 0)
+
+
+def check_sqlite_version(version: tuple[int, int, int] = sqlite3.sqlite_version_info) -> None:
+    if version < MIN_SQLITE_VERSION:
+        found, needed = ".".join(map(str, version)), ".".join(map(str, MIN_SQLITE_VERSION))
+        raise RuntimeError(f"SQLite {found} is too old: the gateway needs {needed} or later")
 
 
 class SQLiteDatabase:
@@ -30,6 +38,7 @@ class SQLiteDatabase:
     """
 
     def __init__(self, path: Path, *, synchronous: str = "FULL", migrate: bool = True) -> None:
+        check_sqlite_version()
         if synchronous.upper() not in _SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}")
         self.path = path
@@ -89,7 +98,10 @@ class SQLiteDatabase:
         finally:
             connection.execute("COMMIT")
 
-    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
+    def write(
+        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
+        # Every job runs in the writer's transaction: on SQLite that costs nothing extra.
         return self._writer.submit(work, durable)
 
     def ping(self) -> bool:

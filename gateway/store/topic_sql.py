@@ -15,7 +15,7 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.queues.dead_letters import DeadLetterPolicy
-from gateway.store.sql import Connection, Row, insert_rows
+from gateway.store.sql import Connection, Row, insert_rows, values_of
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
@@ -256,52 +256,74 @@ _INSERT_MESSAGE = (
 )
 
 
+def _message_params(message: TopicMessage, expires_at: int) -> tuple[object, ...]:
+    return (
+        message.id,
+        message.topic_name,
+        message.body,
+        message.body_md5,
+        message.tag,
+        json.dumps(message.attributes),
+        message.publish_time_ms,
+        expires_at,
+    )
+
+
 def insert_message(
     conn: Connection, message: TopicMessage, expires_at: int, *, if_absent: bool = False
 ) -> None:
     """Keep ``message``; with ``if_absent`` (a replay) a message still kept is left as it is."""
-    conn.execute(
-        _INSERT_MESSAGE + (" ON CONFLICT DO NOTHING" if if_absent else ""),
-        (
-            message.id,
-            message.topic_name,
-            message.body,
-            message.body_md5,
-            message.tag,
-            json.dumps(message.attributes),
-            message.publish_time_ms,
-            expires_at,
-        ),
-    )
+    statement = _INSERT_MESSAGE + (" ON CONFLICT DO NOTHING" if if_absent else "")
+    conn.execute(statement, _message_params(message, expires_at))
+
+
+_DELIVERY_COLUMNS = (
+    "deliveries (id, message_id, topic_name, subscription_name, attempts, next_attempt_at,"
+    " created_at)"
+)
+
+
+def _delivery_rows(
+    message_id: str, topic_name: str, subscriptions: list[str], due_ms: int
+) -> list[tuple[object, ...]]:
+    return [
+        (uuid.uuid4().hex, message_id, topic_name, name, 0, due_ms, due_ms)
+        for name in subscriptions
+    ]
 
 
 def insert_deliveries(
     conn: Connection, message_id: str, topic_name: str, subscriptions: list[str], due_ms: int
 ) -> list[str]:
     """One due delivery of the message per subscription name; their ids."""
-    if not subscriptions:
-        return []
-    ids = [uuid.uuid4().hex for _ in subscriptions]
-    insert_rows(
-        conn,
-        "deliveries (id, message_id, topic_name, subscription_name, attempts, next_attempt_at,"
-        " created_at)",
-        [
-            (delivery_id, message_id, topic_name, name, 0, due_ms, due_ms)
-            for delivery_id, name in zip(ids, subscriptions, strict=True)
-        ],
+    rows = _delivery_rows(message_id, topic_name, subscriptions, due_ms)
+    if rows:
+        insert_rows(conn, _DELIVERY_COLUMNS, rows)
+    return [str(row[0]) for row in rows]
+
+
+def insert_published(conn: Connection, message: TopicMessage, subscriptions: list[str]) -> None:
+    """The message and its deliveries, all or nothing: one statement where the database can
+    (PostgreSQL's ``WITH … INSERT``, so a publish needs no transaction around it), else two in
+    the caller's transaction."""
+    due = message.publish_time_ms
+    rows = _delivery_rows(message.id, message.topic_name, subscriptions, due)
+    if not rows or not conn.dialect.writable_cte or len(rows) > 500:
+        insert_message(conn, message, message.expires_at_ms)
+        insert_deliveries(conn, message.id, message.topic_name, subscriptions, due)
+        return
+    conn.execute(
+        f"WITH message AS ({_INSERT_MESSAGE}) INSERT INTO {_DELIVERY_COLUMNS} {values_of(rows)}",
+        [*_message_params(message, message.expires_at_ms), *(v for row in rows for v in row)],
     )
-    return ids
 
 
 def publish(conn: Connection, message: TopicMessage) -> Published:
-    """Record ``message`` and one due delivery per matching subscription, in one transaction: the
-    201 that follows is only sent once both are committed."""
+    """Record ``message`` and one due delivery per matching subscription, all or nothing: the
+    201 that follows is only sent once both are committed. Reads, then writes in one statement
+    where the database can (so it may run without a transaction: ``atomic=False``)."""
     topic, subscriptions = topic_with_subscriptions(conn, message.topic_name)
     check_size(topic, message)
-    targets = matching_subscriptions(subscriptions, message.tag)
-    insert_message(conn, message, message.expires_at_ms)
-    insert_deliveries(
-        conn, message.id, message.topic_name, [s.name for s in targets], message.publish_time_ms
-    )
+    targets = matching_subscriptions(subscriptions, message)
+    insert_published(conn, message, [s.name for s in targets])
     return Published(len(targets), topic.logging_enabled)

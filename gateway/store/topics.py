@@ -103,7 +103,9 @@ class TopicStore:
     # messages ---------------------------------------------------------------------------------
     def publish(self, message: TopicMessage) -> Published:
         """Store the message with its deliveries, then wake delivery workers everywhere."""
-        (published,) = self.publish_all([message])
+        published = self.database.write(partial(sql.publish, message=message), atomic=False)
+        if published.deliveries:
+            self.wakeups.announce_deliveries()
         return published
 
     def publish_all(self, messages: Sequence[TopicMessage]) -> list[Published]:

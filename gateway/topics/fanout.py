@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gateway.protocol.endpoints import SMS_ANONYMOUS, SMS_PREFIX
 from gateway.protocol.errors import MNSError
 from gateway.protocol.properties import properties_size
+from gateway.topics.direct import SmsType, sms_type_of
 from gateway.topics.records import Subscription, Topic, TopicMessage
 
 TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
@@ -16,10 +18,22 @@ def accepts(subscription: Subscription, message_tag: str | None) -> bool:
     return subscription.filter_tag is None or subscription.filter_tag == message_tag
 
 
+def for_phone_endpoint(subscription: Subscription) -> bool:
+    """``sms:directsms:{phone}``: an SmsEndpoint naming its one receiver."""
+    endpoint = subscription.endpoint
+    return endpoint.startswith(SMS_PREFIX) and endpoint != SMS_ANONYMOUS
+
+
 def matching_subscriptions(
-    subscriptions: Iterable[Subscription], message_tag: str | None
+    subscriptions: Iterable[Subscription], message: TopicMessage
 ) -> list[Subscription]:
-    return [sub for sub in subscriptions if accepts(sub, message_tag)]
+    """The FilterTag rule, and DirectSMS's: a ``multiContent`` message (parameters per phone
+    number) is processed only by ``sms:directsms:anonymous`` subscriptions, so a subscription
+    to one phone number does not receive it (docs/delivery.md#sms-endpoints)."""
+    matching = [sub for sub in subscriptions if accepts(sub, message.tag)]
+    if sms_type_of(message.attributes) is SmsType.MULTI:
+        matching = [sub for sub in matching if not for_phone_endpoint(sub)]
+    return matching
 
 
 def check_size(topic: Topic, message: TopicMessage) -> None:

@@ -13,13 +13,14 @@ import json
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from gateway.protocol.endpoints import parse_endpoint
+from gateway.protocol.endpoints import Endpoint, MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, int_attribute, render_bool
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
-from gateway.protocol.properties import parse_properties
+from gateway.protocol.properties import message_body, parse_properties
 from gateway.protocol.xml import XmlNode, child, child_text, local_name
 from gateway.queues import dead_letters
+from gateway.topics.direct import validate_direct_attributes
 from gateway.topics.records import (
     MAX_MESSAGE_SIZE,
     MAX_TAG_LENGTH,
@@ -68,15 +69,27 @@ def parse_strategy(value: str | None) -> NotifyStrategy:
     return NotifyStrategy.parse(value) if value else NotifyStrategy.BACKOFF_RETRY
 
 
-def parse_content_format(value: str | None) -> ContentFormat:
-    return ContentFormat.parse(value) if value else ContentFormat.XML
+def content_format_for(endpoint: Endpoint, value: str | None) -> ContentFormat:
+    """NotifyContentFormat: XML by default; a MailEndpoint takes SIMPLIFIED only, its default
+    too (docs/protocol.md#subscriptions)."""
+    mail = isinstance(endpoint, MailEndpoint)
+    if not value:
+        return ContentFormat.SIMPLIFIED if mail else ContentFormat.XML
+    content_format = ContentFormat.parse(value)
+    if mail and content_format is not ContentFormat.SIMPLIFIED:
+        raise MNSError(
+            "InvalidArgument",
+            "A MailEndpoint supports NotifyContentFormat SIMPLIFIED only, "
+            f"not {content_format.value}.",
+        )
+    return content_format
 
 
 def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> Subscription:
     endpoint = (child_text(root, "Endpoint") or "").strip()
     if not endpoint:
         raise MNSError("EndpointInvalid", "The Endpoint of a subscription is required.")
-    parse_endpoint(endpoint)
+    parsed = parse_endpoint(endpoint)
     filter_tag = child_text(root, "FilterTag")
     if filter_tag is not None and not 1 <= len(filter_tag) <= MAX_TAG_LENGTH:
         raise MNSError(
@@ -88,7 +101,7 @@ def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> S
         endpoint=endpoint,
         filter_tag=filter_tag,
         notify_strategy=parse_strategy(child_text(root, "NotifyStrategy")),
-        notify_content_format=parse_content_format(child_text(root, "NotifyContentFormat")),
+        notify_content_format=content_format_for(parsed, child_text(root, "NotifyContentFormat")),
         create_time=now,
         last_modify_time=now,
         dead_letter_policy=subscription_policy(root, None),
@@ -103,6 +116,52 @@ def subscription_policy(
     ignored (docs/delivery.md#subscription-dead-letter-queues)."""
     update = dead_letters.parse_policy(root)
     return current if update is None else update.apply(current, receive_count=False)
+
+
+#: What SetSubscriptionAttributes changes; the other elements of a subscription are fixed.
+#: DlqPolicy: docs/delivery.md#subscription-dead-letter-queues.
+SETTABLE_SUBSCRIPTION_ELEMENTS = ("NotifyStrategy", dead_letters.ELEMENT)
+
+
+def _fixed_values(subscription: Subscription) -> dict[str, str]:
+    return {
+        "Endpoint": subscription.endpoint,
+        "FilterTag": subscription.filter_tag or "",
+        "NotifyContentFormat": subscription.notify_content_format.value,
+    }
+
+
+def subscription_update(root: Element, current: Subscription) -> NotifyStrategy | None:
+    """The NotifyStrategy a SetSubscriptionAttributes body sets, ``None`` if it sets none.
+
+    Only NotifyStrategy (and the dead-letter queue, :func:`subscription_policy`) can change
+    (docs/protocol.md#subscriptions). A fixed element sent with
+    the subscription's own value changes nothing and passes (clients re-send what they read);
+    with another value, or an element a subscription does not have, the request is refused
+    rather than half applied.
+    """
+    fixed = _fixed_values(current)
+    for node in root:
+        name = local_name(node)
+        if name in SETTABLE_SUBSCRIPTION_ELEMENTS:
+            continue
+        if name not in fixed:
+            raise MNSError(
+                "InvalidArgument",
+                "The XML you provided did not validate against our published schema, "
+                f"cause by Element {name}.",
+            )
+        sent = (node.text or "").strip()
+        if name == "NotifyContentFormat":
+            sent = ContentFormat.parse(sent).value
+        if sent != fixed[name]:
+            raise MNSError(
+                "InvalidArgument",
+                f"{name} cannot be changed by SetSubscriptionAttributes, only NotifyStrategy: "
+                "unsubscribe and subscribe again to change it.",
+            )
+    strategy = child_text(root, "NotifyStrategy")
+    return None if strategy is None else NotifyStrategy.parse(strategy)
 
 
 def subscription_nodes(subscription: Subscription, account_id: str) -> list[XmlNode]:
@@ -140,6 +199,7 @@ def message_attributes(root: Element) -> dict[str, Any]:
             except ValueError as exc:
                 raise MNSError("InvalidArgument", f"{local_name(entry)} must be JSON.") from exc
             direct[local_name(entry)] = text
+        validate_direct_attributes(direct)
         attributes["MessageAttributes"] = direct
     attributes.update(parse_properties(root))
     return attributes
@@ -147,9 +207,7 @@ def message_attributes(root: Element) -> dict[str, Any]:
 
 def parse_message(topic_name: str, root: Element, *, message_id: str, now_ms: int) -> TopicMessage:
     """A PublishMessage body as the message to store, with the id and time the caller drew."""
-    body = child_text(root, "MessageBody")
-    if body is None:
-        raise MNSError("InvalidArgument", "MessageBody is required.")
+    body = message_body(root)
     tag = child_text(root, "MessageTag")
     if tag is not None and len(tag) > MAX_TAG_LENGTH:
         raise MNSError(

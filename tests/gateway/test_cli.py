@@ -4,6 +4,7 @@ and against a remote gateway's ``/admin/``, and a start that prints no warnings.
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import socket
@@ -125,6 +126,26 @@ def test_no_credentials_yet(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNS_GATEWAY_")}
     done = cli("credentials", "show", "--data-dir", str(tmp_path / "empty"), env=env)
     assert_one_line_failure(done, "no credentials yet")
+
+
+def test_issued_credentials_for_people_and_for_scripts(tmp_path: Path) -> None:
+    """docs/protocol.md#temporary-credentials: four fields, Expiration ISO-8601 UTC."""
+    before = time.time()
+    text = cli("credentials", "issue", "--ttl", "900", "--data-dir", str(tmp_path))
+    assert text.returncode == 0, text.stderr
+    names = [line.split(":", 1)[0] for line in text.stdout.splitlines()]
+    assert names == ["AccessKeyId", "AccessKeySecret", "SecurityToken", "Expiration"]
+    done = cli("credentials", "issue", "--ttl", "60", "--json", "--data-dir", str(tmp_path))
+    issued = json.loads(done.stdout)
+    assert issued["AccessKeyId"].startswith("STS.") and issued["SecurityToken"]
+    expiration = calendar.timegm(time.strptime(issued["Expiration"], "%Y-%m-%dT%H:%M:%SZ"))
+    assert before + 59 <= expiration <= time.time() + 61
+
+
+@pytest.mark.parametrize("ttl", ["0", "43201", "soon"])
+def test_issue_needs_a_lifetime_in_range(tmp_path: Path, ttl: str) -> None:
+    done = cli("credentials", "issue", "--ttl", ttl, "--data-dir", str(tmp_path))
+    assert done.returncode == 2 and "--ttl" in done.stderr
 
 
 # -- a start as a newcomer makes it ---------------------------------------------------------

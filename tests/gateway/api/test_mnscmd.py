@@ -70,3 +70,45 @@ def test_mnscmd_topic_commands(
 
     out = mnscmd(gateway_process, config, "deletetopic", f"--topicname={unique}")
     assert "deletetopic succeed" in out
+
+
+def configure(gateway: RunningGateway, config: Path, key_id: str, secret: str, *extra: str) -> None:
+    out = mnscmd(
+        gateway,
+        config,
+        "config",
+        f"--mnsendpoint={gateway.url}",
+        f"--accesskeyid={key_id}",
+        f"--accesskeysecret={secret}",
+        *extra,
+    )
+    assert "configuration is saved" in out
+
+
+def test_mnscmd_account_attributes(gateway_process: RunningGateway, tmp_path: Path) -> None:
+    config = tmp_path / "mnscredentials"
+    configure(gateway_process, config, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    mnscmd(gateway_process, config, "setaccountattr", "--loggingbucket=from-mnscmd")
+    assert "from-mnscmd" in mnscmd(gateway_process, config, "getaccountattr")
+
+
+def test_mnscmd_with_issued_temporary_credentials(
+    gateway_process: RunningGateway, tmp_path: Path, unique: str
+) -> None:
+    """``credentials issue`` for people, pasted into ``mnscmd config --token``."""
+    issued = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "credentials", "issue", "--ttl", "600",
+         "--data-dir", str(gateway_process.data_dir)],
+        env=gateway_process.env, capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    fields = dict(line.split(":", 1) for line in issued.splitlines())
+    config = tmp_path / "mnscredentials"
+    key_id, secret, token = (
+        fields[k].strip() for k in ("AccessKeyId", "AccessKeySecret", "SecurityToken")
+    )
+    configure(gateway_process, config, key_id, secret, f"--token={token}")
+    out = mnscmd(gateway_process, config, "createtopic", f"--topicname={unique}")
+    assert "createtopic succeed" in out, out
+    configure(gateway_process, config, key_id, secret)  # the same key without its token
+    out = mnscmd(gateway_process, config, "gettopicattr", f"--topicname={unique}")
+    assert "InvalidAccessKeyId" in out

@@ -42,6 +42,13 @@ from .conftest import WAIT_SECONDS, TlsFiles
 
 GATEWAY_SENDER = "gateway@example.test"
 PUBLISHED_AT_MS = 1_700_000_000_000
+FULL_DIRECT_MAIL = {
+    "AccountName": "shop@example.test",
+    "Subject": "Your order",
+    "AddressType": 0,
+    "IsHtml": 0,
+    "ReplyToAddress": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -236,7 +243,8 @@ def test_non_ascii_subject_and_body_arrive_intact_over_7bit(
     relay: Relay, sender: MailSender
 ) -> None:
     body = "订单已发货 — " + "x" * 1200  # non-ASCII and longer than an SMTP line
-    assert sender.send(delivery(body=body, direct_mail={"Subject": "订单通知"})).ok
+    direct = {**FULL_DIRECT_MAIL, "Subject": "订单通知"}
+    assert sender.send(delivery(body=body, direct_mail=direct)).ok
 
     (mail,) = relay.mailbox.wait_for(1)
     assert mail.message["Subject"] == "订单通知"
@@ -247,11 +255,15 @@ def test_non_ascii_subject_and_body_arrive_intact_over_7bit(
 @pytest.mark.parametrize(
     ("direct_mail", "mail_from", "reason"),
     [
-        ("{not json", GATEWAY_SENDER, "not valid JSON"),
+        ("{not json", GATEWAY_SENDER, "must be JSON"),
         ("[1, 2]", GATEWAY_SENDER, "JSON object"),
-        ('{"AccountName": 42}', GATEWAY_SENDER, "AccountName must be a string"),
-        ('{"AccountName": "Shop <shop@example.test>"}', GATEWAY_SENDER, "sender address"),
-        ('{"Subject": "a\\r\\nBcc: victim@example.test"}', GATEWAY_SENDER, "compose"),
+        ('{"AccountName": 42}', GATEWAY_SENDER, "AccountName is required"),
+        ('{"AccountName": "Shop <shop@example.test>"}', GATEWAY_SENDER, "bare e-mail address"),
+        (
+            '{"AccountName": "a@example.test", "Subject": "a\\r\\nBcc: victim@example.test"}',
+            GATEWAY_SENDER,
+            "one line",
+        ),
         (None, "", "MNS_GATEWAY_MAIL_FROM"),
     ],
 )

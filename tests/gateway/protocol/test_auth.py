@@ -17,9 +17,10 @@ from gateway.protocol.auth import (
     string_to_sign,
 )
 from gateway.protocol.errors import MNSError
+from gateway.temporary_credentials import AccessKeys
 
 NOW = 1_800_000_000.0
-SECRETS = {"ak": "sk"}
+SECRETS = AccessKeys({"ak": "sk"})
 
 
 def sdk_signed(method: str, uri: str, body: bytes, extra: dict[str, str]) -> IncomingRequest:
@@ -57,12 +58,15 @@ def test_header_names_compare_case_insensitively() -> None:
     assert authenticate(shouted, SECRETS, NOW) == "ak"
 
 
-def test_security_token_is_not_signed() -> None:
+def test_a_security_token_with_a_permanent_key_is_refused() -> None:
+    """docs/protocol.md#temporary-credentials: a token belongs to a temporary key only."""
     request = sdk_signed("GET", "/topics", b"", {})
     with_token = IncomingRequest(
         request.method, request.raw_uri, {**request.headers, "security-token": "sts"}, request.body
     )
-    assert authenticate(with_token, SECRETS, NOW) == "ak"
+    with pytest.raises(MNSError) as caught:
+        authenticate(with_token, SECRETS, NOW)
+    assert (caught.value.code, caught.value.status) == ("InvalidAccessKeyId", 403)
 
 
 def test_string_to_sign_layout() -> None:

@@ -11,9 +11,12 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from gateway.store.memory import MemoryDatabase
 from gateway.store.migrations import INITIAL, MIGRATIONS, latest_version
-from gateway.store.sqlite import SQLiteDatabase
+from gateway.store.sqlite import SQLiteDatabase, check_sqlite_version
+from tests.postgres import PostgresServer
 
 
 def indexes(path: Path) -> set[str]:
@@ -105,3 +108,31 @@ def test_the_migrate_command_reports_and_exits_zero(tmp_path: Path) -> None:
         "SchemaVersion": latest_version(),
     }
     assert json.loads(again.stdout)["Applied"] == []
+
+
+def test_an_sqlite_without_returning_is_refused_clearly() -> None:
+    check_sqlite_version((3, 35, 0))
+    with pytest.raises(RuntimeError, match=r"SQLite 3\.31\.1 is too old"):
+        check_sqlite_version((3, 31, 1))
+
+
+def test_replicas_starting_together_migrate_postgresql_once(postgres: PostgresServer) -> None:
+    """The advisory lock makes concurrent migrations take turns; the later ones find nothing."""
+    from gateway.store.postgres import PostgresDatabase
+
+    url = postgres.new_database()
+    applied: list[list[int]] = []
+    barrier = threading.Barrier(4)
+
+    def start() -> None:
+        database = PostgresDatabase(url, migrate=False, pool_size=2)
+        barrier.wait()
+        applied.append(database.migrate())
+        database.close()
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(applied, key=len) == [[], [], [], [m.version for m in MIGRATIONS]]

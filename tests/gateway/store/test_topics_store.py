@@ -118,3 +118,19 @@ def test_purging_keeps_expired_messages_a_delivery_still_needs(
     assert store.database.write(lambda c: dead_letter_sql.purge_expired_messages(c, now)) == 1
     left = store.database.read(lambda c: c.execute("SELECT id FROM topic_messages").fetchall())
     assert [row["id"] for row in left] == [f"m-pending-{now - 86_401_000}"]
+
+
+def test_a_delivery_whose_subscription_vanished_is_purged_after_retention(
+    store: Store, clock: FakeClock
+) -> None:
+    store.topics.create_topic("t", 65536, False)
+    store.topics.subscribe(Subscription("t", "s", "http://a.test/"))
+    store.topics.publish(message("t", None, store.now_ms()))
+    # As a publish racing an Unsubscribe could leave it: the subscription row gone, not its work.
+    store.database.write(lambda c: c.execute("DELETE FROM subscriptions"))
+    clock.now += 86400 + 1
+    assert store.deliveries.expire() == []
+    left = store.database.read(
+        lambda c: c.execute("SELECT COUNT(*) AS n FROM deliveries").fetchone()["n"]
+    )
+    assert left == 0

@@ -1,0 +1,92 @@
+"""``mns-gateway inbox sms|mail``: read (or ``--clear``) the inbox of the gateway whose data dir
+or database this is, with the filters of ``GET /dev/inbox/...``. People get one block per entry,
+times in ISO 8601 UTC; ``--json`` prints what the HTTP endpoint answers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from gateway.config import Settings
+from gateway.inbox.records import InboxKind, query_from
+
+SettingsFor = Callable[[argparse.Namespace], Settings]
+
+#: What each kind shows after its common lines, in order.
+_DETAILS: dict[InboxKind, tuple[str, ...]] = {
+    InboxKind.SMS: ("PhoneNumber", "SignName", "TemplateCode", "TemplateParam"),
+    InboxKind.MAIL: ("From", "To", "Subject", "IsHtml", "ReplyTo", "Body"),
+}
+
+
+def iso_time(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+def describe(kind: InboxKind, document: Mapping[str, Any]) -> str:
+    messages = document["Messages"]
+    if not messages:
+        return f"the {kind.value} inbox is empty"
+    blocks = []
+    for entry in messages:
+        lines = [
+            f"{iso_time(entry['Time'])}  {entry['MessageId']}",
+            f"  topic {entry['TopicName']}, subscription {entry['SubscriptionName']}",
+        ]
+        for name in _DETAILS[kind]:
+            value = entry.get(name)
+            text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
+            lines.append(f"  {name}: {text}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def run_inbox(settings_for: SettingsFor, args: argparse.Namespace) -> int:
+    from gateway.server import open_store
+
+    kind = InboxKind(args.kind)
+    store = open_store(settings_for(args))
+    try:
+        if args.clear:
+            document: dict[str, Any] = {"Deleted": store.inbox.clear(kind)}
+            text: Callable[[dict[str, Any]], str] = lambda d: f"deleted {d['Deleted']} entries"  # noqa: E731
+        else:
+            query = query_from(
+                {
+                    "recipient": args.recipient or "",
+                    "topic": args.topic or "",
+                    "since": args.since or "",
+                    "until": args.until or "",
+                    "limit": str(args.limit),
+                }
+            )
+            entries = store.inbox.entries(kind, query)
+            document = {"Messages": [dict(entry.document) for entry in entries]}
+            text = lambda d: describe(kind, d)  # noqa: E731
+    finally:
+        store.close()
+    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text(document))
+    return 0
+
+
+def add_inbox_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], settings_for: SettingsFor
+) -> None:
+    """``settings_for(args)``: the command line's settings (flags over the environment)."""
+    inbox = commands.add_parser(
+        "inbox", help="SMS and mail kept instead of sent (MNS_GATEWAY_INBOX=1)"
+    )
+    inbox.add_argument("kind", choices=[kind.value for kind in InboxKind])
+    inbox.add_argument("--recipient", help="only to this phone number or address")
+    inbox.add_argument("--topic", help="only from this topic")
+    inbox.add_argument("--since", help="only from this time on (ISO 8601 or epoch ms)")
+    inbox.add_argument("--until", help="only up to this time (ISO 8601 or epoch ms)")
+    inbox.add_argument("--limit", type=int, default=1000, help="at most this many (1-1000)")
+    inbox.add_argument("--clear", action="store_true", help="empty this inbox instead")
+    inbox.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    inbox.add_argument("--data-dir", help="where the SQLite database and keys live")
+    inbox.set_defaults(handler=partial(run_inbox, settings_for))

@@ -1,0 +1,145 @@
+"""A real ``mns-gateway serve`` in a child process: started on a free port, waited for until its
+``/readyz`` answers, stopped with SIGTERM (its whole process group killed if it will not go).
+
+Used by :class:`gateway.testing.EmbeddedGateway` and by the project's own test suite, so both
+start gateways the way users do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Self
+
+#: How long a gateway may take to become ready, and to stop, before it is given up on.
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 15.0
+_POLL_SECONDS = 0.05
+_LOG_TAIL_BYTES = 4000
+
+
+class GatewayStartError(RuntimeError):
+    """The gateway exited or never became ready; the message ends with its log's tail."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def is_ready(port: int) -> bool:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        connection.request("GET", "/readyz")
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        connection.close()
+
+
+@dataclass
+class GatewayProcess:
+    """A running ``mns-gateway serve``; ``env`` is the whole environment it was started with."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    data_dir: Path
+    env: dict[str, str]
+    log_file: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @classmethod
+    def start(
+        cls,
+        data_dir: Path,
+        env: Mapping[str, str],
+        *,
+        args: Sequence[str] = (),
+        port: int | None = None,
+        log_file: Path | None = None,
+        timeout: float = START_TIMEOUT,
+    ) -> Self:
+        """Start it and return once it is ready; :class:`GatewayStartError` if it is not
+        within ``timeout`` seconds. Its output goes to ``log_file`` (else nowhere)."""
+        port = port or free_port()
+        command = [
+            sys.executable,
+            "-m",
+            "gateway.cli",
+            "serve",
+            *("--port", str(port), "--data-dir", str(data_dir)),
+            *args,
+        ]
+        output: IO[bytes] | int = log_file.open("ab") if log_file else subprocess.DEVNULL
+        try:
+            process = subprocess.Popen(
+                command,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stop() reaches every worker
+            )
+        finally:
+            if not isinstance(output, int):
+                output.close()
+        gateway = cls(process, port, data_dir, dict(env), log_file)
+        try:
+            gateway.wait_until_ready(timeout)
+        except BaseException:
+            gateway.stop()
+            raise
+        return gateway
+
+    def wait_until_ready(self, timeout: float = START_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise GatewayStartError(
+                    f"mns-gateway exited with {self.process.returncode}{self._log_tail()}"
+                )
+            if is_ready(self.port):
+                return
+            time.sleep(_POLL_SECONDS)
+        raise GatewayStartError(f"mns-gateway was not ready within {timeout:g} s{self._log_tail()}")
+
+    def _log_tail(self) -> str:
+        if self.log_file is None or not self.log_file.exists():
+            return ""
+        with self.log_file.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - _LOG_TAIL_BYTES))
+            return "; its log ends:\n" + log.read().decode("utf-8", "replace")
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the arbiter and every worker, mid-whatever."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=STOP_TIMEOUT)
+
+    def stop(self, *, graceful: bool = True) -> None:
+        """SIGTERM and wait for a graceful exit (open keep-alive connections hold it up to
+        gunicorn's graceful timeout), or with ``graceful=False`` SIGINT, gunicorn's quick
+        shutdown; SIGKILL the group if it takes too long."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM if graceful else signal.SIGINT)
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        # A worker the arbiter left behind (it was killed) must not outlive it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
