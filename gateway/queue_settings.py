@@ -14,14 +14,16 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.config import Settings
 from gateway.queues.dead_letters import DeadLetterPolicy, PolicyUpdate, parse_policy_fields
 from gateway.queues.records import Queue, QueueAttributes, QueueType
-from gateway.store.base import Store
 from gateway.topics.queue_targets import queue_targets
 from gateway.topics.records import Subscription
+
+if TYPE_CHECKING:
+    from gateway.store.base import Store
 
 
 def _policy(policy: DeadLetterPolicy | None) -> dict[str, Any] | None:
