@@ -7,8 +7,10 @@ once; a signature stays valid for the 15-minute Date window, which covers a benc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -169,3 +171,28 @@ def run_wrk(
     figures = json.loads(line[len("BENCH ") :])
     figures["rps"] = figures["requests"] / figures["seconds"]
     return figures
+
+
+def worker_pids(port: int) -> list[int]:
+    """The gateway's worker processes serving ``port``: processes started with the port on their
+    command line (``--port N`` or ``-b 127.0.0.1:N``) whose parent was started so too."""
+    mentions = re.compile(rf"(?<![0-9]){port}(?![0-9])".encode())
+    started: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if not mentions.search((stat.parent / "cmdline").read_bytes()):
+                continue
+            started[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return [pid for pid, parent in started.items() if parent in started]
+
+
+def worker_rss_mb(port: int) -> float:
+    """Resident memory of the gateway's workers."""
+    total_kb = 0
+    for pid in worker_pids(port):
+        with contextlib.suppress(OSError, StopIteration):
+            lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+            total_kb += int(next(line for line in lines if line.startswith("VmRSS:")).split()[1])
+    return total_kb / 1024

@@ -26,7 +26,11 @@ MESSAGE = (
 def measure(
     backend: Backend, mode: str, workers: int, subscriptions: int, args: argparse.Namespace
 ) -> dict[str, float]:
-    env = {"MNS_GATEWAY_DELIVERY_THREADS": "0", **backend.env(backend.new_database())}
+    env = {
+        "MNS_GATEWAY_DELIVERY_THREADS": "0",
+        "MNS_GATEWAY_WORKER_CLASS": args.worker_class,
+        **backend.env(backend.new_database()),
+    }
     with running_gateway(mode, workers, **env) as server:
         client = server.client
         assert client.send("PUT", "/topics/bench", b"<Topic/>").status == 201
@@ -52,6 +56,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument(
+        "--worker-class",
+        default="gevent",
+        help="MNS_GATEWAY_WORKER_CLASS: gevent, gthread, or a gunicorn class path to compare",
+    )
     add_database_arguments(parser)
     args = parser.parse_args()
     require_wrk()

@@ -1,16 +1,24 @@
 """Benchmark: the delivery report over N synthetic operation-log records, end to end.
 
-    .venv/bin/python bench/report.py [--records 5000000] [--master local[2]] [--workdir DIR]
+    .venv/bin/python bench/report.py [--records 5000000] [--master local[2]] [--workdir DIR] \
+        [--repeat 3] [--class-archive FILE]
 
-Generates the records as JSON lines (not timed; several processes, pre-formatted strings),
-then times ``gateway/pipeline/job.py`` in a fresh Python process, so the figure includes
-interpreter and JVM start-up, reading, every output table and the HTML. Target (issue 6):
-5 million records in at most 25 s on local[2] on the 2-core build machine.
+Generates a day of records as JSON lines in hourly partitions (not timed; several processes,
+pre-formatted strings), then, ``--repeat`` times and interleaved so that a busy machine weighs
+on all of them alike, times three jobs, each in a fresh Python process with the same Spark
+settings, JVM start-up included:
 
-Besides the wall time it prints the CPU the job used, split by kind of JVM thread (tasks, JIT
-compilers, driver, GC), which says what a target asks of the machine. ``--parse-floor`` also
-times ``bench/parse_floor.py``, a job that only parses the logs: the floor under any report
-that reads them with Spark.
+- the bare job (``bench/bare_job.py``): the report's reader parses the logs and one grouped
+  aggregate is computed, nothing else: the floor of any report over these logs;
+- the full report (``gateway/pipeline/job.py``) into an empty ``--out``;
+- an incremental report: into an ``--out`` that a report already brought up to date with every
+  hour but the newest (made once, untimed), so it reads the one new hour.
+
+It prints each run's wall time and CPU (split by kind of JVM thread: tasks, JIT compilers,
+driver, GC), the full report as a multiple of the bare job of the same repetition, the
+incremental run as a share of the full one, and the ranges over all repetitions. Targets
+(docs/pipeline.md#performance): full report within 1.5x the bare job; incremental at most 25 %
+of the full report.
 
 The records (``bench/synthetic_oplog.py``) mimic a gateway with 20 topics of 3 HTTP
 subscriptions, retries and dead letters, and 20 queues with redeliveries.
@@ -34,7 +42,7 @@ from synthetic_oplog import generate
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT_JOB = REPO / "gateway/pipeline/job.py"
-PARSE_FLOOR = REPO / "bench/parse_floor.py"
+BARE_JOB = REPO / "bench/bare_job.py"
 TIMEOUT_SECONDS = 900
 #: How often the job's threads are sampled: each sample costs about 8 ms of CPU.
 SAMPLE_SECONDS = 0.5
@@ -49,43 +57,112 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--workdir", type=Path, help="keep data here (default: a temp dir)")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions (default 3)")
     parser.add_argument("--conf", action="append", default=[], help="extra Spark KEY=VALUE")
     parser.add_argument(
         "--class-archive",
         type=Path,
-        help="also time a run with this JVM class-data archive (made first, untimed, if absent)",
-    )
-    parser.add_argument(
-        "--parse-floor",
-        action="store_true",
-        help="also time bench/parse_floor.py, a job that only parses the logs (the floor)",
+        help="run every job with this JVM class-data archive (made first, untimed, if absent)",
     )
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mns-report-bench-"))
     try:
         written = generate_logs(workdir / "logs", args.records)
-        runs = {"plain JVM": args.conf}
+        conf = list(args.conf)
         if args.class_archive:
-            runs["with class-data archive"] = [*args.conf, *class_archive_java_options(args)]
-        for label, conf in runs.items():
-            print(f"load average before the report: {os.getloadavg()[0]:.2f}")
-            timing = time_report(workdir / "logs", workdir / "out", args.master, conf)
-            print_timing(timing, written, f"report end to end ({args.master}, {label})")
-        if args.parse_floor:
-            print(f"load average before the parse floor: {os.getloadavg()[0]:.2f}")
-            floor = time_job(PARSE_FLOOR, ["--logs", str(workdir / "logs")], args.master, args.conf)
-            print_timing(floor, written, f"parsing alone, the floor ({args.master})")
+            conf += class_archive_java_options(args)
+        baseline = prepare_incremental(workdir, args.master, conf)
+        results = [
+            run_once(workdir, baseline, args.master, conf, written, index)
+            for index in range(1, args.repeat + 1)
+        ]
+        print_ranges(results)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
+@dataclass(frozen=True)
+class Repetition:
+    bare: ReportTiming
+    full: ReportTiming
+    incremental: ReportTiming
+
+
+def prepare_incremental(workdir: Path, master: str, conf: list[str]) -> Path:
+    """An --out brought up to date with every hour but the newest, which is held back meanwhile
+    (moved, so its files keep their modification times)."""
+    logs, baseline = workdir / "logs", workdir / "out-all-but-newest-hour"
+    newest = newest_full_hour(logs)
+    held = workdir / "held" / newest.relative_to(logs)
+    held.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(baseline, ignore_errors=True)
+    newest.rename(held)
+    try:
+        time_report(logs, baseline, master, conf)
+    finally:
+        held.rename(newest)
+    print(f"prepared {baseline.name}: every hour but {newest.relative_to(logs)}")
+    return baseline
+
+
+def newest_full_hour(logs: Path) -> Path:
+    """The newest hour partition holding at least half as much as the median one: the last
+    messages' retries may spill a few records into one more hour, which is no "new hour"."""
+    sizes = {
+        hour: sum(file.stat().st_size for file in hour.iterdir())
+        for hour in logs.glob("dt=*/hour=*")
+    }
+    median = sorted(sizes.values())[len(sizes) // 2]
+    return max(hour for hour, size in sizes.items() if size >= median / 2)
+
+
+def run_once(
+    workdir: Path, baseline: Path, master: str, conf: list[str], records: int, index: int
+) -> Repetition:
+    logs = workdir / "logs"
+    print(f"--- repetition {index}, load average {os.getloadavg()[0]:.2f}")
+    bare = time_job(BARE_JOB, ["--logs", str(logs)], master, conf)
+    print_timing(bare, records, "bare job (parse + one grouped aggregate)")
+    shutil.rmtree(workdir / "out-full", ignore_errors=True)
+    full = time_report(logs, workdir / "out-full", master, conf)
+    print_timing(full, records, "full report")
+    incremental_out = workdir / "out-incremental"
+    shutil.rmtree(incremental_out, ignore_errors=True)
+    shutil.copytree(baseline, incremental_out)
+    incremental = time_report(logs, incremental_out, master, conf)
+    print_timing(incremental, records, "incremental report (one new hour)")
+    print(
+        f"full report / bare job: {full.wall_seconds / bare.wall_seconds:.2f}x wall, "
+        f"{full.cpu_seconds / bare.cpu_seconds:.2f}x CPU; incremental / full: "
+        f"{incremental.wall_seconds / full.wall_seconds:.0%} wall, "
+        f"{incremental.cpu_seconds / full.cpu_seconds:.0%} CPU"
+    )
+    return Repetition(bare, full, incremental)
+
+
+def print_ranges(results: list[Repetition]) -> None:
+    def span(values: list[float], unit: str) -> str:
+        return f"{min(values):.2f}–{max(values):.2f}{unit}"
+
+    print(f"=== {len(results)} repetitions")
+    for name in ("bare", "full", "incremental"):
+        runs = [getattr(result, name) for result in results]
+        walls = [run.wall_seconds for run in runs]
+        cpus = [run.cpu_seconds for run in runs]
+        print(f"{name}: wall {span(walls, ' s')}, CPU {span(cpus, ' s')}")
+    ratios = [r.full.wall_seconds / r.bare.wall_seconds for r in results]
+    shares = [r.incremental.wall_seconds / r.full.wall_seconds for r in results]
+    print(f"full / bare (same repetition): {span(ratios, 'x')} (target at most 1.5x)")
+    print(f"incremental / full (same repetition): {span(shares, '')} (target at most 0.25)")
+
+
 def generate_logs(logs: Path, records: int) -> int:
     """Generate the logs, or reuse the ones an earlier run left in ``--workdir`` for the same
     record count: regenerating 1.4 GB for every measurement of 5 million records is wasted time."""
     marker = logs.parent / "records.txt"  # not in logs/: the report reads every file there
-    if marker.exists() and marker.read_text().strip() == str(records):
+    if marker.exists() and marker.read_text().strip() == f"{records} hourly v2":
         size = sum(path.stat().st_size for path in logs.rglob("*.jsonl"))
         print(f"reusing {records:,} records ({size / 2**20:,.0f} MiB) in {logs}")
         return records
@@ -95,7 +172,7 @@ def generate_logs(logs: Path, records: int) -> int:
     generation = time.perf_counter() - started
     size = sum(path.stat().st_size for path in logs.rglob("*.jsonl"))
     print(f"generated {written:,} records ({size / 2**20:,.0f} MiB) in {generation:.1f} s")
-    marker.write_text(f"{records}\n")
+    marker.write_text(f"{records} hourly v2\n")
     return written
 
 
@@ -141,7 +218,7 @@ class ReportTiming:
 def print_timing(timing: ReportTiming, records: int, label: str) -> None:
     elapsed = timing.wall_seconds
     print(f"{label}: {elapsed:.1f} s, {records / elapsed:,.0f} rows/s")
-    phases = re.findall(r"spark_job: (.* in [\d.]+ s)", timing.stderr)
+    phases = re.findall(r"spark_job: ((?:full|incremental) run: .*|.* in [\d.]+ s)", timing.stderr)
     for phase in phases or re.findall(r"^(.* in [\d.]+ s)$", timing.stdout, re.MULTILINE):
         print(f"  {phase}")
     cores = os.cpu_count() or 1

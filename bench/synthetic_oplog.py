@@ -4,6 +4,8 @@ The traffic mimics a gateway with 20 topics of 3 HTTP subscriptions (about 90 % 
 succeed first time, some need retries, 1 % end in a dead letter) and 20 queues (send, one or two
 receives, usually a delete), written as JSON lines into hourly partitions by several processes
 from pre-formatted strings, so that generating 5 million records takes seconds, not minutes.
+Like the gateway's writer, every process starts a new file when the UTC hour changes, so a day
+of logs has 24 hour partitions: what an incremental report reads one at a time.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import time
 from pathlib import Path
 
 START_MS = 1_717_200_000_000  # 2024-06-01 00:00:00 UTC
-SPAN_MS = 24 * 3_600_000
+HOUR_MS = 3_600_000
+SPAN_MS = 24 * HOUR_MS
 RECORDS_PER_FILE = 500_000
+#: Records a message makes on average (topic 4.51, queue 3.05), so the day is 24 hours long.
+RECORDS_PER_MESSAGE = 3.78
 
 PUBLISH = (
     '{"Time":%d,"Action":"PublishMessage","TopicName":"topic-%d","MessageId":"%s",'
@@ -51,26 +56,29 @@ def generate_share(logs: Path, worker: int, records: int) -> int:
     rng = random.Random(worker)
     lines: list[str] = []
     written = files = sequence = 0
-    step = SPAN_MS / max(records / 4, 1)
+    step = SPAN_MS / max(records / RECORDS_PER_MESSAGE, 1)
+    hour = START_MS // HOUR_MS
     while written + len(lines) < records:
         sequence += 1
         now = START_MS + int(sequence * step)
+        if now // HOUR_MS != hour or len(lines) >= RECORDS_PER_FILE:
+            written += flush(logs, worker, files, lines[: records - written], hour * HOUR_MS)
+            files += 1
+            lines, hour = [], now // HOUR_MS
         message_id = f"{worker:02X}{sequence:030X}"
         if sequence % 2:
             lines += topic_message(rng, now, message_id)
         else:
             lines += queue_message(rng, now, message_id)
-        if len(lines) >= RECORDS_PER_FILE:  # a message's last lines may overshoot: cut them
-            written += flush(logs, worker, files, lines[: records - written], now)
-            files += 1
-            lines = []
-    lines = lines[: records - written]
+    lines = lines[: records - written]  # a message's last lines may overshoot: cut them
     if lines:
-        written += flush(logs, worker, files, lines, START_MS + int(sequence * step))
+        written += flush(logs, worker, files, lines, hour * HOUR_MS)
     return written
 
 
 def flush(logs: Path, worker: int, index: int, lines: list[str], now: int) -> int:
+    if not lines:
+        return 0
     hour = time.gmtime(now / 1000)
     folder = logs / time.strftime("dt=%Y-%m-%d/hour=%H", hour)
     folder.mkdir(parents=True, exist_ok=True)

@@ -8,13 +8,14 @@ client or a real server.
 
 from __future__ import annotations
 
-import io
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Rule
 
 from gateway.api import account, admin, dev, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
@@ -27,6 +28,8 @@ from gateway.api.context import (
     incoming_request,
 )
 from gateway.config import Settings
+from gateway.http1.environ import REFUSAL, size_body
+from gateway.http1.framing import body_too_large
 from gateway.metrics import GatewayMetrics
 from gateway.oplog import NullOperationLog, OperationLog
 from gateway.protocol.auth import authenticate
@@ -38,10 +41,6 @@ log = logging.getLogger(__name__)
 
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
-
-
-def body_too_large(limit: int) -> MNSError:
-    return MNSError("InvalidArgument", f"The request body is larger than {limit} bytes.")
 
 
 def create_app(
@@ -57,6 +56,8 @@ def create_app(
     app = Flask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.wsgi_app = OriginFormTargets(app.wsgi_app)  # type: ignore[method-assign]
+    _answer_refusals(app)
+    _route_only_declared_methods(app)
     app.extensions["mns"] = GatewayContext(
         settings,
         store,
@@ -78,26 +79,59 @@ def create_app(
     return app
 
 
+def _answer_refusals(app: Flask) -> None:
+    """A request the server in front refused (:mod:`gateway.http1.refusal`) is answered with
+    its error before anything else runs."""
+
+    @app.before_request
+    def raise_refusal() -> None:
+        if (refusal := request.environ.get(REFUSAL)) is not None:
+            raise refusal
+
+
+class DeclaredMethodsRule(Rule):
+    """A URL rule that answers exactly the methods its view declares.
+
+    Werkzeug adds HEAD to every GET rule, running the GET view and dropping the body: on
+    ``/queues/<name>/messages`` that is a ReceiveMessage whose receipt handle nobody sees. MNS
+    documents no HEAD anywhere, so a HEAD is an unknown method like any other.
+    """
+
+    def __init__(self, string: str, *args: Any, methods: Any = None, **kwargs: Any) -> None:
+        super().__init__(string, *args, methods=methods, **kwargs)
+        declared = {method.upper() for method in methods or ()}
+        if self.methods is not None and "HEAD" not in declared:
+            self.methods.discard("HEAD")
+
+
+def _route_only_declared_methods(app: Flask) -> None:
+    """Only the documented method and path pairs reach a view; everything else is an
+    ``InvalidRequestURL`` from :func:`_install_hooks`' error mapping: no implicit HEAD or
+    OPTIONS, and no redirect (werkzeug would answer ``//`` in a path with a 308 to a URL built
+    from the client's Host header, which is not an MNS answer)."""
+    app.url_rule_class = DeclaredMethodsRule
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
+    app.url_map.merge_slashes = False
+
+    @app.before_request
+    def refuse_empty_path_segments() -> None:
+        # Werkzeug collapses leading slashes before routing ("//queues" would list queues).
+        if "//" in request.environ.get("PATH_INFO", ""):
+            raise MNSError("InvalidRequestURL")
+
+
 def enforce_body_limit(limit: int) -> None:
     """Refuse a body over ``limit`` before anything parses it.
 
-    With a Content-Length that is one comparison. A chunked body has none, and werkzeug would
-    silently cut it at the limit (the request would then fail on its digest, for the wrong
-    reason), so it is read here up to one byte past the limit and handed on as a sized body.
+    Behind the gateway's worker classes the body arrives sized and within the limit already
+    (docs/http.md#framing); this is the same rule for any other WSGI server. With a
+    Content-Length it is one comparison; a chunked body is read within the limit and made sized.
     """
     environ = request.environ
     declared = environ.get("CONTENT_LENGTH")
-    if declared:
-        if int(declared) > limit:
-            raise body_too_large(limit)
-        return
-    if not environ.get("wsgi.input_terminated"):
-        return
-    data = environ["wsgi.input"].read(limit + 1)
-    if len(data) > limit:
+    if declared and int(declared) > limit:
         raise body_too_large(limit)
-    environ.update({"wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data))})
-    environ.pop("wsgi.input_terminated")
+    size_body(environ, limit)
 
 
 def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:

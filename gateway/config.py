@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ENV_PREFIX = "MNS_GATEWAY_"
-#: Connections one gevent worker process serves at once (gunicorn's ``worker_connections``).
-WORKER_CONNECTIONS = 1000
+#: Long polls one gevent worker process holds at once unless told otherwise: each holds one of
+#: its connections (``max_connections``, of which 100 are kept for everything else) and looks
+#: at its queue at least once a second.
+GEVENT_WAITERS = 900
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -98,6 +100,11 @@ class Settings:
     #: (:attr:`waiter_limit`).
     max_waiters: int | None = None
     max_queues: int = 1000
+    #: Seconds a client has to send a request's whole head, from connecting (or, on a kept-alive
+    #: connection, from its first byte); also the longest a body may stall between two reads.
+    header_timeout: float = 10.0
+    #: Connections one worker process holds; see docs/deploy.md#connection-limits.
+    max_connections: int = 4096
     smtp_url: str = ""
     mail_from: str = ""
     #: ``MNS_GATEWAY_INBOX=1``: SMS and mail are kept in the inbox instead of sent, and the
@@ -128,6 +135,8 @@ class Settings:
     def gunicorn_worker_class(self) -> str:
         if self.worker_class == "gevent":
             return "gateway.pywsgi_worker.PyWSGIWorker"
+        if self.worker_class == "gthread":
+            return "gateway.gthread_worker.ThreadWorker"
         return self.worker_class
 
     @property
@@ -140,15 +149,16 @@ class Settings:
         """How many receives may wait for a message at once in one process.
 
         A waiting receive holds what the worker class serves a request with: a greenlet and one
-        of :data:`WORKER_CONNECTIONS` connections with gevent (100 are kept for everything
-        else), a server thread with gthread (16 are kept). Beyond the limit a receive on an
-        empty queue gets MessageNotExist at once instead of starving senders.
+        of ``max_connections`` connections with gevent (:data:`GEVENT_WAITERS`, and 100
+        connections kept for everything else), a server thread with gthread (16 are kept).
+        Beyond the limit a receive on an empty queue gets MessageNotExist at once instead of
+        starving senders.
         """
         if self.max_waiters is not None:
             return self.max_waiters
         if self.worker_class == "gthread":
             return max(1, self.threads - 16)
-        return WORKER_CONNECTIONS - 100
+        return max(1, min(GEVENT_WAITERS, self.max_connections - 100))
 
     @property
     def database_path(self) -> Path:
@@ -199,6 +209,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
         max_waiters=int(get("MAX_WAITERS", "")) if get("MAX_WAITERS", "").strip() else None,
         max_queues=int(get("MAX_QUEUES", "1000")),
+        header_timeout=float(get("HEADER_TIMEOUT", "10")),
+        max_connections=int(get("MAX_CONNECTIONS", "4096")),
         smtp_url=get("SMTP_URL", ""),
         mail_from=get("MAIL_FROM", ""),
         inbox=_env_flag(get("INBOX", "")),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
 
-from gateway.config import WORKER_CONNECTIONS, Settings
+from gateway.config import Settings
 from gateway.protocol.errors import GatewayError
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             "workers": self.settings.workers,
             "worker_class": self.settings.gunicorn_worker_class,
             "threads": self.settings.threads,
-            "worker_connections": WORKER_CONNECTIONS,
+            # gthread's cap; the default worker class reads MNS_GATEWAY_MAX_CONNECTIONS itself.
+            "worker_connections": self.settings.max_connections,
             "keepalive": 75,
             "timeout": 60,
             # After SIGTERM: stop accepting, answer what is in flight (long polls included).

@@ -118,7 +118,9 @@ def _xml_fields(body: bytes) -> dict[str, str]:
     """Children of ``<Notification>`` by local name, namespace or not; the first one wins."""
     try:
         root = fromstring(body)
-    except (ParseError, DefusedXmlException) as exc:
+    except (ParseError, DefusedXmlException, ValueError, LookupError) as exc:
+        # LookupError and ValueError: an encoding declaration naming a codec that does not
+        # exist, or one expat cannot use (multi-byte, not a text encoding).
         raise MalformedNotificationError(f"body is not acceptable XML: {exc}") from exc
     if _local_name(root.tag) != "Notification":
         raise MalformedNotificationError(f"XML root is {_local_name(root.tag)!r}, not Notification")
@@ -136,7 +138,7 @@ def _json_fields(body: bytes) -> dict[str, str]:
     """A flat JSON object of strings; PublishTime may also be a number, null means absent."""
     try:
         document = json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested too deep
         raise MalformedNotificationError(f"body is not JSON: {exc}") from exc
     if not isinstance(document, dict):
         raise MalformedNotificationError("JSON body is not an object")

@@ -16,7 +16,6 @@ whole verification can be tested without a server, and the I/O shells stay thin.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -109,7 +108,7 @@ def signing_cert_url(headers: Mapping[str, str]) -> str:
     encoded = required_header(headers, SIGNING_CERT_URL)
     try:
         return base64.b64decode(encoded, validate=True).decode("ascii")
-    except (binascii.Error, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # binascii.Error, UnicodeDecodeError, or non-ASCII text
         raise CertificateURLError("x-mns-signing-cert-url is not base64 of an ASCII URL") from exc
 
 
@@ -158,7 +157,7 @@ def check_signature(public_key: rsa.RSAPublicKey, text: str, authorization: str)
     """Verify ``authorization`` (base64, no ``MNS`` prefix) as PKCS#1 v1.5 SHA-1 of ``text``."""
     try:
         signature = base64.b64decode(authorization, validate=True)
-    except binascii.Error as exc:
+    except ValueError as exc:  # binascii.Error, or non-ASCII text
         raise SignatureMismatchError("Authorization is not base64") from exc
     try:
         public_key.verify(signature, text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1())
@@ -177,7 +176,7 @@ def content_md5_matches(header_value: str, body: bytes) -> bool:
         return True
     try:
         decoded = base64.b64decode(header_value, validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or non-ASCII text
         return False
     return decoded == digest or decoded.lower() == digest.hex().encode("ascii")
 

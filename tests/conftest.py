@@ -130,3 +130,14 @@ def open_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Op
     yield tracked
     for database in opened:
         database.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The fuzz suites' figures: requests tried and how they were answered (tests/fuzz.py)."""
+    from tests import fuzz
+
+    if fuzz.TALLY:
+        terminalreporter.section("fuzz: requests tried and their answers")
+        for line in fuzz.summary_lines():
+            terminalreporter.write_line(line)
+        fuzz.write_report()

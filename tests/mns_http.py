@@ -70,8 +70,10 @@ class RawClient:
         headers: dict[str, str] | None = None,
         *,
         sign_request: bool = True,
+        chunked: bool = False,
         **options: object,
     ) -> RawResponse:
+        """One request on a fresh connection; ``chunked`` sends the body in 7-byte chunks."""
         final = (
             self.headers_for(method, uri, body, headers=headers, **options)  # type: ignore[arg-type]
             if sign_request
@@ -79,7 +81,11 @@ class RawClient:
         )
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
-            connection.request(method, uri, body=body, headers=final)
+            if chunked:
+                chunks = (body[i : i + 7] for i in range(0, len(body), 7))
+                connection.request(method, uri, chunks, final, encode_chunked=True)
+            else:
+                connection.request(method, uri, body=body, headers=final)
             response = connection.getresponse()
             return RawResponse(response.status, dict(response.getheaders()), response.read())
         finally:

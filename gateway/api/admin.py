@@ -12,6 +12,7 @@ from flask import Blueprint, Response, g, jsonify
 from gateway import dead_letters
 from gateway.api.context import gateway, query_params, request_facts
 from gateway.protocol.errors import MNSError
+from gateway.protocol.integers import integer_in_range
 
 blueprint = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -26,11 +27,8 @@ def admin_only() -> None:
 @blueprint.get("/dead-letters")
 def list_dead_letters() -> Response:
     params = query_params()
-    try:
-        limit = int(params.get("limit", "100"))
-    except ValueError as exc:
-        raise MNSError("InvalidArgument", "limit must be an integer.") from exc
-    if not 1 <= limit <= 1000:
+    limit = integer_in_range(params.get("limit", "100"), 1, 1000)
+    if limit is None:
         raise MNSError("InvalidArgument", "The value of limit should between 1 and 1000.")
     return jsonify(
         dead_letters.listing(

@@ -18,6 +18,7 @@ from flask import Response, current_app, g, request
 from gateway.oplog import Field, NullOperationLog, OperationLog, RequestFacts
 from gateway.protocol.auth import IncomingRequest
 from gateway.protocol.errors import MNSError
+from gateway.protocol.integers import integer_in_range
 from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.request_target import parse_request_target
 from gateway.protocol.xml import XmlNode, render_document
@@ -211,13 +212,8 @@ def list_paging(default_limit: int = 1000) -> tuple[str, str, int]:
     raw_limit = request.headers.get("x-mns-ret-number")
     if raw_limit is None:
         return prefix, marker, default_limit
-    try:
-        limit = int(raw_limit)
-    except ValueError as exc:
-        raise MNSError(
-            "InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000."
-        ) from exc
-    if not 1 <= limit <= 1000:
+    limit = integer_in_range(raw_limit, 1, 1000)
+    if limit is None:
         raise MNSError(
             "InvalidArgument", "The value of x-mns-ret-number should between 1 and 1000."
         )

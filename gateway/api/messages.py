@@ -11,24 +11,32 @@ the app's operation log (``gateway().oplog``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from xml.etree.ElementTree import Element
 
 from flask import Blueprint, Response, request
 
 from gateway.api.context import (
+    XML_CONTENT_TYPE,
     empty_response,
     gateway,
     log_operations,
     query_params,
     xml_response,
 )
+from gateway.http1.environ import CLIENT_CONNECTED
 from gateway.oplog import Action, Field, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
-from gateway.protocol.xml import XmlNode, children, parse_document
+from gateway.protocol.xml import XmlNode, children, parse_document, render_document
 from gateway.queues import oplog_records as oplog
-from gateway.queues.records import BATCH_SIZE, CHANGE_VISIBILITY_TIMEOUT, WAIT_SECONDS, Queue
+from gateway.queues.records import (
+    BATCH_SIZE,
+    CHANGE_VISIBILITY_TIMEOUT,
+    WAIT_SECONDS,
+    Queue,
+    QueueMessage,
+)
 from gateway.queues.wire import (
     MAX_BATCH,
     error_nodes,
@@ -99,23 +107,80 @@ def receive_messages(name: str) -> Response:
     validate_name("queue", name)
     params = query_params()
     batch = BATCH_SIZE.parse(params.get("numofmessages"), None)
-    received = params.get("peekonly", "").lower() != "true"
-    if received:
-        wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
-        result = _queues().receive(name, batch or 1, wait)
-        queue, messages = result.queue, result.messages
-        action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
-        _log(queue, lambda facts: oplog.received_records(facts, action, messages))
-        if result.moved:
-            _dead_lettered(queue, result.moved)
-    else:
-        queue, messages = _queues().peek(name, batch or 1)
+    if params.get("peekonly", "").lower() == "true":
+        _, messages = _queues().peek(name, batch or 1)
+        return xml_response(*_messages_document(messages, batch, received=False))
+    wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
+    connected = request.environ.get(CLIENT_CONNECTED, _always)
+    result = _queues().receive(name, batch or 1, wait, client_connected=connected)
+    queue, messages = result.queue, result.messages
+    action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
+    _log(queue, lambda facts: oplog.received_records(facts, action, messages))
+    if result.moved:  # moved whether or not the response reaches the client
+        _dead_lettered(queue, result.moved)
+    root, nodes = _messages_document(messages, batch, received=True)
+    return _handed_over(render_document(root, nodes), name, messages, connected)
+
+
+def _messages_document(
+    messages: list[QueueMessage], batch: int | None, *, received: bool
+) -> tuple[str, list[XmlNode]]:
     if not messages:
         raise MNSError("MessageNotExist")
     if batch is None:
-        return xml_response("Message", message_nodes(messages[0], received=received))
-    nodes: list[XmlNode] = [("Message", message_nodes(m, received=received)) for m in messages]
-    return xml_response("Messages", nodes)
+        return "Message", message_nodes(messages[0], received=received)
+    return "Messages", [("Message", message_nodes(m, received=received)) for m in messages]
+
+
+def _always() -> bool:
+    return True
+
+
+def _handed_over(
+    document: bytes, name: str, messages: list[QueueMessage], connected: Callable[[], bool]
+) -> Response:
+    queues = _queues()  # the application context is gone by the time the body is written
+    body = HandOver(document, lambda: queues.release(name, messages), connected)
+    response = Response(body, content_type=XML_CONTENT_TYPE)
+    response.headers["Content-Length"] = str(len(document))
+    return response
+
+
+class HandOver:
+    """The body of a response carrying received messages, whose receive is undone unless the
+    response was written (docs/queues.md#clients-that-go-away).
+
+    Written means the server asked for more after taking the document: WSGI servers iterate a
+    body to its end, and one whose write failed closes it instead. The client being gone when
+    the response is ready counts as not written too (a write to a closed connection succeeds
+    without reaching anyone).
+    """
+
+    def __init__(
+        self, document: bytes, release: Callable[[], object], connected: Callable[[], bool]
+    ) -> None:
+        self._document = document
+        self._release = release
+        self._connected = connected
+        self._state = "ready"  # -> "sent" -> "written", or -> "dropped"
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._state == "ready":
+            if self._connected():
+                self._state = "sent"
+                return self._document
+            self._state = "dropped"
+        elif self._state == "sent":  # asked for more: the document was written
+            self._state = "written"
+        raise StopIteration
+
+    def close(self) -> None:
+        if self._state not in ("written", "released"):
+            self._state = "released"
+            self._release()
 
 
 def _dead_lettered(queue: Queue, moved: list[Moved]) -> None:

@@ -9,6 +9,9 @@ checking at subscribe time would miss DNS answers that change later.
 Decision order: an explicit ``deny`` match refuses; otherwise an explicit ``allow`` match permits
 (this is how an operator re-opens part of a default-denied range); otherwise the default deny list
 refuses; everything else, loopback included, is permitted.
+
+Addresses are judged as where a connection to them arrives (docs/delivery.md#egress-policy): an
+IPv4-mapped address as its IPv4 address, an unspecified address as the local host.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ DEFAULT_DENY: Final[tuple[str, ...]] = (
 _IPV4_MAPPED: Final = ipaddress.IPv6Network("::ffff:0:0/96")
 #: NAT64 well-known prefix: on an IPv6-only host, 64:ff9b::a9fe:a9fe reaches 169.254.169.254.
 _NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+#: "This host on this network": Linux connects 0.0.0.0 (and ``::``) to the local host.
+_THIS_HOST: Final = ipaddress.IPv4Network("0.0.0.0/8")
+#: Where a connection to an unspecified address arrives: the local host, over either family.
+_LOCAL_HOST: Final[tuple[Address, ...]] = (
+    ipaddress.IPv4Address("127.0.0.1"),
+    ipaddress.IPv6Address("::1"),
+)
 
 
 class EgressError(DeliveryError, ValueError):
@@ -63,6 +73,16 @@ def _canonical_network(cidr: str) -> Network:
     return network
 
 
+def _reached(address: Address) -> tuple[Address, ...]:
+    """The addresses a connection to ``address`` reaches, as far as the policy can tell."""
+    if isinstance(address, ipaddress.IPv6Address) and address in _NAT64:
+        embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        return (address, *_reached(embedded))
+    if address in _THIS_HOST or (address.version == 6 and address.is_unspecified):
+        return _LOCAL_HOST
+    return (address,)
+
+
 def _parse_networks(cidrs: Iterable[str]) -> tuple[Network, ...]:
     return tuple(_canonical_network(cidr) for cidr in cidrs)
 
@@ -85,15 +105,13 @@ class EgressPolicy:
         return f"EgressPolicy(allow={allow}, deny={deny})"
 
     def permits(self, ip: str | Address) -> bool:
-        """Whether a connection to ``ip`` may be opened.
+        """Whether a connection to ``ip`` may be opened: every address it reaches is permitted.
 
-        A NAT64 address must be permitted both as itself and as the IPv4 address it embeds.
+        A NAT64 address must be permitted both as itself and as the IPv4 address it embeds; an
+        unspecified address (``0.0.0.0`` and the rest of ``0.0.0.0/8``, ``::``, in any
+        spelling) reaches the local host, so it is judged as ``127.0.0.1`` and ``::1``.
         """
-        address = _canonical_address(ip)
-        if isinstance(address, ipaddress.IPv6Address) and address in _NAT64:
-            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-            return self._permits_one(address) and self._permits_one(embedded)
-        return self._permits_one(address)
+        return all(self._permits_one(address) for address in _reached(_canonical_address(ip)))
 
     def _permits_one(self, address: Address) -> bool:
         if _matches(address, self._deny):

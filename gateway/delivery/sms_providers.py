@@ -79,7 +79,7 @@ def judge_dysms_answer(result: PushResult, body: bytes) -> PushResult:
         return result
     try:
         answer = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read
         answer = None
     code = str(answer.get("Code", "")) if isinstance(answer, dict) else ""
     message = str(answer.get("Message", "")) if isinstance(answer, dict) else ""

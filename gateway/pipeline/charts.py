@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from html import escape
 from typing import Final
 
@@ -22,7 +21,14 @@ PALETTE: Final = (
     "#8c564b",
     "#e377c2",
     "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#ad494a",
 )
+#: Dash patterns cycled with the colours, so that lines lying on top of each other (several
+#: subscriptions at 100 %) stay apart where they can, and colours repeat only with a new dash.
+DASHES: Final = ("", "6 3", "2 3")
 WIDTH: Final = 760
 PLOT_LEFT: Final = 60
 PLOT_RIGHT: Final = 20
@@ -34,6 +40,7 @@ LABEL_WIDTH: Final = 230
 class LineSeries:
     label: str
     points: Sequence[tuple[int, float]]  # (epoch ms, value)
+    note: str = ""  # shown after the label in the legend, e.g. the overall value
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +69,13 @@ class _TimeFrame:
 
 
 def line_chart(
-    series: Sequence[LineSeries], *, y_max: float, y_label: Callable[[float], str]
+    series: Sequence[LineSeries],
+    *,
+    y_max: float,
+    y_label: Callable[[float], str],
+    clock: Callable[[int], str],
 ) -> str:
-    """Lines over time with a shared y axis from 0 to ``y_max``."""
+    """Lines over time with a shared y axis from 0 to ``y_max``; ``clock`` writes a time."""
     points = [point for line in series for point in line.points]
     if not points:
         return _empty("no push attempts in the logs")
@@ -78,23 +89,32 @@ def line_chart(
         parts.append(_text(PLOT_LEFT - 6, y + 4, y_label(y_max * tick / 4), anchor="end"))
     for x, anchor in ((x_min, "start"), (x_min + frame.x_span, "end")):
         left, _ = frame.place(x, 0)
-        parts.append(_text(left, svg_height - 24, _clock(x), anchor=anchor))
+        parts.append(_text(left, svg_height - 24, clock(x), anchor=anchor))
     for index, line in enumerate(series):
-        parts.append(_line(frame, line, PALETTE[index % len(PALETTE)], y_label))
+        parts.append(_line(frame, line, index, y_label, clock))
     parts.append("</svg>")
-    return "".join(parts) + legend([line.label for line in series])
+    labels = [f"{line.label} {line.note}".rstrip() for line in series]
+    return "".join(parts) + legend(labels, dashed=True)
 
 
-def _line(frame: _TimeFrame, line: LineSeries, colour: str, y_label: Callable[[float], str]) -> str:
+def _line(
+    frame: _TimeFrame,
+    line: LineSeries,
+    index: int,
+    y_label: Callable[[float], str],
+    clock: Callable[[int], str],
+) -> str:
     """A polyline plus a dot per point: dots keep single buckets and gaps visible."""
+    colour, dash = _style(index)
     placed = [(x, y, *frame.place(x, y)) for x, y in sorted(line.points)]
     path = " ".join(f"{left:.1f},{up:.1f}" for _, _, left, up in placed)
+    dashes = f' stroke-dasharray="{dash}"' if dash else ""
     parts = [
-        f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}">'
+        f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dashes} points="{path}">'
         f"<title>{escape(line.label)}</title></polyline>"
     ]
     for x, y, left, up in placed:
-        tip = f"{line.label} at {_clock(x)}: {y_label(y)}"
+        tip = f"{line.label} at {clock(x)}: {y_label(y)}"
         parts.append(
             f'<circle cx="{left:.1f}" cy="{up:.1f}" r="2.5" fill="{colour}">'
             f"<title>{escape(tip)}</title></circle>"
@@ -108,8 +128,10 @@ def bar_chart(
     *,
     stacked: bool,
     value_label: Callable[[float], str],
+    missing_label: str = "",
 ) -> str:
-    """Horizontal bars, one row per category: side by side (grouped) or stacked."""
+    """Horizontal bars, one row per category: side by side (grouped) or stacked. A category
+    without any value gets ``missing_label`` written instead of bars (not a 0)."""
     if not categories or not groups:
         return _empty("nothing to show")
     rows = [[group.values[row] or 0.0 for group in groups] for row in range(len(categories))]
@@ -121,6 +143,9 @@ def bar_chart(
         top = 10 + row * row_height
         middle = top + row_height / 2 + 2
         parts.append(_text(LABEL_WIDTH - 6, middle, _shorten(category), "end"))
+        if missing_label and all(group.values[row] is None for group in groups):
+            parts.append(_text(LABEL_WIDTH + 4, middle, missing_label, "start", css="missing"))
+            continue
         bar_height = (row_height - 6) / (1 if stacked else len(groups))
         offset = 0.0
         for index, (group, value) in enumerate(zip(groups, values, strict=True)):
@@ -138,13 +163,18 @@ def bar_chart(
     return "".join(parts) + legend([group.label for group in groups])
 
 
-def legend(labels: Sequence[str]) -> str:
-    items = "".join(
-        f'<span class="key"><i style="background:{PALETTE[i % len(PALETTE)]}"></i>'
-        f"{escape(label)}</span>"
-        for i, label in enumerate(labels)
-    )
-    return f'<div class="legend">{items}</div>'
+def legend(labels: Sequence[str], *, dashed: bool = False) -> str:
+    """One key per label, in the colours (and, for lines, the dashes) of the chart."""
+    items = []
+    for index, label in enumerate(labels):
+        colour, dash = _style(index) if dashed else (PALETTE[index % len(PALETTE)], "")
+        swatch = f"background:{colour}" if not dash else f"border-top:3px dashed {colour}"
+        items.append(f'<span class="key"><i style="{swatch}"></i>{escape(label)}</span>')
+    return f'<div class="legend">{"".join(items)}</div>'
+
+
+def _style(index: int) -> tuple[str, str]:
+    return PALETTE[index % len(PALETTE)], DASHES[index // len(PALETTE) % len(DASHES)]
 
 
 def _svg_open(height: int) -> str:
@@ -158,18 +188,16 @@ def _hline(y: float, left: float, right: float) -> str:
     return f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
 
 
-def _text(x: float, y: float, text: str, anchor: str) -> str:
+def _text(x: float, y: float, text: str, anchor: str, css: str = "") -> str:
+    styled = f' class="{css}"' if css else ""
     return (
-        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="11">{escape(text)}</text>'
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="11"{styled}>'
+        f"{escape(text)}</text>"
     )
 
 
 def _empty(message: str) -> str:
     return f'<p class="empty">{escape(message)}</p>'
-
-
-def _clock(epoch_ms: int) -> str:
-    return f"{datetime.fromtimestamp(epoch_ms / 1000, tz=UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def _shorten(text: str, limit: int = 36) -> str:

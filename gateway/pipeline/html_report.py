@@ -1,36 +1,47 @@
-"""The report as one self-contained HTML file: summary, three charts, and the main tables.
+"""The report as one self-contained HTML file: summary, three charts, the main tables, and the
+traces of the messages that need attention.
 
 Input is plain Python rows (already aggregated by Spark), so this module is pure and testable
-without Spark. Tables and charts show the busiest subscriptions and queues first and say when
-rows were left out; the Parquet tables next to the file hold everything.
+without Spark. Charts show the subscriptions by how badly they deliver; tables the busiest
+subscriptions and queues first and say when rows were left out; the Parquet tables next to the
+file hold everything. No scripts and no external resources: the file opens anywhere, offline.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from html import escape
 from typing import Final
+from zoneinfo import ZoneInfo
 
+from gateway.pipeline import html_tables as tables
 from gateway.pipeline.charts import BarGroup, LineSeries, bar_chart, line_chart
+from gateway.pipeline.formatting import format_duration, format_time, zone_name
+from gateway.pipeline.html_tables import Row, busiest, subscription_label
 
-Row = Mapping[str, object]
-TableColumn = tuple[str, str, Callable[[object], str]]
-
-MAX_TABLE_ROWS: Final = 200
+#: Lines of the success chart besides "all subscriptions": with more subscriptions, the ones
+#: that deliver worst are drawn and the legend says how the others did.
+MAX_TIMELINE_SERIES: Final = 11
 MAX_CHART_ROWS: Final = 15
-MAX_TIMELINE_SERIES: Final = 4
 HISTOGRAM_BINS: Final = ("1", "2", "3", "4+")
 
 _STYLE: Final = """
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;color:#222;max-width:1200px;
+padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee}
-th{text-align:left;background:#f6f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.legend{margin:4px 0 12px}.key{margin-right:14px}.key i{display:inline-block;width:10px;
-height:10px;margin-right:4px}.bad{color:#b00}.empty,.note{color:#777}
+table{border-collapse:collapse;margin:8px 0;max-width:100%}
+td,th{padding:3px 6px;border-bottom:1px solid #eee;vertical-align:top}
+th{text-align:left;background:#f6f6f6;font-weight:600;font-size:13px}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.t{white-space:nowrap;font-variant-numeric:tabular-nums}
+td.w{overflow-wrap:anywhere;min-width:7em}td.u{overflow-wrap:anywhere;min-width:12em;font-size:12px}
+td.e{overflow-wrap:anywhere;min-width:14em;color:#700}
+.legend{margin:4px 0 12px}.key{margin-right:14px;white-space:nowrap}
+.key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
+.bad{color:#b00}.empty,.note,.missing{color:#777}svg{max-width:100%;height:auto}
+details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}details table{margin-left:16px}
 """
 
 
@@ -48,59 +59,79 @@ class ReportData:
     endpoints: Sequence[Row]
     timeline: Sequence[Row]
     queues: Sequence[Row]
+    timezone: str = "UTC"
+    attention: Sequence[Row] = field(default_factory=list)
+    traces: Mapping[str, Sequence[Row]] = field(default_factory=dict)
 
 
 def render_report(data: ReportData) -> str:
+    zone = ZoneInfo(data.timezone)
+    last = data.summary.get("last_time_ms")
     sections = [
-        f"<h1>MNS delivery report</h1>{_header(data)}",
-        "<h2>Delivery success over time</h2>" + success_over_time_chart(data.timeline),
+        f"<h1>MNS delivery report</h1>{_header(data, zone)}",
+        "<h2>Delivery success over time</h2>" + success_over_time_chart(data.timeline, zone),
         "<h2>Publish-to-delivery latency</h2>" + latency_chart(data.subscriptions),
         "<h2>Push attempts per message</h2>" + retries_chart(data.histogram),
-        "<h2>Subscriptions</h2>" + subscription_table(data.subscriptions),
-        "<h2>Endpoints currently failing</h2>" + failing_endpoint_table(data.endpoints),
-        "<h2>Queues</h2>" + queue_table(data.queues),
+        "<h2>Subscriptions</h2>" + tables.subscription_table(data.subscriptions),
+        "<h2>Endpoints currently failing</h2>"
+        + tables.failing_endpoint_table(data.endpoints, zone, last, data.attention),
+        "<h2>Queues</h2>" + tables.queue_table(data.queues),
+        "<h2>Messages that need attention</h2>"
+        + tables.attention_section(data.attention, data.traces, zone),
     ]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>MNS delivery report</title><style>{_STYLE}</style></head><body>"
         + "".join(sections)
         + "</body></html>\n"
     )
 
 
-def success_over_time_chart(timeline: Sequence[Row]) -> str:
-    """All subscriptions together, plus the busiest few on their own."""
+def success_over_time_chart(timeline: Sequence[Row], zone: ZoneInfo) -> str:
+    """Share of messages delivered, by the time they were published: all subscriptions
+    together, and each subscription (the worst ones when there are many)."""
     overall: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     per_subscription: dict[str, dict[int, list[int]]] = defaultdict(
         lambda: defaultdict(lambda: [0, 0])
     )
     for row in timeline:
-        bucket, attempts, successes = (
-            _int(row["bucket_start_ms"]),
-            _int(row["attempts"]),
-            _int(row["successes"]),
-        )
-        for target in (overall[bucket], per_subscription[_subscription_label(row)][bucket]):
-            target[0] += attempts
-            target[1] += successes
-    busiest = sorted(
-        per_subscription, key=lambda k: -sum(a for a, _ in per_subscription[k].values())
-    )
-    series = [LineSeries("all subscriptions", _ratios(overall))]
+        bucket = _int(row["bucket_start_ms"])
+        messages, delivered = _int(row["messages"]), _int(row["delivered"])
+        for target in (overall[bucket], per_subscription[subscription_label(row)][bucket]):
+            target[0] += messages
+            target[1] += delivered
+    totals = {name: _total(buckets) for name, buckets in per_subscription.items()}
+    ordered = sorted(per_subscription, key=lambda name: (totals[name], name))
+    shown, hidden = ordered[:MAX_TIMELINE_SERIES], ordered[MAX_TIMELINE_SERIES:]
+    series = [LineSeries("all subscriptions", _ratios(overall), f"{_total(overall):.1%}")]
     series += [
-        LineSeries(name, _ratios(per_subscription[name])) for name in busiest[:MAX_TIMELINE_SERIES]
+        LineSeries(name, _ratios(per_subscription[name]), f"{totals[name]:.1%}") for name in shown
     ]
-    return line_chart(series, y_max=1.0, y_label=lambda v: f"{v:.0%}")
+    chart = line_chart(
+        series, y_max=1.0, y_label=lambda v: f"{v:.0%}", clock=lambda ms: _clock(ms, zone)
+    )
+    if hidden:
+        lowest = min(totals[name] for name in hidden)
+        chart += (
+            f'<p class="note">{len(hidden)} more subscriptions not drawn, each delivering at'
+            f" least {lowest:.1%} of its messages.</p>"
+        )
+    return chart
 
 
 def latency_chart(subscriptions: Sequence[Row]) -> str:
-    shown = _busiest(subscriptions, "messages")[:MAX_CHART_ROWS]
+    shown = busiest(subscriptions, "messages")[:MAX_CHART_ROWS]
     groups = [
         BarGroup(f"p{q}", [_optional_float(row[f"latency_p{q}_ms"]) for row in shown])
         for q in (50, 95, 99)
     ]
     return bar_chart(
-        [_subscription_label(row) for row in shown], groups, stacked=False, value_label=_millis
+        [subscription_label(row) for row in shown],
+        groups,
+        stacked=False,
+        value_label=format_duration,
+        missing_label="no delivery",
     )
 
 
@@ -109,7 +140,7 @@ def retries_chart(histogram: Sequence[Row]) -> str:
     counts: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(HISTOGRAM_BINS))
     for row in histogram:
         bin_index = min(_int(row["attempts"]), len(HISTOGRAM_BINS)) - 1
-        counts[_subscription_label(row)][bin_index] += _int(row["messages"])
+        counts[subscription_label(row)][bin_index] += _int(row["messages"])
     shown = sorted(counts, key=lambda k: -sum(counts[k]))[:MAX_CHART_ROWS]
     groups = [
         BarGroup(f"{label} attempt{'s' if label != '1' else ''}", [counts[k][i] for k in shown])
@@ -118,114 +149,39 @@ def retries_chart(histogram: Sequence[Row]) -> str:
     return bar_chart(shown, groups, stacked=True, value_label=lambda v: f"{v:,.0f}")
 
 
-def subscription_table(subscriptions: Sequence[Row]) -> str:
-    columns: tuple[TableColumn, ...] = (
-        ("Topic", "topic_name", str),
-        ("Subscription", "subscription_name", str),
-        ("Endpoint", "endpoint", str),
-        ("Published", "published", _count),
-        ("Messages", "messages", _count),
-        ("Delivered", "delivered", _count),
-        ("Failed attempts", "failed_attempts", _count),
-        ("Success", "success_ratio", _percent),
-        ("First-attempt success", "first_attempt_success_ratio", _percent),
-        ("p50", "latency_p50_ms", _millis),
-        ("p95", "latency_p95_ms", _millis),
-        ("p99", "latency_p99_ms", _millis),
-        ("Dead letters", "dead_letters", _count),
-    )
-    return _table(columns, _busiest(subscriptions, "messages"))
-
-
-def failing_endpoint_table(endpoints: Sequence[Row]) -> str:
-    failing = sorted(
-        (row for row in endpoints if row.get("currently_failing")),
-        key=lambda row: _int(row["failing_since_ms"]),
-    )
-    if not failing:
-        return '<p class="empty">None: every endpoint\'s latest push attempt succeeded.</p>'
-    columns: tuple[TableColumn, ...] = (
-        ("Topic", "topic_name", str),
-        ("Subscription", "subscription_name", str),
-        ("Endpoint", "endpoint", str),
-        ("Failing since", "failing_since_ms", _timestamp),
-        ("Failures in a row", "consecutive_failures", _count),
-        ("Last success", "last_success_ms", _timestamp),
-        ("Last outcome", "last_outcome", str),
-        ("Last status", "last_status_code", str),
-        ("Last error", "last_error", str),
-    )
-    return _table(columns, failing)
-
-
-def queue_table(queues: Sequence[Row]) -> str:
-    columns: tuple[TableColumn, ...] = (
-        ("Queue", "queue_name", str),
-        ("Sent", "sent", _count),
-        ("Received", "received", _count),
-        ("Deleted", "deleted", _count),
-        ("Redelivered", "redelivered", _count),
-        ("Never consumed", "never_consumed", _count),
-        ("Not deleted", "not_deleted", _count),
-        ("Send→delete p50", "send_to_delete_p50_ms", _millis),
-        ("Send→delete p99", "send_to_delete_p99_ms", _millis),
-        ("Dead letters", "dead_letters", _count),
-    )
-    return _table(columns, _busiest(queues, "sent"))
-
-
-def _header(data: ReportData) -> str:
+def _header(data: ReportData, zone: ZoneInfo) -> str:
     summary = data.summary
-    since = "start" if data.since_ms is None else _timestamp(data.since_ms)
-    until = "end" if data.until_ms is None else _timestamp(data.until_ms)
-    window = f"{since} to {until} (end excluded)"
+    since = "start" if data.since_ms is None else format_time(data.since_ms, zone)
+    until = "end" if data.until_ms is None else format_time(data.until_ms, zone)
+    first, last = summary.get("first_time_ms"), summary.get("last_time_ms")
+    span = (last - first) if isinstance(first, int) and isinstance(last, int) else None
     facts = (
         ("Logs", data.logs),
-        ("Window", window),
-        ("Events reported", _count(summary.get("events_in_window"))),
-        ("Lines read", _count(summary.get("lines"))),
-        ("Malformed lines skipped", _count(summary.get("malformed_lines"))),
-        ("Lines without a readable Time or Action", _count(summary.get("unusable_records"))),
-        (
-            "First / last event",
-            f"{_timestamp(summary.get('first_time_ms'))} / "
-            f"{_timestamp(summary.get('last_time_ms'))}",
-        ),
-        ("Generated", _timestamp(data.generated_at_ms)),
+        ("Window", f"{since} to {until} (end excluded)"),
+        ("Times shown in", zone_name(zone, last)),
+        ("First / last event", f"{format_time(first, zone)} / {format_time(last, zone)}"),
+        ("Span", format_duration(span)),
+        ("Events reported", tables.count(summary.get("events_in_window"))),
+        ("Lines read", tables.count(summary.get("lines"))),
+        ("Malformed lines skipped", tables.count(summary.get("malformed_lines"))),
+        ("Lines without a readable Time or Action", tables.count(summary.get("unusable_records"))),
+        ("Generated", format_time(data.generated_at_ms, zone)),
     )
     rows = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts)
     return f"<table>{rows}</table>"
 
 
-def _table(columns: Sequence[TableColumn], rows: Sequence[Row]) -> str:
-    if not rows:
-        return '<p class="empty">No records.</p>'
-    head = "".join(f"<th>{escape(title)}</th>" for title, _, _ in columns)
-    body = []
-    for row in rows[:MAX_TABLE_ROWS]:
-        cells = []
-        for _, key, render in columns:
-            value = row.get(key)
-            text = "" if value is None else render(value)
-            numeric = ' class="n"' if render is not str else ""
-            cells.append(f"<td{numeric}>{escape(text)}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    note = ""
-    if len(rows) > MAX_TABLE_ROWS:
-        note = f'<p class="note">First {MAX_TABLE_ROWS} of {len(rows)} rows; Parquet has all.</p>'
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>{note}"
-
-
-def _busiest(rows: Sequence[Row], key: str) -> list[Row]:
-    return sorted(rows, key=lambda row: -_int(row.get(key)))
+def _clock(epoch_ms: int, zone: ZoneInfo) -> str:
+    return format_time(epoch_ms, zone)
 
 
 def _ratios(buckets: Mapping[int, list[int]]) -> list[tuple[int, float]]:
-    return [(bucket, s / a) for bucket, (a, s) in sorted(buckets.items()) if a]
+    return [(bucket, d / m) for bucket, (m, d) in sorted(buckets.items()) if m]
 
 
-def _subscription_label(row: Row) -> str:
-    return f"{row.get('topic_name') or '?'} / {row.get('subscription_name') or '?'}"
+def _total(buckets: Mapping[int, list[int]]) -> float:
+    messages = sum(m for m, _ in buckets.values())
+    return sum(d for _, d in buckets.values()) / messages if messages else 0.0
 
 
 def _int(value: object) -> int:
@@ -234,23 +190,3 @@ def _int(value: object) -> int:
 
 def _optional_float(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
-
-
-def _count(value: object) -> str:
-    return f"{value:,}" if isinstance(value, int) else "—"
-
-
-def _percent(value: object) -> str:
-    return f"{value:.1%}" if isinstance(value, int | float) else "—"
-
-
-def _millis(value: object) -> str:
-    if not isinstance(value, int | float):
-        return "—"
-    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
-
-
-def _timestamp(value: object) -> str:
-    if not isinstance(value, int):
-        return "—"
-    return f"{datetime.fromtimestamp(value / 1000, tz=UTC):%Y-%m-%d %H:%M:%S} UTC"

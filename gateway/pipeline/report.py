@@ -14,11 +14,12 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, tzinfo
+from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gateway.pipeline import PipelineError
+from gateway.pipeline.formatting import error_excerpt, format_offset
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,6 +37,8 @@ class ReportOptions:
     timezone: str
     trace: str | None
     spark_conf: Mapping[str, str]
+    full: bool = False  # forget what earlier runs into --out read
+    traces: bool = False  # also keep every operation (message_traces)
 
 
 SessionFactory = Callable[[ReportOptions], "SparkSession"]
@@ -53,7 +56,19 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timezone",
         default="UTC",
-        help="zone of Time strings without an offset, and of --since/--until (default UTC)",
+        help="zone the page shows times in, and of Time strings without an offset and of"
+        " --since/--until (default UTC)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="read every log partition again, not only those new or changed since the last"
+        " report into --out",
+    )
+    parser.add_argument(
+        "--traces",
+        action="store_true",
+        help="also keep every operation in the message_traces table (costs a second pass)",
     )
     parser.add_argument(
         "--trace", metavar="MESSAGE_ID", help="print every operation of one message and exit"
@@ -86,7 +101,8 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
     spark = (session_factory or spark_job.build_session)(options)
     try:
         if options.trace is not None:
-            return _print_trace(spark_job.find_trace(spark, options), options.trace)
+            zone = ZoneInfo(options.timezone)
+            return _print_trace(spark_job.find_trace(spark, options), options.trace, zone)
         summary = spark_job.write_report(spark, options)
     except PipelineError as error:
         print(f"mns-gateway report: {error}", file=sys.stderr)
@@ -148,6 +164,8 @@ def options_from_arguments(args: argparse.Namespace) -> ReportOptions:
         timezone=args.timezone,
         trace=args.trace,
         spark_conf=dict(_split_setting(setting) for setting in args.conf),
+        full=bool(args.full),
+        traces=bool(args.traces),
     )
     since, until = options.since_ms, options.until_ms
     if since is not None and until is not None and since >= until:
@@ -169,33 +187,46 @@ def parse_instant(text: str, zone: ZoneInfo) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def format_trace_line(event: Mapping[str, object]) -> str:
-    """One operation as ``<UTC time>  <Action>  field=value ...`` with empty fields left out."""
-    when = datetime.fromtimestamp(int(event["time_ms"]) / 1000, tz=UTC)  # type: ignore[call-overload]
-    shown = (
-        "queue_name",
-        "topic_name",
-        "subscription_name",
-        "endpoint",
-        "attempt",
-        "outcome",
-        "status_code",
-        "latency_ms",
-        "dequeue_count",
-        "error",
-        "remote_address",
-        "request_id",
+def format_trace_line(event: Mapping[str, object], zone: tzinfo = UTC) -> str:
+    """One operation as ``<time>  <Action>  field=value ...`` with empty fields left out; the
+    time in ``zone`` with its offset, an endpoint's error as one line of at most 160
+    characters of text (an HTML error page is reduced to its text)."""
+    moment = datetime.fromtimestamp(int(event["time_ms"]) / 1000, tz=zone)  # type: ignore[call-overload]
+    details = " ".join(
+        f"{key}={_shown(key, event[key])}" for key in TRACE_FIELDS if event.get(key) is not None
     )
-    details = " ".join(f"{key}={event[key]}" for key in shown if event.get(key) is not None)
-    return f"{when:%Y-%m-%d %H:%M:%S.%f}"[:-3] + f"Z  {event['action']:<24} {details}".rstrip()
+    stamp = f"{moment:%Y-%m-%d %H:%M:%S.%f}"[:-3] + format_offset(moment)
+    return f"{stamp}  {event['action']:<24} {details}".rstrip()
 
 
-def _print_trace(events: Sequence[Mapping[str, object]], message_id: str) -> int:
+TRACE_FIELDS: Final = (
+    "queue_name",
+    "topic_name",
+    "subscription_name",
+    "endpoint",
+    "attempt",
+    "outcome",
+    "status_code",
+    "latency_ms",
+    "dequeue_count",
+    "error",
+    "remote_address",
+    "request_id",
+)
+
+
+def _shown(key: str, value: object) -> str:
+    if key == "error":
+        return repr(error_excerpt(str(value)))
+    return str(value)
+
+
+def _print_trace(events: Sequence[Mapping[str, object]], message_id: str, zone: tzinfo) -> int:
     if not events:
         print(f"no operations logged for MessageId {message_id}")
         return 1
     for event in events:
-        print(format_trace_line(event))
+        print(format_trace_line(event, zone))
     return 0
 
 

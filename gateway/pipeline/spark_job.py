@@ -1,14 +1,15 @@
-"""The Spark side of a report run: session, reading the logs, writing tables and the HTML.
+"""The Spark side of a report run: session, reading the logs, writing facts, tables and the page.
 
 Everything here touches Spark or the file system; the computations are the pure functions of
-:mod:`gateway.pipeline.transforms`. Imported by :mod:`gateway.pipeline.report` only when a
-report actually runs, which is what keeps PySpark an optional dependency of the gateway.
+:mod:`gateway.pipeline.transforms` and the run planning of :mod:`gateway.pipeline.increments`.
+Imported by :mod:`gateway.pipeline.report` only when a report actually runs, which is what
+keeps PySpark an optional dependency of the gateway.
 
-The plan is shaped by what costs time (see docs/pipeline.md, "Performance"): the JSON is parsed
-exactly once, and that pass both writes the normalised events as the message-trace table and
-counts lines, malformed and unusable records through ``DataFrame.observe``. The aggregates then
-read only the columns they need from that Parquet table, which is cheaper than caching all
-parsed rows in memory and writing them out as well.
+The plan is shaped by what costs time (see docs/pipeline.md#performance). The JSON is parsed
+once, straight into per-message facts by one aggregation (no full copy of the operations is
+written unless ``--traces`` asks for it), and only for the log partitions that are new or
+changed since the last run into the same ``--out``. The tables are computed from the facts of
+all partitions, merged once and kept in memory while the tables are written.
 """
 
 from __future__ import annotations
@@ -16,29 +17,31 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, DataFrameWriter, Observation, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
+from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 
-from gateway.pipeline import PipelineError
+from gateway.pipeline import PipelineError, storage, summaries, traces
 from gateway.pipeline.html_report import ReportData, render_report
+from gateway.pipeline.increments import Plan, Settings, State, plan_run
 from gateway.pipeline.report import ReportOptions
 from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
-from gateway.pipeline.transforms import deliveries, parsing, queues
+from gateway.pipeline.storage import Listing, under
+from gateway.pipeline.transforms import facts, parsing
 
 LOG = logging.getLogger(__name__)
 SHUFFLE_PARTITIONS: Final = "spark.sql.shuffle.partitions"
+#: Above this many input paths Spark lists them with a Spark job; a report lists them itself.
+LISTING_THRESHOLD: Final = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 
+FACTS_TABLE: Final = "message_facts"
 EVENTS_TABLE: Final = "message_traces"
 SUMMARY_TABLE: Final = "input_summary"
+STATE_NAME: Final = "report_state.json"
 HTML_NAME: Final = "report.html"
 #: Columns whose values are (nearly) all distinct: dictionary encoding and min/max statistics
 #: only cost time there. A Bloom filter on message_id lets a trace lookup skip row groups.
@@ -48,25 +51,6 @@ UNIQUE_COLUMNS: Final = (
     "receipt_handle_in_request",
     "receipt_handle_in_response",
 )
-#: Aggregate tables written one after another in one thread; the threads run at the same time.
-#: The first chain shares the persisted per-message deliveries: its first table computes them.
-WRITE_CHAINS: Final = (
-    ("subscription_summary", "attempts_histogram"),
-    ("endpoint_health",),
-    ("delivery_timeline", "queue_summary"),
-)
-#: Candidate widths of the delivery-timeline buckets: the narrowest giving at most
-#: MAX_TIMELINE_BUCKETS points over the reported span is used.
-TIMELINE_BUCKET_CHOICES_MS: Final = (
-    60_000,
-    5 * 60_000,
-    15 * 60_000,
-    3_600_000,
-    6 * 3_600_000,
-    86_400_000,
-    7 * 86_400_000,
-)
-MAX_TIMELINE_BUCKETS: Final = 200
 
 
 def build_session(options: ReportOptions) -> SparkSession:
@@ -90,12 +74,14 @@ def build_session(options: ReportOptions) -> SparkSession:
         # records). Twice the available cores suits both; a value set by the user is kept.
         parallelism = spark.sparkContext.defaultParallelism
         spark.conf.set(SHUFFLE_PARTITIONS, str(max(2, 2 * parallelism)))
+    if LISTING_THRESHOLD not in options.spark_conf:
+        spark.conf.set(LISTING_THRESHOLD, "100000")
     return spark
 
 
-def read_logs(spark: SparkSession, logs: str) -> DataFrame:
-    """Every file under ``logs`` (compressed ones too) as JSON lines with the explicit schema;
-    lines that are not JSON objects land in the corrupt-record column instead of failing."""
+def read_logs(spark: SparkSession, logs: str | Sequence[str]) -> DataFrame:
+    """Log files (a directory is read recursively; compressed files too) as JSON lines with the
+    explicit schema; lines that are not JSON objects land in the corrupt-record column."""
     reader = (
         spark.read.schema(raw_log_schema())
         .option("mode", "PERMISSIVE")
@@ -103,103 +89,153 @@ def read_logs(spark: SparkSession, logs: str) -> DataFrame:
         .option("recursiveFileLookup", "true")
     )
     try:
-        return reader.json(logs)
+        return reader.json(logs if isinstance(logs, str) else list(logs))
     except AnalysisException as error:
         raise PipelineError(f"cannot read --logs {logs}: {error.getMessage()}") from error
 
 
-def under(directory: str, name: str) -> str:
-    """``directory/name`` for local paths and URIs alike (``pathlib`` would fold ``s3a://``)."""
-    return f"{directory.rstrip('/')}/{name}"
-
-
-def timeline_bucket_ms(first_ms: int | None, last_ms: int | None) -> int:
-    """The narrowest bucket that keeps the success-over-time chart readable."""
-    span = (last_ms - first_ms) if first_ms is not None and last_ms is not None else 0
-    for width in TIMELINE_BUCKET_CHOICES_MS:
-        if span // width < MAX_TIMELINE_BUCKETS:
-            return width
-    widest = TIMELINE_BUCKET_CHOICES_MS[-1]
-    return widest * (span // (widest * MAX_TIMELINE_BUCKETS) + 1)
-
-
-def build_tables(
-    events: DataFrame, per_message: DataFrame, activity: DataFrame
-) -> dict[str, DataFrame]:
-    """The aggregate tables as lazy DataFrames, keyed by their directory name under --out.
-    ``per_message`` and ``activity`` are :func:`deliveries.message_deliveries` and
-    :func:`deliveries.topic_activity` of ``events``, usually persisted."""
-    return {
-        "subscription_summary": deliveries.subscription_summary(per_message, activity),
-        "attempts_histogram": deliveries.attempts_histogram(per_message),
-        "endpoint_health": deliveries.endpoint_health(events, activity),
-        "delivery_timeline": deliveries.delivery_timeline(activity),
-        "queue_summary": queues.queue_summary(queues.queue_message_lifecycles(events)),
-    }
+def read_partitions(spark: SparkSession, listing: Listing, labels: Sequence[str]) -> DataFrame:
+    """The parsed lines of some log partitions, each with its ``log_partition``."""
+    files = [path for label in labels for path in listing.paths[label]]
+    raw = facts.label_partitions(read_logs(spark, files), listing.root_path)
+    return parsing.parse_records(raw)
 
 
 def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int | None]:
-    """Read the logs once, write every table and report.html; returns the input summary."""
+    """Bring the facts up to date with the logs, then write every table and report.html;
+    returns the input summary."""
     assert options.logs is not None and options.out is not None
-    with _phase("parsed the logs and wrote message_traces"):
-        summary = store_events(spark, options.logs, options.out, options.since_ms, options.until_ms)
-    events = spark.read.parquet(under(options.out, EVENTS_TABLE))
-    if summary["events_without_message_id"]:
-        events = parsing.attach_message_ids_by_receipt_handle(events)
-    per_message = deliveries.message_deliveries(
-        events, join_publications=bool(summary["pushes_without_publish_time"])
-    ).persist()
-    bucket_ms = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
-    activity = deliveries.topic_activity(events, bucket_ms).persist()
+    listing = storage.list_logs(spark, options.logs)
+    plan = update_facts(spark, options, listing)
+    all_facts = read_facts(spark, options.out)
+    with _phase("summed up the input"):
+        summary = _input_summary(all_facts)
+    if summary.pop(facts.HANDLE_ONLY_ROWS) and not plan.settings.with_handles:
+        LOG.info("deletes with only a receipt handle: reading again, keeping the handles")
+        plan = update_facts(spark, replace(options, full=True), listing, with_handles=True)
+        all_facts = read_facts(spark, options.out)
+        summary = _input_summary(all_facts)
+        summary.pop(facts.HANDLE_ONLY_ROWS)
+    merged = facts.merge_facts(all_facts, resolve_handles=plan.settings.with_handles).persist()
+    inputs = summaries.Inputs(all_facts, merged, summary)
     try:
-        with _phase("wrote the aggregate tables"):
-            activity.count()  # three tables read it: computed once, before the threads start
-            rows = _write_tables(build_tables(events, per_message, activity), options.out)
+        with _phase("wrote the aggregate tables and read the traces"):
+            rows, found = summaries.write_tables_and_traces(
+                spark, inputs, options.out, listing, plan.settings, read_partitions
+            )
     finally:
-        per_message.unpersist()
-        activity.unpersist()
+        merged.unpersist()
     with _phase("wrote input_summary and report.html"):
-        _write_summary(spark, summary, under(options.out, SUMMARY_TABLE))
-        page = render_report(_report_data(options, summary, rows))
-        write_text(spark, under(options.out, HTML_NAME), page)
+        summaries.write_input_summary(spark, summary, under(options.out, SUMMARY_TABLE))
+        page = render_report(_report_data(options, summary, rows, found))
+        storage.write_text(spark, under(options.out, HTML_NAME), page)
     return summary
 
 
-def store_events(
-    spark: SparkSession, logs: str, out: str, since_ms: int | None, until_ms: int | None
-) -> dict[str, int | None]:
-    """The single pass over the JSON: writes the events in the window as the message-trace
-    table and returns :func:`parsing.input_summary_columns` observed on the way."""
-    observation = Observation(SUMMARY_TABLE)
-    parsed = parsing.parse_records(read_logs(spark, logs)).observe(
-        observation, *parsing.input_summary_columns(since_ms, until_ms)
+def update_facts(
+    spark: SparkSession, options: ReportOptions, listing: Listing, *, with_handles: bool = False
+) -> Plan:
+    """Read the partitions the previous run into ``--out`` has not seen (all of them the first
+    time, or with ``--full``) into facts; record what was read."""
+    assert options.out is not None
+    state_path = under(options.out, STATE_NAME)
+    previous = None if options.full else State.from_json(storage.read_text(spark, state_path) or "")
+    settings = Settings(
+        listing.root_uri,
+        options.since_ms,
+        options.until_ms,
+        options.timezone,
+        traces=options.traces,
+        with_handles=with_handles,
     )
-    events = parsing.within_time_window(parsing.usable_events(parsed), since_ms, until_ms)
-    _events_writer(events).parquet(under(out, EVENTS_TABLE))
-    return dict(observation.get)
+    plan = plan_run(listing.stamps, previous, settings)
+    LOG.info(
+        "%s run: %d of %d log partitions to read, %d removed",
+        "full" if plan.full else "incremental",
+        len(plan.read),
+        len(listing.stamps),
+        len(plan.removed),
+    )
+    if plan.is_noop:
+        return plan
+    storage.delete(spark, state_path)  # a run that dies from here on is followed by a full one
+    _drop_partitions(spark, options.out, plan)
+    if plan.read:
+        with _phase(f"parsed {len(plan.read)} log partitions into facts"):
+            _store_facts(spark, options, listing, plan)
+    storage.write_text(spark, state_path, State(plan.settings, listing.stamps).to_json())
+    return plan
+
+
+def read_facts(spark: SparkSession, out: str) -> DataFrame:
+    try:
+        return spark.read.schema(facts.schema()).parquet(under(out, FACTS_TABLE))
+    except AnalysisException:  # no partition was ever read: empty logs
+        return facts.empty(spark)
 
 
 def find_trace(spark: SparkSession, options: ReportOptions) -> list[dict[str, object]]:
     """One message's operations in order: from the logs when --logs is given, else from the
-    message-trace table an earlier report wrote under --out."""
+    message-trace table of an earlier ``--traces`` report, else from the log partitions the
+    facts under --out say the message appears in."""
     assert options.trace is not None
     if options.logs is not None:
         parsed = parsing.parse_records(read_logs(spark, options.logs))
         events = parsing.within_time_window(
             parsing.usable_events(parsed), options.since_ms, options.until_ms
         )
-    else:
-        assert options.out is not None
-        try:
-            events = spark.read.parquet(under(options.out, EVENTS_TABLE))
-        except AnalysisException as error:
-            raise PipelineError(f"no {EVENTS_TABLE} table under --out {options.out}") from error
-    return [row.asDict() for row in parsing.message_trace(events, options.trace).collect()]
+        return traces.collect_trace(events, options.trace)
+    assert options.out is not None
+    if storage.exists(spark, under(options.out, EVENTS_TABLE)):
+        events = spark.read.parquet(under(options.out, EVENTS_TABLE))
+        return traces.collect_trace(events, options.trace)
+    state = State.from_json(storage.read_text(spark, under(options.out, STATE_NAME)) or "")
+    if state is None:
+        raise PipelineError(f"no report under --out {options.out}")
+    listing = storage.list_logs(spark, state.settings.logs)
+    labels = traces.partitions_of(read_facts(spark, options.out), [options.trace], listing)
+    if not labels:
+        return []
+    events = traces.events_of(spark, listing, labels, state.settings, reader=read_partitions)
+    return traces.collect_trace(events, options.trace)
+
+
+def _drop_partitions(spark: SparkSession, out: str, plan: Plan) -> None:
+    for table in (FACTS_TABLE, EVENTS_TABLE):
+        if plan.full:
+            storage.delete(spark, under(out, table))
+            continue
+        for label in plan.touched:
+            name = storage.partition_directory(spark, facts.PARTITION, label)
+            storage.delete(spark, under(under(out, table), name))
+
+
+def _store_facts(spark: SparkSession, options: ReportOptions, listing: Listing, plan: Plan) -> None:
+    """Write the facts of ``plan.read`` (and their operations, with --traces)."""
+    assert options.out is not None
+    parsed = read_partitions(spark, listing, plan.read)
+    if options.traces:  # a second pass over the JSON: only when the operations are asked for
+        events = parsing.within_time_window(
+            parsing.usable_events(parsed), options.since_ms, options.until_ms
+        )
+        _events_writer(events).parquet(under(options.out, EVENTS_TABLE))
+    batch = facts.partition_facts(
+        parsed, options.since_ms, options.until_ms, with_handles=plan.settings.with_handles
+    )
+    _facts_writer(batch).parquet(under(options.out, FACTS_TABLE))
+
+
+def _input_summary(all_facts: DataFrame) -> dict[str, int | None]:
+    row = facts.input_summary(all_facts).first()
+    assert row is not None
+    return {name: None if value is None else int(value) for name, value in row.asDict().items()}
 
 
 def _events_writer(events: DataFrame) -> DataFrameWriter:
-    writer = events.write.mode("overwrite").option(
-        "parquet.bloom.filter.enabled#message_id", "true"
+    writer = (
+        events.write.mode("append")
+        .partitionBy(facts.PARTITION)
+        .option("parquet.bloom.filter.enabled#message_id", "true")
     )
     for column in UNIQUE_COLUMNS:
         writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
@@ -207,21 +243,13 @@ def _events_writer(events: DataFrame) -> DataFrameWriter:
     return writer
 
 
-def write_text(spark: SparkSession, target: str, text: str) -> None:
-    """Write report.html where the tables went: a local file directly, any other URI through
-    Hadoop's FileSystem, so a cluster run can write to HDFS or object storage too."""
-    scheme = urlsplit(target).scheme
-    if scheme in ("", "file"):
-        Path(urlsplit(target).path if scheme else target).write_text(text, encoding="utf-8")
-        return
-    jvm = spark.sparkContext._jvm  # no public API for Hadoop's FileSystem in PySpark
-    assert jvm is not None
-    path = jvm.org.apache.hadoop.fs.Path(target)
-    stream = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).create(path, True)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
+def _facts_writer(batch: DataFrame) -> DataFrameWriter:
+    return (
+        batch.write.mode("append")
+        .partitionBy(facts.PARTITION)
+        .option("parquet.bloom.filter.enabled#message_id", "true")
+        .option("parquet.enable.dictionary#message_id", "false")
+    )
 
 
 @contextmanager
@@ -232,50 +260,24 @@ def _phase(description: str) -> Iterator[None]:
     LOG.info("%s in %.1f s", description, time.perf_counter() - started)
 
 
-def _write_summary(spark: SparkSession, summary: Mapping[str, int | None], target: str) -> None:
-    # Built in the JVM: createDataFrame of Python rows would start Python workers (over a
-    # second, and executors are otherwise Python-free). Explicit types: with empty logs the
-    # first/last times are None.
-    row = [F.lit(value).cast(LongType()).alias(name) for name, value in summary.items()]
-    spark.range(1).select(*row).coalesce(1).write.mode("overwrite").parquet(target)
-
-
-Rows = list[dict[str, object]]
-
-
-def _write_tables(tables: Mapping[str, DataFrame], out: str) -> dict[str, Rows]:
-    """Write each table and return its rows for the HTML. Each table is a Spark job whose last
-    stages run one task (the result is tiny); running the jobs from a few threads keeps every
-    core busy meanwhile. A table is cached while written, so collecting it costs nothing."""
-
-    def write_chain(names: Sequence[str]) -> dict[str, Rows]:
-        collected: dict[str, Rows] = {}
-        for name in names:
-            table = tables[name].coalesce(1).persist()
-            table.write.mode("overwrite").parquet(under(out, name))
-            collected[name] = [row.asDict() for row in table.collect()]
-            table.unpersist()
-        return collected
-
-    rows: dict[str, Rows] = {}
-    with ThreadPoolExecutor(max_workers=len(WRITE_CHAINS)) as pool:
-        for finished in [pool.submit(write_chain, chain) for chain in WRITE_CHAINS]:
-            rows.update(finished.result())
-    return rows
-
-
 def _report_data(
-    options: ReportOptions, summary: Mapping[str, int | None], rows: Mapping[str, Rows]
+    options: ReportOptions,
+    summary: Mapping[str, int | None],
+    rows: Mapping[str, summaries.Rows],
+    found: Mapping[str, list[dict[str, object]]],
 ) -> ReportData:
     return ReportData(
         generated_at_ms=int(datetime.now(tz=UTC).timestamp() * 1000),
         logs=str(options.logs),
         since_ms=options.since_ms,
         until_ms=options.until_ms,
+        timezone=options.timezone,
         summary=dict(summary),
         subscriptions=rows["subscription_summary"],
         histogram=rows["attempts_histogram"],
         endpoints=rows["endpoint_health"],
         timeline=rows["delivery_timeline"],
         queues=rows["queue_summary"],
+        attention=rows["attention"],
+        traces=found,
     )

@@ -88,6 +88,13 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     ),
     # Not an MNS operation: the gateway's own admin API (dead letters).
     "DeadLetterNotExist": (404, "The dead letter you provided does not exist."),
+    # Not in the MNS tables: refusals before a request reaches an operation, in front of the
+    # application (docs/http.md#refusals). The service answers these from its load balancer,
+    # with no MNS body at all; ours say what was wrong in the same XML as every other error.
+    "MalformedRequest": (400, "The HTTP request is malformed."),
+    "RequestTimeout": (408, "The request was not received in time."),
+    "RequestHeaderTooLarge": (431, "The request line and headers are too large."),
+    "TooManyConnections": (503, "The gateway has too many connections; retry later."),
 }
 
 

@@ -6,6 +6,7 @@ import re
 from typing import Final
 
 from gateway.protocol.errors import MNSError, invalid_argument
+from gateway.protocol.integers import integer_in_range
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 MAX_NAME_LENGTH: Final = 256
@@ -34,11 +35,8 @@ def int_attribute(
     """An integer attribute within ``[low, high]``; ``default`` when the element is absent."""
     if value is None:
         return default
-    try:
-        number = int(value.strip())
-    except ValueError as exc:
-        raise invalid_argument(element, low, high) from exc
-    if not low <= number <= high:
+    number = integer_in_range(value, low, high)
+    if number is None:
         raise invalid_argument(element, low, high)
     return number
 

@@ -29,7 +29,13 @@ def local_name(element: Element) -> str:
 
 
 def parse_document(body: bytes, expected_root: str) -> Element:
-    """Parse ``body`` and insist that its root element is ``expected_root`` (by local name)."""
+    """Parse ``body`` and insist that its root element is ``expected_root`` (by local name).
+
+    The one way request XML is read. Whatever the bytes, the outcome is the root element or an
+    :class:`MNSError`: expat hands an encoding it does not know itself to Python's codecs, which
+    answer an unknown name with ``LookupError`` and a multi-byte or non-text codec with
+    ``ValueError``, so those are malformed XML here like any syntax error.
+    """
     if not body.strip():
         raise MNSError("MalformedXML", "The request body is empty.")
     try:
@@ -38,7 +44,7 @@ def parse_document(body: bytes, expected_root: str) -> Element:
         raise MNSError(
             "MalformedXML", "DTDs, entity declarations and external references are not allowed."
         ) from exc
-    except (ParseError, ValueError) as exc:
+    except (ParseError, ValueError, LookupError) as exc:
         raise MNSError("MalformedXML") from exc
     if local_name(root) != expected_root:
         raise MNSError(

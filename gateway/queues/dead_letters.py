@@ -21,12 +21,14 @@ from typing import Any, Final
 from xml.etree.ElementTree import Element
 
 from gateway.protocol.errors import MNSError, invalid_argument
+from gateway.protocol.integers import integer_in_range
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import child_text, local_name
 
 #: MaxReceiveCount: the documents give no range; ours (docs/queues.md#dead-letter-queues).
 MIN_RECEIVE_COUNT: Final = 1
 MAX_RECEIVE_COUNT: Final = 1000
+_COUNT_RANGE: Final = (MIN_RECEIVE_COUNT, MAX_RECEIVE_COUNT)
 ELEMENT: Final = "DlqPolicy"
 _FIELDS: Final = ("DeadLetterTargetQueue", "MaxReceiveCount", "Enabled")
 
@@ -112,7 +114,7 @@ def parse_policy_fields(target: Any, max_receive_count: Any, enabled: Any) -> Po
 def _json_fields(text: str) -> dict[str, Any]:
     try:
         fields = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         fields = None
     if not isinstance(fields, dict):
         raise MNSError("InvalidArgument", "DlqPolicy must be a JSON object or child elements.")
@@ -133,12 +135,10 @@ def _target(value: Any) -> str | None:
 def _count(value: Any) -> int | None:
     if value is None or value == "":
         return None
-    text = str(value).strip()
-    if isinstance(value, bool) or not text.isascii() or not text.isdigit():
-        raise invalid_argument("MaxReceiveCount", MIN_RECEIVE_COUNT, MAX_RECEIVE_COUNT)
-    number = int(text)
-    if not MIN_RECEIVE_COUNT <= number <= MAX_RECEIVE_COUNT:
-        raise invalid_argument("MaxReceiveCount", MIN_RECEIVE_COUNT, MAX_RECEIVE_COUNT)
+    # A JSON number arrives as int (its text the same digits); a JSON true is not a count.
+    number = None if isinstance(value, bool) else integer_in_range(str(value), *_COUNT_RANGE)
+    if number is None:
+        raise invalid_argument("MaxReceiveCount", *_COUNT_RANGE)
     return number
 
 

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from gateway.protocol.errors import MNSError, invalid_argument
+from gateway.protocol.integers import integer_in_range
 from gateway.queues.dead_letters import DeadLetterPolicy
 
 
@@ -30,11 +31,8 @@ class AttributeRange:
         ``InvalidArgument`` "The value of {element} should between {low} and {high} {unit}"."""
         if value is None:
             return default
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = None
-        if number is None or not self.low <= number <= self.high:
+        number = integer_in_range(value, self.low, self.high)
+        if number is None:
             raise invalid_argument(self.element, self.low, self.high, self.unit)
         return number
 
@@ -153,6 +151,9 @@ class QueueMessage:
     first_dequeue_time: int
     properties: dict[str, Any] = field(default_factory=dict)
     receipt_handle: str | None = None
+    #: For a received message, its NextVisibleTime before this receive: what undoing the
+    #: receive restores (:meth:`gateway.store.queues.QueueStore.release`). Not on the wire.
+    claimed_from: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,10 +125,17 @@ def long_poll(
     deadline: float,
     monotonic: Callable[[], float],
     recheck_seconds: float = DEFAULT_RECHECK_SECONDS,
+    wanted: Callable[[], bool] = lambda: True,
 ) -> T | None:
-    """Repeat ``attempt`` whenever woken or due until it yields a result or ``deadline`` passes."""
+    """Repeat ``attempt`` whenever woken or due until it yields a result or ``deadline`` passes.
+
+    ``wanted()`` is asked before every attempt: once it is False (the client went away), the
+    poll ends without attempting, so it never takes what nobody will receive.
+    """
     while True:
         generation = waiter.generation()
+        if not wanted():
+            return None
         result, due_in = attempt()
         if result:
             return result

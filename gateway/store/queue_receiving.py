@@ -8,6 +8,7 @@ queue's dead-letter queue instead (docs/queues.md#dead-letter-queues).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Final
@@ -47,10 +48,22 @@ class QueueReceiving:
         #: Ordered queues whose last claim here found nothing: look before claiming again.
         self._look_first: set[str] = set()
 
-    def receive(self, name: str, count: int, wait_seconds: int | None) -> Received:
+    def receive(
+        self,
+        name: str,
+        count: int,
+        wait_seconds: int | None,
+        client_connected: Callable[[], bool] = lambda: True,
+    ) -> Received:
         """Claim up to ``count`` receivable messages; when there are none, long-poll for
         ``wait_seconds`` (``None``: the queue's PollingWaitSeconds). Messages moved to the
-        dead-letter queue on the way are reported with the result."""
+        dead-letter queue on the way are reported with the result.
+
+        ``client_connected()`` is asked before every claim: a receive whose client has gone
+        claims nothing and its long poll ends (docs/queues.md#clients-that-go-away).
+        """
+        if not client_connected():
+            return Received(self._queue(name), [])
         received = self._first_look(name, count)
         queue = received.queue
         wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
@@ -68,8 +81,15 @@ class QueueReceiving:
                 deadline=deadline,
                 monotonic=self.store.monotonic,
                 recheck_seconds=self.recheck_seconds,
+                wanted=client_connected,
             )
+        if found is None and not client_connected():
+            # It may have been woken for a message it will not take: wake another instead.
+            self.store.waiters.notify(name, 1)
         return replace(found or received, moved=moved)
+
+    def _queue(self, name: str) -> Queue:
+        return self.store.database.read(partial(sql.require_queue, name=name))
 
     def _first_look(self, name: str, count: int) -> Received:
         """A receive's first claim. After a claim on an ordered queue came back empty, a cheap

@@ -79,6 +79,8 @@ class Claimed:
 
     fields: dict[str, Any]
     nonce: int
+    #: The message's visible_at before the claim, which undoing it restores.
+    claimed_from: int
 
     @property
     def message_id(self) -> str:
@@ -89,7 +91,9 @@ class Claimed:
         return int(self.fields["next_visible_time"])
 
     def message(self, receipt_handle: str | None = None) -> QueueMessage:
-        return QueueMessage(**self.fields, receipt_handle=receipt_handle)
+        return QueueMessage(
+            **self.fields, receipt_handle=receipt_handle, claimed_from=self.claimed_from
+        )
 
 
 # queues ---------------------------------------------------------------------------------------
@@ -355,9 +359,28 @@ def take(conn: Connection, rows: list[Row], now_ms: int, until: int, nonce: int)
                 first_dequeue_time=row["first_dequeue_time"] or now_ms,
             ),
             nonce,
+            row["visible_at"],
         )
         for row in rows
     ]
+
+
+def release(
+    conn: Connection, queue_name: str, receipt: Receipt, claimed_from: int, now_ms: int, nonce: int
+) -> bool:
+    """Undo the claim ``receipt`` is the handle of, if it is still current: the message is
+    visible again from ``claimed_from`` (its time before the claim), the claim's dequeue is not
+    counted, and a FirstDequeueTime the claim set is cleared. ``nonce`` spends the handle."""
+    return (
+        conn.execute(
+            "UPDATE queue_messages SET visible_at = ?, dequeue_count = dequeue_count - 1,"
+            " first_dequeue_time = CASE WHEN dequeue_count = 1 THEN NULL"
+            " ELSE first_dequeue_time END, receipt_nonce = ?"
+            f" WHERE {_CURRENT_RECEIPT}",
+            (claimed_from, nonce, *_receipt_params(queue_name, receipt, now_ms)),
+        ).rowcount
+        == 1
+    )
 
 
 def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:

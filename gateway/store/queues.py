@@ -258,11 +258,19 @@ class QueueStore:
         )
 
     # receiving ----------------------------------------------------------------------------
-    def receive(self, name: str, count: int, wait_seconds: int | None) -> Received:
+    def receive(
+        self,
+        name: str,
+        count: int,
+        wait_seconds: int | None,
+        *,
+        client_connected: Callable[[], bool] = lambda: True,
+    ) -> Received:
         """Claim up to ``count`` receivable messages, long-polling for ``wait_seconds``
-        (``None``: the queue's PollingWaitSeconds): :class:`~gateway.store.queue_receiving.
-        QueueReceiving`."""
-        return self._receiving.receive(name, count, wait_seconds)
+        (``None``: the queue's PollingWaitSeconds); ``client_connected()`` is asked before
+        every claim (docs/queues.md#clients-that-go-away): :class:`~gateway.store.
+        queue_receiving.QueueReceiving`."""
+        return self._receiving.receive(name, count, wait_seconds, client_connected)
 
     def peek(self, name: str, count: int) -> tuple[Queue, list[QueueMessage]]:
         """What a receive would get now, state unchanged."""
@@ -273,6 +281,37 @@ class QueueStore:
             return queue, queue_claims.peek(conn, queue, now_ms, count)
 
         return self.database.read(work)
+
+    def release(self, name: str, messages: Sequence[QueueMessage]) -> int:
+        """Undo the receive that handed out ``messages``, for a response that could not be
+        written: each message whose handle is still current is Active again as it was before,
+        its DequeueCount (and a first FirstDequeueTime) restored. How many were released."""
+        now_ms = self.now_ms()
+        undo = [
+            (self.signer().verify(name, m.receipt_handle), m.claimed_from)
+            for m in messages
+            if m.receipt_handle is not None and m.claimed_from is not None
+        ]
+        if not undo:
+            return 0
+
+        def work(conn: Connection) -> int:
+            queue = sql.get_queue(conn, name)
+            if queue is None:
+                return 0
+            # An ordered queue's group is free again with its head (docs/queues.md#ordered-queues).
+            groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r, _ in undo))
+            released = sum(
+                sql.release(conn, name, receipt, before, now_ms, receipts.new_nonce())
+                for receipt, before in undo
+            )
+            fifo_sql.refresh_groups(conn, name, groups, now_ms)
+            return released
+
+        released = self.database.write(work, durable=False)
+        if released:
+            self.notify(name, released)
+        return released
 
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:

@@ -40,7 +40,7 @@ def invalid(attribute: str, problem: str) -> MNSError:
 def _json_object(raw: str, attribute: str) -> dict[str, Any]:
     try:
         fields = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         raise invalid(attribute, "must be JSON.") from None
     if not isinstance(fields, dict):
         raise invalid(attribute, "must be a JSON object.")
@@ -150,7 +150,7 @@ def _sms_params(fields: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value) if value.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep
             raise invalid(DIRECT_SMS, "SmsParams must be a JSON object.") from None
     if not isinstance(value, dict):
         raise invalid(DIRECT_SMS, "SmsParams is required and must be a JSON object.")

@@ -196,7 +196,7 @@ def message_attributes(root: Element) -> dict[str, Any]:
             text = (entry.text or "").strip()
             try:
                 json.loads(text)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
                 raise MNSError("InvalidArgument", f"{local_name(entry)} must be JSON.") from exc
             direct[local_name(entry)] = text
         validate_direct_attributes(direct)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from gateway.config import WORKER_CONNECTIONS, settings_from_env
+from gateway.config import GEVENT_WAITERS, settings_from_env
 
 
 def test_long_poll_limit_follows_the_worker_class() -> None:
-    assert settings_from_env({}).waiter_limit == WORKER_CONNECTIONS - 100
+    assert settings_from_env({}).waiter_limit == GEVENT_WAITERS
+    small = {"MNS_GATEWAY_MAX_CONNECTIONS": "500"}  # long polls never take the last 100
+    assert settings_from_env(small).waiter_limit == 400
     gthread = {"MNS_GATEWAY_WORKER_CLASS": "gthread", "MNS_GATEWAY_THREADS": "64"}
     assert settings_from_env(gthread).waiter_limit == 48
     assert settings_from_env({**gthread, "MNS_GATEWAY_THREADS": "8"}).waiter_limit == 1

@@ -41,6 +41,7 @@ def port(tmp_path_factory: pytest.TempPathFactory, access_log: Path) -> Iterator
         "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
         "MNS_GATEWAY_ACCESS_KEY_SECRET": ACCESS_KEY_SECRET,
         "MNS_GATEWAY_DATA_DIR": str(tmp_path_factory.mktemp("pywsgi")),
+        "MNS_GATEWAY_HEADER_TIMEOUT": "1",
     }
     command = [
         *(sys.executable, "-m", "gunicorn", "-k", "gateway.pywsgi_worker.PyWSGIWorker"),
@@ -93,12 +94,35 @@ def test_an_idle_kept_alive_connection_is_closed_after_keepalive(port: int) -> N
         assert read_until_closed(sock, seconds=10)[0] < 5
 
 
-def test_a_request_that_stops_halfway_is_closed(port: int) -> None:
+def test_a_request_that_stops_halfway_is_answered_408_and_closed(port: int) -> None:
     with connect(port) as sock:
         sock.sendall(b"POST /topics/t/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Len")
         seconds, answer = read_until_closed(sock, seconds=10)
-    assert seconds < 5
-    assert answer.startswith(b"HTTP/1.1 400")
+    assert seconds < 5  # MNS_GATEWAY_HEADER_TIMEOUT=1
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b"<Code>RequestTimeout</Code>" in answer
+
+
+def test_a_head_trickled_a_byte_at_a_time_still_has_one_deadline(port: int) -> None:
+    with connect(port) as sock:
+        started = time.monotonic()
+        for (
+            byte
+        ) in b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-slow: aaaaaaaaaaaaaaaaaaaaaaaaaa":
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                break
+            time.sleep(0.1)
+        _, answer = read_until_closed(sock, seconds=10)
+    assert time.monotonic() - started < 5
+    assert answer.startswith(b"HTTP/1.1 408")
+
+
+def test_a_connection_that_sends_nothing_is_closed_quietly(port: int) -> None:
+    with connect(port) as sock:
+        seconds, answer = read_until_closed(sock, seconds=10)
+    assert seconds < 5 and answer == b""
 
 
 def test_responses_keep_the_mns_header_spelling(port: int) -> None:

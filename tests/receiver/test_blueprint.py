@@ -221,6 +221,10 @@ class TestForgedOrUnverifiable:
             ("Content-md5", "garbage"),
             ("x-mns-signing-cert-url", "not base64 at all"),
             ("Date", "not a date"),
+            # Not even ASCII (base64 decoding raised ValueError, not binascii.Error: a 500).
+            ("Authorization", "\u00e9t\u00e9"),
+            ("x-mns-signing-cert-url", "\u00e9t\u00e9"),
+            ("Content-md5", "\u00e9t\u00e9"),
         ],
     )
     def test_garbled_header(
@@ -332,6 +336,22 @@ class TestAnswers:
         self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock
     ) -> None:
         signed = with_body(identity, signed_now(identity, clock), b"<Notification><oops>")
+        assert post_notification(app.test_client(), signed).status_code == 400
+        assert recorder.received == []
+
+    @pytest.mark.parametrize(
+        "fmt,body",
+        [
+            ("XML", b'<?xml version="1.0" encoding="bogus"?><Notification/>'),
+            ("JSON", b"[" * 100_000 + b"]" * 100_000),
+        ],
+        ids=["unknown-xml-encoding", "json-nested-100000-levels"],
+    )
+    def test_genuine_but_unparseable_in_every_way_is_400(
+        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock,
+        fmt: str, body: bytes,
+    ) -> None:  # fmt: skip
+        signed = with_body(identity, signed_now(identity, clock, format=fmt), body)
         assert post_notification(app.test_client(), signed).status_code == 400
         assert recorder.received == []
 

@@ -67,8 +67,16 @@ class TestXML:
             b"<Notification><MessageId/><Message>hi</Message></Notification>",
             b"<Notification><MessageId>m</MessageId><Message>x</Message>"
             b"<PublishTime>yesterday</PublishTime></Notification>",
+            *(
+                f'<?xml version="1.0" encoding="{name}"?>'.encode()
+                + b"<Notification><MessageId>m</MessageId><Message>x</Message></Notification>"
+                for name in ("bogus", "rot13", "utf-32", "shift_jis", "idna")
+            ),
         ],
-        ids=["unclosed", "garbage", "wrong-root", "no-id", "no-message", "empty-id", "bad-time"],
+        ids=[
+            *("unclosed", "garbage", "wrong-root", "no-id", "no-message", "empty-id", "bad-time"),
+            *("unknown-encoding", "not-a-text-codec", "multi-byte", "shift-jis", "idna"),
+        ],
     )
     def test_refuses_what_it_cannot_use(self, body: bytes) -> None:
         with pytest.raises(MalformedNotificationError):
@@ -129,8 +137,13 @@ class TestJSON:
             json.dumps({"MessageId": "m", "Message": "x", "PublishTime": "-5"}).encode(),
             json.dumps({"Message": "x"}).encode(),
             b"\xff\xfe\x00garbage",
+            b"[" * 100_000 + b"]" * 100_000,
+            b'{"MessageId": "m", "Message": ' + b'{"a":' * 100_000 + b"1" + b"}" * 100_001,
         ],
-        ids=["array", "broken", "nested", "bool-time", "negative-time", "no-id", "bad-bytes"],
+        ids=[
+            *("array", "broken", "nested", "bool-time", "negative-time", "no-id", "bad-bytes"),
+            *("nested-100000-arrays", "nested-100000-objects"),
+        ],
     )
     def test_refuses_what_it_cannot_use(self, body: bytes) -> None:
         with pytest.raises(MalformedNotificationError):

@@ -1,64 +1,18 @@
-"""The topic side of the report: per-message deliveries and the subscription, histogram,
-endpoint-health and timeline tables derived from them and from one pass of topic activity."""
+"""The topic side of the report, from merged per-message facts (:func:`.facts.merge_facts`):
+per-message deliveries and the subscription, histogram, endpoint-health and timeline tables."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from gateway.oplog import Action, Outcome
-from gateway.pipeline.transforms.columns import PERCENTILE_ACCURACY, action_is, present
+from gateway.pipeline.transforms.columns import PERCENTILE_ACCURACY
 
 SUBSCRIPTION_KEYS: Final = ("topic_name", "subscription_name", "endpoint")
 LATENCY_PERCENTILES: Final = (0.5, 0.95, 0.99)
-
-
-def topic_publications(events: DataFrame) -> DataFrame:
-    """(topic_name, message_id, published_ms): when each message was published."""
-    return (
-        events.where(action_is(Action.PUBLISH_MESSAGE) & present("topic_name", "message_id"))
-        .groupBy("topic_name", "message_id")
-        .agg(F.min("time_ms").alias("published_ms"))
-    )
-
-
-def message_deliveries(events: DataFrame, *, join_publications: bool = True) -> DataFrame:
-    """One row per message and subscription endpoint: attempts, whether and when it was
-    delivered, whether the first attempt succeeded, dead-lettering, replays, and
-    publish-to-delivery latency. DeadLetter and Replay records carry the subscription's Endpoint.
-
-    The publish time comes from the push records' PublishTime, else from the PublishMessage
-    record; ``join_publications=False`` skips looking for the latter, for logs where every push
-    record has a PublishTime (the gateway's own), saving a join over all push records.
-    Otherwise push records are joined with their publication first (one shuffle by topic and
-    MessageId, hash join, no sort) and the per-message aggregation reuses that partitioning.
-    Every aggregate keeps a fixed-width buffer (counts, longs, booleans), because a string or
-    struct min/max would force a sort of all push records.
-    """
-    relevant = events.where(
-        F.col("action").isin(
-            Action.PUSH_MESSAGE.value, Action.DEAD_LETTER.value, Action.REPLAY.value
-        )
-        & present("topic_name", "subscription_name", "message_id")
-    )
-    if join_publications:
-        publications = topic_publications(events).hint("shuffle_hash")
-        relevant = relevant.join(publications, ["topic_name", "message_id"], "left")
-    else:
-        relevant = relevant.withColumn("published_ms", F.lit(None).cast("long"))
-    return (
-        relevant.groupBy("topic_name", "message_id", "subscription_name", "endpoint")
-        .agg(*_delivery_aggregates())
-        .withColumn(
-            "first_attempt_succeeded", F.coalesce(F.col("_first_key") % 2 == 0, F.lit(False))
-        )
-        .withColumn("delivery_latency_ms", F.col("delivered_ms") - F.col("published_ms"))
-        .select(*SUBSCRIPTION_KEYS, "message_id", *DELIVERY_FIGURES)
-    )
-
 
 DELIVERY_FIGURES: Final = (
     "attempts",
@@ -71,30 +25,66 @@ DELIVERY_FIGURES: Final = (
     "published_ms",
     "delivery_latency_ms",
 )
+#: Further columns of :func:`message_deliveries` that the endpoint health and timeline use.
+TIMES: Final = (
+    "first_attempt_ms",
+    "last_attempt_ms",
+    "last_success_ms",
+    "first_failure_ms",
+    "last_failure_ms",
+    "dead_letter_ms",
+    "last_status_code",
+)
 
 
-def _delivery_aggregates() -> list[Column]:
-    is_push = action_is(Action.PUSH_MESSAGE)
-    succeeded = is_push & _push_succeeded()
-    # Orders attempts by time; the lowest bit of the smallest key says whether the first failed.
-    attempt_key = F.col("time_ms") * 2 + F.when(succeeded, 0).otherwise(1)
-    return [
-        F.count_if(is_push).alias("attempts"),
-        F.count_if(is_push & ~succeeded).alias("failed_attempts"),
-        F.bool_or(succeeded).alias("delivered"),
-        F.min(F.when(succeeded, F.col("time_ms"))).alias("delivered_ms"),
-        F.min(F.when(is_push, attempt_key)).alias("_first_key"),
-        F.bool_or(action_is(Action.DEAD_LETTER)).alias("dead_lettered"),
-        F.count_if(action_is(Action.REPLAY)).alias("replays"),
-        F.coalesce(F.min("publish_time_ms"), F.min("published_ms")).alias("published_ms"),
-    ]
+def publications(merged: DataFrame) -> DataFrame:
+    """(topic_name, message_id, published_ms, publishes): the topic messages published."""
+    return merged.where(
+        F.col("topic_name").isNotNull()
+        & F.col("subscription_name").isNull()
+        & (F.col("publishes") > 0)
+    ).select("topic_name", "message_id", "published_ms", "publishes")
 
 
-def subscription_summary(deliveries: DataFrame, activity: DataFrame) -> DataFrame:
+def message_deliveries(merged: DataFrame, *, join_publications: bool = True) -> DataFrame:
+    """One row per message and subscription endpoint: attempts, whether and when it was
+    delivered, whether the first attempt succeeded, dead-lettering, replays, and
+    publish-to-delivery latency.
+
+    The publish time comes from the push records' PublishTime, else from the PublishMessage
+    record; ``join_publications=False`` skips looking for the latter, for logs where every push
+    record has a PublishTime (the gateway's own), saving a join over all deliveries.
+    """
+    rows = merged.where(F.col("subscription_name").isNotNull())
+    published = F.col("publish_time_ms")
+    if join_publications:
+        found = publications(merged).select("topic_name", "message_id", "published_ms")
+        rows = rows.drop("published_ms").join(found, ["topic_name", "message_id"], "left")
+        published = F.coalesce(published, F.col("published_ms"))
+    return rows.select(
+        *SUBSCRIPTION_KEYS,
+        "message_id",
+        "attempts",
+        "failed_attempts",
+        F.col("first_success_ms").isNotNull().alias("delivered"),
+        F.col("first_success_ms").alias("delivered_ms"),
+        F.coalesce(F.col("first_attempt_key") % 2 == 0, F.lit(False)).alias(
+            "first_attempt_succeeded"
+        ),
+        F.col("dead_letter_ms").isNotNull().alias("dead_lettered"),
+        "replays",
+        published.alias("published_ms"),
+        (F.col("first_success_ms") - published).alias("delivery_latency_ms"),
+        F.floor(F.col("first_attempt_key") / 2).cast("long").alias("first_attempt_ms"),
+        *TIMES[1:],
+    )
+
+
+def subscription_summary(deliveries: DataFrame, published: DataFrame) -> DataFrame:
     """Per topic, subscription and endpoint: the delivery figures of the report's main table.
-    ``published`` counts the topic's PublishMessage records (from :func:`topic_activity`),
-    shared by its subscriptions."""
-    published = activity.groupBy("topic_name").agg(F.sum("published").alias("published"))
+    ``published`` counts the topic's PublishMessage records (:func:`publications`), shared by
+    its subscriptions."""
+    per_topic = published.groupBy("topic_name").agg(F.sum("publishes").alias("published"))
     percentiles = F.percentile_approx(
         "delivery_latency_ms", list(LATENCY_PERCENTILES), PERCENTILE_ACCURACY
     )
@@ -108,7 +98,7 @@ def subscription_summary(deliveries: DataFrame, activity: DataFrame) -> DataFram
         F.sum("replays").alias("replays"),
         percentiles.alias("_latency"),
     )
-    return summary.join(F.broadcast(published), "topic_name", "left").select(
+    return summary.join(F.broadcast(per_topic), "topic_name", "left").select(
         *SUBSCRIPTION_KEYS,
         F.coalesce("published", F.lit(0)).alias("published"),
         "messages",
@@ -135,89 +125,103 @@ def attempts_histogram(deliveries: DataFrame) -> DataFrame:
     )
 
 
-def topic_activity(events: DataFrame, bucket_ms: int) -> DataFrame:
-    """Push attempts, successes, the latest attempt and success, and PublishMessage records per
-    topic, subscription, endpoint and time bucket. A small table from one pass over the topic
-    records; the timeline, the per-endpoint figures of the endpoint health and the published
-    counts are all derived from it instead of each scanning every push record again."""
-    is_push = action_is(Action.PUSH_MESSAGE)
-    succeeded = is_push & _push_succeeded()
-    topic_records = events.where(
-        F.col("action").isin(Action.PUSH_MESSAGE.value, Action.PUBLISH_MESSAGE.value)
-        & present("topic_name")
-    )
+def delivery_timeline(deliveries: DataFrame, bucket_ms: int) -> DataFrame:
+    """Per time bucket and subscription: the messages published (first pushed, when the publish
+    time is unknown) in the bucket, how many of them were delivered, and the push attempts they
+    took. ``success_ratio`` is by message: a subscription that delivers every message after a
+    retry is at 100 %, however many attempts failed on the way."""
+    started = F.coalesce("published_ms", "first_attempt_ms")
     return (
-        topic_records.withColumn(
-            "bucket_start_ms", F.col("time_ms") - F.pmod("time_ms", F.lit(bucket_ms))
-        )
-        .groupBy(*SUBSCRIPTION_KEYS, "bucket_start_ms")
+        deliveries.where(started.isNotNull())
+        .withColumn("bucket_start_ms", started - F.pmod(started, F.lit(bucket_ms)))
+        .groupBy("bucket_start_ms", *SUBSCRIPTION_KEYS)
         .agg(
-            F.count_if(is_push).alias("attempts"),
-            F.count_if(succeeded).alias("successes"),
-            F.max(F.when(is_push, F.col("time_ms"))).alias("last_attempt_ms"),
-            F.max(F.when(succeeded, F.col("time_ms"))).alias("last_success_ms"),
-            F.count_if(action_is(Action.PUBLISH_MESSAGE)).alias("published"),
-        )
-    )
-
-
-def endpoint_health(events: DataFrame, activity: DataFrame) -> DataFrame:
-    """Per subscription endpoint: last attempt and its outcome and, when every attempt since the
-    last success failed, since when and how many times in a row. "Currently" means at the end
-    of the logs read. The per-endpoint figures come from :func:`topic_activity` of ``events``
-    and are few, so they are broadcast back onto the attempts instead of sorting all attempts
-    by endpoint and time."""
-    succeeded = _push_succeeded()
-    attempts = events.where(
-        action_is(Action.PUSH_MESSAGE) & present("topic_name", "subscription_name")
-    )
-    per_endpoint = (
-        activity.where(present("subscription_name") & (F.col("attempts") > 0))
-        .groupBy(*SUBSCRIPTION_KEYS)
-        .agg(
+            F.count(F.lit(1)).alias("messages"),
+            F.count_if("delivered").alias("delivered"),
             F.sum("attempts").alias("attempts"),
-            F.max("last_attempt_ms").alias("last_attempt_ms"),
-            F.max("last_success_ms").alias("last_success_ms"),
+        )
+        .withColumn("success_ratio", F.col("delivered") / F.col("messages"))
+    )
+
+
+def endpoint_health(deliveries: DataFrame) -> DataFrame:
+    """Per subscription endpoint: the last attempt and, when it failed, since when the endpoint
+    has been failing (its first failed attempt after its last success) and how many attempts
+    failed since. "Currently" means at the end of the logs read.
+
+    Built from per-message facts, which keep a message's first and last failure but not every
+    attempt: a message whose retries straddle the endpoint's last success counts with its last
+    failure and as one failure. The last outcome and error of a failing endpoint come from the
+    traces the report reads for the page (:mod:`.attention`).
+    """
+    per_endpoint = deliveries.groupBy(*SUBSCRIPTION_KEYS).agg(
+        F.sum("attempts").alias("attempts"),
+        F.max("last_attempt_ms").alias("last_attempt_ms"),
+        F.max("last_success_ms").alias("last_success_ms"),
+        F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
+    )
+    streak = _failures_since_last_success(deliveries, per_endpoint)
+    failing = F.col("last_success_ms").isNull() | (
+        F.col("last_attempt_ms") > F.col("last_success_ms")
+    )
+    return (
+        _join_on_keys(per_endpoint.where(F.col("attempts") > 0), streak, SUBSCRIPTION_KEYS)
+        .withColumn("currently_failing", failing)
+        .select(
+            *SUBSCRIPTION_KEYS,
+            "attempts",
+            "last_attempt_ms",
+            "last_success_ms",
+            F.when(failing, F.col("failing_since_ms")).alias("failing_since_ms"),
+            F.when(failing, F.coalesce("consecutive_failures", F.lit(0)))
+            .otherwise(0)
+            .cast("long")
+            .alias("consecutive_failures"),
+            F.when(~failing, F.lit("success")).alias("last_outcome"),
+            "last_status_code",
+            F.lit(None).cast("string").alias("last_error"),
+            "currently_failing",
         )
     )
-    failing = ~succeeded & (
-        F.col("last_success_ms").isNull() | (F.col("time_ms") > F.col("last_success_ms"))
+
+
+def _failures_since_last_success(deliveries: DataFrame, per_endpoint: DataFrame) -> DataFrame:
+    """Per endpoint, the first failure after its last success and how many failed since; the
+    per-endpoint last success is broadcast back onto the (many) deliveries."""
+    since_success = F.col("last_success_ms")
+    all_after = since_success.isNull() | (F.col("first_failure_ms") > since_success)
+    straddles = F.col("last_failure_ms") > since_success
+    failures = deliveries.select(
+        *SUBSCRIPTION_KEYS, "first_failure_ms", "last_failure_ms", "failed_attempts"
+    ).where(F.col("failed_attempts") > 0)
+    last_success = F.broadcast(per_endpoint.select(*SUBSCRIPTION_KEYS, "last_success_ms"))
+    first_after = F.when(all_after, F.col("first_failure_ms")).when(
+        straddles, F.col("last_failure_ms")
     )
-    is_last = F.col("time_ms") == F.col("last_attempt_ms")
+    counted = F.when(all_after, F.col("failed_attempts")).when(straddles, 1)
     return (
-        _join_on_keys(attempts, F.broadcast(per_endpoint), SUBSCRIPTION_KEYS)
-        .where(failing | is_last)
+        _join_on_keys(failures, last_success, SUBSCRIPTION_KEYS)
         .groupBy(*SUBSCRIPTION_KEYS)
         .agg(
-            F.max("attempts").alias("attempts"),
-            F.max("last_attempt_ms").alias("last_attempt_ms"),
-            F.max("last_success_ms").alias("last_success_ms"),
-            F.min(F.when(failing, F.col("time_ms"))).alias("failing_since_ms"),
-            F.count_if(failing).alias("consecutive_failures"),
-            F.max(F.when(is_last, F.col("outcome"))).alias("last_outcome"),
-            F.max(F.when(is_last, F.col("status_code"))).alias("last_status_code"),
-            F.max(F.when(is_last, F.col("error"))).alias("last_error"),
+            F.min(first_after).alias("failing_since_ms"),
+            F.sum(counted).alias("consecutive_failures"),
         )
-        .withColumn("currently_failing", F.col("consecutive_failures") > 0)
     )
 
 
-def delivery_timeline(activity: DataFrame) -> DataFrame:
-    """Push attempts and successes per time bucket and subscription, for the success chart,
-    from :func:`topic_activity` (whose buckets it keeps)."""
+def pushed_into_queues(deliveries: DataFrame) -> DataFrame:
+    """(queue_name, from_topics): messages delivered into a queue endpoint
+    (``acs:mns:region:account:queues/name``), which the queue table counts as sent."""
+    queue = F.regexp_extract("endpoint", r"^acs:mns:[^:]*:[^:]*:queues/([^/?#]+)$", 1)
+    per_endpoint = (
+        deliveries.where("delivered").groupBy("endpoint").agg(F.count(F.lit(1)).alias("n"))
+    )
     return (
-        activity.where(F.col("attempts") > 0)
-        .groupBy("bucket_start_ms", "topic_name", "subscription_name")
-        .agg(F.sum("attempts").alias("attempts"), F.sum("successes").alias("successes"))
-        .withColumn("success_ratio", F.col("successes") / F.col("attempts"))
+        per_endpoint.withColumn("queue_name", queue)
+        .where(F.col("queue_name") != "")
+        .groupBy("queue_name")
+        .agg(F.sum("n").alias("from_topics"))
     )
-
-
-def _push_succeeded() -> Column:
-    """Success is ``Outcome == "success"``; records without an Outcome (other producers) fall
-    back to a 2xx StatusCode."""
-    by_status = F.col("status_code").between(200, 299)
-    return F.coalesce(F.col("outcome") == F.lit(Outcome.SUCCESS.value), by_status, F.lit(False))
 
 
 def _join_on_keys(left: DataFrame, right: DataFrame, keys: Sequence[str]) -> DataFrame:

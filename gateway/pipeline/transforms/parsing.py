@@ -1,5 +1,5 @@
 """The input side of the report: typing raw log fields, dropping what cannot be used, the time
-window, receipt-handle resolution and single-message traces. Kept apart from the aggregates so
+window and single-message traces (following receipt handles). Kept apart from the aggregates so
 the questions of what a record means and what the report counts stay separate."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import string
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gateway.oplog import Action, Field
+from gateway.oplog import Field
 from gateway.pipeline.schema import (
     ACTION_ORDER,
     COLUMN_FOR_FIELD,
@@ -19,79 +19,27 @@ from gateway.pipeline.schema import (
     LONG_FIELDS,
     TIME_FIELDS,
 )
-from gateway.pipeline.transforms.columns import action_is
+
+#: Columns of the raw input kept as they are: the log partition a line was read from.
+PASSED_THROUGH = ("log_partition",)
 
 
 def parse_records(raw: DataFrame) -> DataFrame:
     """Typed columns for every input line, plus ``is_malformed`` for lines that were not JSON
     objects. Nothing is dropped here, so the input summary can count what gets dropped later."""
     typed = [_typed_column(field).alias(column) for field, column in COLUMN_FOR_FIELD.items()]
-    return raw.select(*typed, F.col(CORRUPT_RECORD).isNotNull().alias("is_malformed"))
+    kept = [name for name in PASSED_THROUGH if name in raw.columns]
+    return raw.select(*typed, F.col(CORRUPT_RECORD).isNotNull().alias("is_malformed"), *kept)
 
 
 def usable_events(parsed: DataFrame) -> DataFrame:
     """The events every report is built from: well-formed lines with a readable Time and Action."""
-    return parsed.where(_usable()).drop("is_malformed")
-
-
-def input_summary_columns(since_ms: int | None, until_ms: int | None) -> list[Column]:
-    """Aggregate columns over parsed records: lines read, skipped as malformed (not a JSON
-    object) or unusable (no readable Time or Action), events inside the time window, and the
-    window's actual first and last event. Separate from :func:`input_summary` so the report can
-    compute them with ``DataFrame.observe`` during its single pass over the input."""
-    in_window = _usable() & _in_window(since_ms, until_ms)
-    return [
-        F.count(F.lit(1)).alias("lines"),
-        F.count_if(F.col("is_malformed")).alias("malformed_lines"),
-        F.count_if(~F.col("is_malformed") & ~_usable()).alias("unusable_records"),
-        F.count_if(in_window).alias("events_in_window"),
-        F.count_if(in_window & F.col("message_id").isNull()).alias("events_without_message_id"),
-        F.count_if(
-            in_window & action_is(Action.PUSH_MESSAGE) & F.col("publish_time_ms").isNull()
-        ).alias("pushes_without_publish_time"),
-        F.min(F.when(in_window, F.col("time_ms"))).alias("first_time_ms"),
-        F.max(F.when(in_window, F.col("time_ms"))).alias("last_time_ms"),
-    ]
-
-
-def input_summary(parsed: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
-    """One row of :func:`input_summary_columns`."""
-    return parsed.agg(*input_summary_columns(since_ms, until_ms))
+    return parsed.where(usable()).drop("is_malformed")
 
 
 def within_time_window(events: DataFrame, since_ms: int | None, until_ms: int | None) -> DataFrame:
     """Events with ``since_ms <= time_ms < until_ms``; a missing bound is open."""
-    return events.where(_in_window(since_ms, until_ms))
-
-
-def attach_message_ids_by_receipt_handle(events: DataFrame) -> DataFrame:
-    """Fill ``message_id`` of deletes and visibility changes that only carry a receipt handle
-    (the real service logs some operations that way) from the receive or visibility change
-    that handed it out."""
-    needs_id = F.col("message_id").isNull() & F.col("receipt_handle_in_request").isNotNull()
-    handles = (
-        events.where(
-            F.col("action").isin(*HANDLE_ISSUING_ACTIONS)
-            & F.col("receipt_handle_in_response").isNotNull()
-            & F.col("message_id").isNotNull()
-        )
-        .select(
-            F.col("queue_name").alias("_queue"),
-            F.col("receipt_handle_in_response").alias("_handle"),
-            F.col("message_id").alias("_resolved_id"),
-        )
-        .dropDuplicates(["_queue", "_handle"])
-    )
-    matched = F.col("queue_name").eqNullSafe(F.col("_queue")) & (
-        F.col("receipt_handle_in_request") == F.col("_handle")
-    )
-    resolved = (
-        events.where(needs_id)
-        .join(handles, matched, "left")
-        .withColumn("message_id", F.col("_resolved_id"))
-        .select(*events.columns)
-    )
-    return events.where(~needs_id).unionByName(resolved)
+    return events.where(in_window(since_ms, until_ms))
 
 
 def message_trace(events: DataFrame, message_id: str) -> DataFrame:
@@ -146,11 +94,13 @@ def _lenient_integer(name: str, sql_type: str) -> Column:
     )
 
 
-def _usable() -> Column:
+def usable() -> Column:
+    """Well-formed lines with a readable Time and Action: what counts as an event."""
     return ~F.col("is_malformed") & F.col("time_ms").isNotNull() & F.col("action").isNotNull()
 
 
-def _in_window(since_ms: int | None, until_ms: int | None) -> Column:
+def in_window(since_ms: int | None, until_ms: int | None) -> Column:
+    """``since_ms <= time_ms < until_ms``; a missing bound is open."""
     condition = F.lit(True)
     if since_ms is not None:
         condition &= F.col("time_ms") >= F.lit(since_ms)

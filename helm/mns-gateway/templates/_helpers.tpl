@@ -210,6 +210,10 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ $values.gateway.maxWaiters | int | quote }}
 - name: MNS_GATEWAY_MAX_QUEUES
   value: {{ $values.gateway.maxQueues | int | quote }}
+- name: MNS_GATEWAY_HEADER_TIMEOUT
+  value: {{ $values.gateway.headerTimeout | quote }}
+- name: MNS_GATEWAY_MAX_CONNECTIONS
+  value: {{ $values.gateway.maxConnections | int | quote }}
 {{- with $values.gateway.logDir }}
 - name: MNS_GATEWAY_LOG_DIR
   value: {{ . | quote }}

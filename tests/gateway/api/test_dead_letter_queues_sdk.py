@@ -103,13 +103,22 @@ def test_the_policy_is_returned_and_changed_field_by_field(
         ('{"DeadLetterTargetQueue":"DLQ","MaxReceiveCount":0}', "InvalidArgument"),
         ('{"DeadLetterTargetQueue":"DLQ"}', "InvalidArgument"),
         ("not json", "InvalidArgument"),
+        ("[" * 100_000 + "]" * 100_000, "InvalidArgument"),  # nested too deep to read
+        # Integers are ASCII digits (docs/http.md#integers), in JSON text and child elements.
+        ('{"DeadLetterTargetQueue":"DLQ","MaxReceiveCount":"1_0"}', "InvalidArgument"),
+        ('{"DeadLetterTargetQueue":"DLQ","MaxReceiveCount":"\uff13"}', "InvalidArgument"),
+        ('{"DeadLetterTargetQueue":"DLQ","MaxReceiveCount":true}', "InvalidArgument"),
+        (
+            "<DeadLetterTargetQueue>DLQ</DeadLetterTargetQueue><MaxReceiveCount>+3</MaxReceiveCount>",
+            "InvalidArgument",
+        ),
     ],
 )
 def test_bad_policies_are_refused(
     account: Account, raw: RawClient, unique: str, policy: str, code: str
 ) -> None:
     account.get_queue(f"{unique}-dlq").create(QueueMeta())
-    policy = policy.replace("SELF", unique).replace('"DLQ"', f'"{unique}-dlq"')
+    policy = policy.replace("SELF", unique).replace("DLQ", f"{unique}-dlq")
     response = raw.send(
         "PUT", f"/queues/{unique}", f"<Queue {NS}><DlqPolicy>{policy}</DlqPolicy></Queue>".encode()
     )

@@ -108,3 +108,16 @@ def test_repr_names_the_configured_lists() -> None:
     policy = EgressPolicy(allow=["169.254.10.0/24"], deny=["::ffff:127.0.0.0/104"])
 
     assert repr(policy) == "EgressPolicy(allow=['169.254.10.0/24'], deny=['127.0.0.0/8'])"
+
+
+LOCAL_HOST_DENIED = EgressPolicy(deny=["127.0.0.0/8", "::1/128"])
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["0.0.0.0", "0.1.2.3", "::", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0", "[::ffff:0:0]", "64:ff9b::"],
+)
+def test_unspecified_addresses_are_the_local_host(address: str) -> None:
+    assert not LOCAL_HOST_DENIED.permits(address)
+    assert EgressPolicy().permits(address)  # loopback is permitted unless denied
+    assert not EgressPolicy(deny=["127.0.0.1/32"]).permits(address)

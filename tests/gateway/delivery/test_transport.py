@@ -349,3 +349,37 @@ def test_a_kept_alive_connection_the_endpoint_hung_up_on_is_not_reused(
     endpoint.hang_up_silently = False
     assert transport.send(endpoint.url, HEADERS, b"x").ok  # reusing the dead socket would fail
     assert endpoint.connections == 2
+
+
+#: Host spellings a URL may use for the unspecified address (the system resolver reads them).
+UNSPECIFIED_HOSTS = ["0.0.0.0", "0", "0x0", "00", "0.0", "[::]", "[0::0]", "[::ffff:0.0.0.0]"]
+
+
+@pytest.mark.parametrize("host", UNSPECIFIED_HOSTS)
+def test_the_unspecified_address_never_reaches_a_denied_local_host(host: str) -> None:
+    """On Linux a connection to 0.0.0.0 or :: arrives at the local host: a service listening on
+    127.0.0.1 (or ::1) must not be dialled when loopback is denied, however the URL spells it."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        listener.setblocking(False)
+        with PushTransport(EgressPolicy(deny=LOOPBACK)) as transport:
+            result = transport.send(f"http://{host}:{port}/a", HEADERS, b"x", timeout=0.5)
+        assert result.outcome == "refused_by_policy", result
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+def test_the_unspecified_ipv6_address_never_reaches_a_denied_ipv6_loopback() -> None:
+    try:
+        listener = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with listener:
+        port = listener.getsockname()[1]
+        listener.setblocking(False)
+        with PushTransport(EgressPolicy(deny=LOOPBACK)) as transport:
+            assert transport.send(f"http://[::]:{port}/a", HEADERS, b"x").outcome == (
+                "refused_by_policy"
+            )
+        with pytest.raises(BlockingIOError):
+            listener.accept()

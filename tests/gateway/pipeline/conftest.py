@@ -6,8 +6,10 @@ from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from gateway.pipeline.schema import event_schema, raw_log_schema
+from gateway.pipeline.transforms import facts
 
 Records = list[Mapping[str, object]]
 
@@ -55,3 +57,12 @@ def make_raw(spark: SparkSession) -> Callable[[Records], DataFrame]:
         return spark.createDataFrame(rows, schema=schema)
 
     return build
+
+
+def merged_facts(events: DataFrame, partition: str = "p") -> DataFrame:
+    """Normalised events of one log partition through the facts, merged, as a report does."""
+    parsed = events.withColumn("is_malformed", F.lit(False)).withColumn(
+        facts.PARTITION, F.lit(partition)
+    )
+    partial = facts.partition_facts(parsed, None, None, with_handles=False)
+    return facts.merge_facts(partial, resolve_handles=False)

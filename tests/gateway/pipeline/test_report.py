@@ -22,7 +22,7 @@ from gateway.pipeline.report import (
     parse_instant,
     run_report,
 )
-from gateway.pipeline.spark_job import timeline_bucket_ms
+from gateway.pipeline.summaries import timeline_bucket_ms
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = 1_704_067_200_000  # 2024-01-01 00:00:00 UTC
@@ -162,6 +162,7 @@ def test_queue_figures(spark: SparkSession, out: Path) -> None:
     assert queue == {
         "queue_name": "q",
         "sent": 3,
+        "from_topics": 0,
         "received": 3,
         "deleted": 2,
         "redelivered": 1,
@@ -177,8 +178,10 @@ def test_other_tables_and_the_html_are_written(spark: SparkSession, out: Path) -
     health = {row["subscription_name"]: row for row in table(spark, out, "endpoint_health")}
     assert not health["s1"]["currently_failing"]
     assert sum(row["messages"] for row in table(spark, out, "attempts_histogram")) == 2
-    assert sum(row["attempts"] for row in table(spark, out, "delivery_timeline")) == 3
-    assert len(table(spark, out, "message_traces")) == len(GATEWAY_RECORDS) + 6
+    timeline = table(spark, out, "delivery_timeline")
+    assert sum(row["attempts"] for row in timeline) == 3
+    assert sum(row["messages"] for row in timeline) == 2  # m1 to s1 and to s2
+    assert not (out / "message_traces").exists()  # only with --traces
     page = (out / "report.html").read_text()
     assert page.count("<svg") == 3
     assert "Malformed lines skipped</th><td>3<" in page
@@ -206,9 +209,10 @@ def test_time_window(spark: SparkSession, logs: Path, tmp_path: Path) -> None:
     assert table(spark, tmp_path, "subscription_summary") == []
 
 
-def test_trace_from_the_written_table(
+def test_trace_from_the_facts_under_out(
     spark: SparkSession, out: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Without a message_traces table the facts say which log partitions to parse again."""
     assert run(spark, "--out", str(out), "--trace", "b") == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[2] for line in lines] == [
@@ -218,6 +222,17 @@ def test_trace_from_the_written_table(
         "DeleteMessage",
     ]
     assert lines[0].startswith("2024-01-01 00:00:05.000Z")
+
+
+def test_trace_from_the_written_table(
+    spark: SparkSession, logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(spark, "--logs", str(logs), "--out", str(tmp_path), "--traces") == 0
+    assert len(table(spark, tmp_path, "message_traces")) == len(GATEWAY_RECORDS) + 6
+    capsys.readouterr()
+    assert run(spark, "--out", str(tmp_path), "--trace", "b") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[2] for line in lines][-1] == "DeleteMessage"
 
 
 def test_trace_from_the_logs(
@@ -283,7 +298,8 @@ def test_parse_instant_accepts_epoch_ms_and_offsets() -> None:
 
 
 def test_timeline_bucket_grows_with_the_span() -> None:
-    assert timeline_bucket_ms(None, None) == 60_000
+    assert timeline_bucket_ms(None, None) == 1_000
+    assert timeline_bucket_ms(T0, T0 + 60_000) == 1_000  # a one-minute run: 60 points
     assert timeline_bucket_ms(T0, T0 + 3_600_000) == 60_000
     assert timeline_bucket_ms(T0, T0 + 86_400_000) == 15 * 60_000
     assert timeline_bucket_ms(T0, T0 + 400 * 86_400_000) == 7 * 86_400_000
@@ -294,6 +310,17 @@ def test_format_trace_line_leaves_out_empty_fields() -> None:
         {"time_ms": T0 + 5, "action": "ReceiveMessage", "queue_name": "q", "error": None}
     )
     assert line == "2024-01-01 00:00:00.005Z  ReceiveMessage           queue_name=q"
+
+
+def test_format_trace_line_shows_an_error_page_as_short_text_in_the_zone() -> None:
+    from zoneinfo import ZoneInfo
+
+    page = "HTTP 502: <html><head><title>502</title></head><body><h1>Bad\r\nGateway</h1>"
+    event = {"time_ms": T0, "action": "PushMessage", "error": page + "x" * 400 + "</body>"}
+    line = format_trace_line(event, ZoneInfo("Asia/Shanghai"))
+    assert line.startswith("2024-01-01 08:00:00.000+08:00  PushMessage")
+    assert "<" not in line and "\r" not in line
+    assert "error='HTTP 502: Bad Gateway xxx" in line and line.endswith("…'")
 
 
 def test_report_command_line_imports_no_pyspark() -> None:

@@ -137,6 +137,9 @@ def test_failing_endpoint_is_reported_with_its_start(report: dict[str, list[dict
     assert health["dead"]["currently_failing"] is True
     assert health["dead"]["consecutive_failures"] == 8
     assert health["dead"]["failing_since_ms"] <= health["dead"]["last_attempt_ms"]
+    # The facts keep no text: the last outcome and error come from the traces of the page.
+    assert health["dead"]["last_outcome"] == "connection_error"
+    assert health["dead"]["last_error"]
     assert health["flaky"]["currently_failing"] is False
     assert health["healthy"]["currently_failing"] is False
 

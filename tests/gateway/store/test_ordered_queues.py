@@ -182,3 +182,28 @@ def test_deleting_a_head_wakes_a_long_poll_for_the_next(store: QueueStore) -> No
 
 def bodies_waiting(store: QueueStore) -> list[str]:
     return [m.body for m in store.receive("q", 1, 10).messages]
+
+
+def test_a_released_receive_frees_its_group_with_the_same_head(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    """A response that could not be written (docs/queues.md#clients-that-go-away): the group's
+    head is receivable again at once, not after VisibilityTimeout, and still first."""
+    make_queue(store, "q", queue_type=FIFO, visibility_timeout=600)
+    send_all(store, "q", grouped("a1", "A"), grouped("a2", "A"), grouped("b1", "B"))
+    received = store.receive("q", 16, 0).messages
+    assert [m.body for m in received] == ["a1", "b1"]
+    assert bodies(store) == []
+    assert store.release("q", received[:1]) == 1
+    clock.now += 1
+    (again,) = store.receive("q", 16, 0).messages
+    assert (again.body, again.dequeue_count) == ("a1", 1)
+    store.delete_message("q", again.receipt_handle or "")
+    assert bodies(store) == ["a2"]
+
+
+def test_a_receive_for_a_client_that_is_gone_leaves_the_group_free(store: QueueStore) -> None:
+    make_queue(store, "q", queue_type=FIFO)
+    send_all(store, "q", grouped("a1", "A"))
+    assert store.receive("q", 1, 0, client_connected=lambda: False).messages == []
+    assert bodies(store) == ["a1"]

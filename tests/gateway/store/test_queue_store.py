@@ -356,3 +356,41 @@ def test_a_claim_keeps_only_the_rows_it_won(store: QueueStore, clock: FakeClock)
         return [c.message().body for c in rival], [c.message().body for c in mine]
 
     assert store.database.write(race) == (["b"], ["a", "c"])
+
+
+def test_a_released_receive_is_undone(store: QueueStore, clock: FakeClock) -> None:
+    """What a response that could not be written hands back: the message as before the
+    receive, at its place in the queue, its handle spent (docs/queues.md#clients-that-go-away)."""
+    make_queue(store, visibility_timeout=600)
+    send(store, "q", "first")
+    clock.now += 1
+    send(store, "q", "second")
+    [received] = store.receive("q", 1, 0).messages
+    assert received.message_id and counts(store, "q") == (1, 1, 0)
+    assert store.release("q", [received]) == 1
+    assert counts(store, "q") == (2, 0, 0)
+    clock.now += 4
+    [again] = store.receive("q", 1, 0).messages
+    assert (again.body, again.dequeue_count) == ("first", 1)  # first in line, counted once
+    assert again.first_dequeue_time == int(clock.now * 1000)  # the undone receive left no trace
+    assert error_code(lambda: store.delete_message("q", received.receipt_handle)) in (
+        "MessageNotExist",
+        "ReceiptHandleError",
+    )
+
+
+def test_only_a_current_handle_is_released(store: QueueStore, clock: FakeClock) -> None:
+    make_queue(store, visibility_timeout=600)
+    send(store, "q", "m")
+    [received] = store.receive("q", 1, 0).messages
+    store.change_visibility("q", received.receipt_handle or "", 300)  # the client used it
+    assert store.release("q", [received]) == 0
+    assert counts(store, "q") == (0, 1, 0)
+
+
+def test_a_receive_for_a_client_that_is_gone_takes_nothing(store: QueueStore) -> None:
+    make_queue(store)
+    send(store, "q", "m")
+    assert store.receive("q", 1, 0, client_connected=lambda: False).messages == []
+    assert store.receive("q", 1, 5, client_connected=lambda: False).messages == []
+    assert counts(store, "q") == (1, 0, 0)

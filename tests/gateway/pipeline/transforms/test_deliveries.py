@@ -15,13 +15,21 @@ from pyspark.sql import DataFrame, Row
 from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import deliveries
-from tests.gateway.pipeline.conftest import Records
+from tests.gateway.pipeline.conftest import Records, merged_facts
 
 EventFactory = Callable[[Records], DataFrame]
 
 T0 = 1_704_067_200_000
 #: Any timeline bucket will do where only the per-endpoint or per-topic figures are checked.
 DAY_MS = 86_400_000
+
+
+def per_message(events: DataFrame, *, join_publications: bool = True) -> DataFrame:
+    return deliveries.message_deliveries(merged_facts(events), join_publications=join_publications)
+
+
+def published(events: DataFrame) -> DataFrame:
+    return deliveries.publications(merged_facts(events))
 
 
 def push(
@@ -105,8 +113,7 @@ def history(make_events: EventFactory) -> DataFrame:
 
 
 def test_message_deliveries_joins_publications(history: DataFrame) -> None:
-    per_message = deliveries.message_deliveries(history)
-    assertDataFrameEqual(per_message.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+    assertDataFrameEqual(per_message(history).select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
 def test_message_deliveries_uses_publish_time_on_push_records(
@@ -118,14 +125,12 @@ def test_message_deliveries_uses_publish_time_on_push_records(
         for record in HISTORY
         if record["action"] != "PublishMessage"
     ]
-    per_message = deliveries.message_deliveries(make_events(records), join_publications=False)
-    assertDataFrameEqual(per_message.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+    found = per_message(make_events(records), join_publications=False)
+    assertDataFrameEqual(found.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
 def test_subscription_summary(history: DataFrame) -> None:
-    summary = deliveries.subscription_summary(
-        deliveries.message_deliveries(history), deliveries.topic_activity(history, DAY_MS)
-    )
+    summary = deliveries.subscription_summary(per_message(history), published(history))
     assertDataFrameEqual(
         summary,
         [
@@ -169,7 +174,7 @@ def test_subscription_summary(history: DataFrame) -> None:
 
 
 def test_attempts_histogram(history: DataFrame) -> None:
-    histogram = deliveries.attempts_histogram(deliveries.message_deliveries(history))
+    histogram = deliveries.attempts_histogram(per_message(history))
     assertDataFrameEqual(
         histogram.select("subscription_name", "attempts", "messages"),
         [
@@ -182,7 +187,7 @@ def test_attempts_histogram(history: DataFrame) -> None:
 
 
 def test_endpoint_health_reports_failing_since_the_last_success(history: DataFrame) -> None:
-    health = deliveries.endpoint_health(history, deliveries.topic_activity(history, DAY_MS))
+    health = deliveries.endpoint_health(per_message(history))
     assertDataFrameEqual(
         health.drop("topic_name"),
         [
@@ -194,9 +199,9 @@ def test_endpoint_health_reports_failing_since_the_last_success(history: DataFra
                 last_success_ms=T0 + 5100,
                 failing_since_ms=T0 + 8100,
                 consecutive_failures=1,
-                last_outcome="http_error",
+                last_outcome=None,  # the report fills it in from the endpoint's traces
                 last_status_code=503,
-                last_error="http_error 503",
+                last_error=None,
                 currently_failing=True,
             ),
             Row(
@@ -216,37 +221,83 @@ def test_endpoint_health_reports_failing_since_the_last_success(history: DataFra
     )
 
 
-def test_endpoint_health_does_not_depend_on_the_activity_buckets(history: DataFrame) -> None:
-    narrow = deliveries.endpoint_health(history, deliveries.topic_activity(history, 1000))
-    wide = deliveries.endpoint_health(history, deliveries.topic_activity(history, DAY_MS))
-    assertDataFrameEqual(narrow, wide)
+def test_endpoint_health_counts_a_message_straddling_the_last_success_once(
+    make_events: EventFactory,
+) -> None:
+    """m1 fails before and after m2's success: the facts keep m1's last failure only."""
+    records = [
+        push(10, "audit", "m1", 1, "timeout", None),
+        push(20, "audit", "m2", 1, "success", 200),
+        push(30, "audit", "m1", 2, "timeout", None),
+        push(40, "audit", "m1", 3, "timeout", None),
+        push(35, "audit", "m3", 1, "timeout", None),
+    ]
+    health = deliveries.endpoint_health(per_message(make_events(records)))
+    assertDataFrameEqual(
+        health.select("failing_since_ms", "consecutive_failures", "currently_failing"),
+        [Row(failing_since_ms=T0 + 35, consecutive_failures=2, currently_failing=True)],
+    )
 
 
 def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
     make_events: EventFactory,
 ) -> None:
     attempts = [push(at, "audit", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)]
-    events = make_events(attempts)
-    health = deliveries.endpoint_health(events, deliveries.topic_activity(events, DAY_MS))
+    health = deliveries.endpoint_health(per_message(make_events(attempts)))
     assertDataFrameEqual(
         health.select("failing_since_ms", "consecutive_failures", "last_success_ms"),
         [Row(failing_since_ms=T0 + 10, consecutive_failures=3, last_success_ms=None)],
     )
 
 
-def test_delivery_timeline_buckets_attempts(history: DataFrame) -> None:
-    timeline = deliveries.delivery_timeline(deliveries.topic_activity(history, 2000))
+def test_delivery_timeline_counts_messages_by_publish_time(history: DataFrame) -> None:
+    """billing: m1 (published at +1000) delivered after a retry, m2 (+2000) dead-lettered, m3
+    (+5000) delivered; by message, not by attempt."""
+    timeline = deliveries.delivery_timeline(per_message(history), 2000)
     assertDataFrameEqual(
-        timeline.select("bucket_start_ms", "subscription_name", "attempts", "successes"),
+        timeline.select(
+            "bucket_start_ms", "subscription_name", "messages", "delivered", "attempts"
+        ),
         [
-            Row(bucket_start_ms=T0, subscription_name="billing", attempts=1, successes=0),
-            Row(bucket_start_ms=T0 + 2000, subscription_name="billing", attempts=2, successes=1),
-            Row(bucket_start_ms=T0 + 4000, subscription_name="billing", attempts=2, successes=1),
-            Row(bucket_start_ms=T0 + 8000, subscription_name="billing", attempts=1, successes=0),
-            Row(bucket_start_ms=T0, subscription_name="audit", attempts=1, successes=1),
-            Row(bucket_start_ms=T0 + 2000, subscription_name="audit", attempts=1, successes=1),
+            Row(
+                bucket_start_ms=T0, subscription_name="billing", messages=1, delivered=1, attempts=2
+            ),
+            Row(
+                bucket_start_ms=T0 + 2000,
+                subscription_name="billing",
+                messages=1,
+                delivered=0,
+                attempts=3,
+            ),
+            Row(
+                bucket_start_ms=T0 + 4000,
+                subscription_name="billing",
+                messages=1,
+                delivered=1,
+                attempts=1,
+            ),
+            Row(bucket_start_ms=T0, subscription_name="audit", messages=1, delivered=1, attempts=1),
+            Row(
+                bucket_start_ms=T0 + 2000,
+                subscription_name="audit",
+                messages=1,
+                delivered=1,
+                attempts=1,
+            ),
         ],
     )
+
+
+def test_pushes_into_queue_endpoints_count_per_queue(make_events: EventFactory) -> None:
+    queue = "acs:mns:cn-hangzhou:123:queues/jobs"
+    records = [
+        {**push(10, "audit", "m1", 1, "success", 201), "endpoint": queue},
+        {**push(20, "audit", "m2", 1, "success", 201), "endpoint": queue},
+        {**push(30, "audit", "m3", 1, "http_error", 404), "endpoint": queue},
+        push(40, "audit", "m4", 1, "success", 200),
+    ]
+    pushed = deliveries.pushed_into_queues(per_message(make_events(records)))
+    assertDataFrameEqual(pushed, [Row(queue_name="jobs", from_topics=2)])
 
 
 def test_status_code_decides_success_when_outcome_is_missing(make_events: EventFactory) -> None:
@@ -254,8 +305,7 @@ def test_status_code_decides_success_when_outcome_is_missing(make_events: EventF
         {**push(10, "audit", "m1", 1, "success", 204), "outcome": None},
         {**push(20, "audit", "m2", 1, "http_error", 500), "outcome": None},
     ]
-    per_message = deliveries.message_deliveries(make_events(records))
     assertDataFrameEqual(
-        per_message.select("message_id", "delivered"),
+        per_message(make_events(records)).select("message_id", "delivered"),
         [Row(message_id="m1", delivered=True), Row(message_id="m2", delivered=False)],
     )

@@ -93,94 +93,11 @@ def test_usable_events_drop_malformed_and_records_without_time_or_action(
     assertDataFrameEqual(events.select("message_id"), [Row(message_id="kept")])
 
 
-def test_input_summary_counts_what_was_skipped_and_the_window(make_raw: RawFactory) -> None:
-    raw = make_raw(
-        [
-            {"Time": str(T0), "Action": "SendMessage", "MessageId": "early"},
-            {"Time": str(T0 + 1000), "Action": "DeleteMessage", "ReceiptHandleInRequest": "h"},
-            {"Time": str(T0 + 2000), "Action": "PushMessage", "MessageId": "m"},
-            {"Time": str(T0 + 9000), "Action": "SendMessage", "MessageId": "late"},
-            {"_corrupt_record": "[1, 2]"},
-            {"Time": "", "Action": "SendMessage"},
-        ]
-    )
-    summary = parsing.input_summary(parsing.parse_records(raw), T0 + 1000, T0 + 9000)
-    assertDataFrameEqual(
-        summary,
-        [
-            Row(
-                lines=6,
-                malformed_lines=1,
-                unusable_records=1,
-                events_in_window=2,
-                events_without_message_id=1,
-                pushes_without_publish_time=1,
-                first_time_ms=T0 + 1000,
-                last_time_ms=T0 + 2000,
-            )
-        ],
-    )
-
-
 def test_time_window_includes_since_and_excludes_until(make_events: EventFactory) -> None:
     events = make_events([{"time_ms": T0 + offset, "action": "SendMessage"} for offset in range(4)])
     windowed = parsing.within_time_window(events, T0 + 1, T0 + 3)
     assertDataFrameEqual(windowed.select("time_ms"), [Row(time_ms=T0 + 1), Row(time_ms=T0 + 2)])
     assert parsing.within_time_window(events, None, None).count() == 4
-
-
-def test_deletes_logged_with_only_a_receipt_handle_get_the_message_id(
-    make_events: EventFactory,
-) -> None:
-    events = make_events(
-        [
-            {"time_ms": T0, "action": "SendMessage", "queue_name": "q", "message_id": "m1"},
-            {
-                "time_ms": T0 + 1,
-                "action": "ReceiveMessage",
-                "queue_name": "q",
-                "message_id": "m1",
-                "receipt_handle_in_response": "h1",
-            },
-            {
-                "time_ms": T0 + 2,
-                "action": "DeleteMessage",
-                "queue_name": "q",
-                "receipt_handle_in_request": "h1",
-            },
-            {
-                "time_ms": T0 + 3,
-                "action": "DeleteMessage",
-                "queue_name": "other",
-                "receipt_handle_in_request": "h1",
-            },
-            {
-                "time_ms": T0 + 4,
-                "action": "ChangeMessageVisibility",
-                "queue_name": "q",
-                "message_id": "m2",
-                "receipt_handle_in_response": "h2",
-            },
-            {
-                "time_ms": T0 + 5,
-                "action": "DeleteMessage",
-                "queue_name": "q",
-                "receipt_handle_in_request": "h2",
-            },
-        ]
-    )
-    resolved = parsing.attach_message_ids_by_receipt_handle(events)
-    assertDataFrameEqual(
-        resolved.select("time_ms", "message_id"),
-        [
-            Row(time_ms=T0, message_id="m1"),
-            Row(time_ms=T0 + 1, message_id="m1"),
-            Row(time_ms=T0 + 2, message_id="m1"),
-            Row(time_ms=T0 + 3, message_id=None),
-            Row(time_ms=T0 + 4, message_id="m2"),
-            Row(time_ms=T0 + 5, message_id="m2"),
-        ],
-    )
 
 
 def test_message_trace_is_ordered_and_follows_receipt_handles(make_events: EventFactory) -> None:

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, Row
 from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import queues
-from tests.gateway.pipeline.conftest import Records
+from tests.gateway.pipeline.conftest import Records, merged_facts
 
 EventFactory = Callable[[Records], DataFrame]
 
@@ -54,12 +54,14 @@ HISTORY: Records = [
 
 @pytest.fixture
 def lifecycles(make_events: EventFactory) -> DataFrame:
-    return queues.queue_message_lifecycles(make_events(HISTORY))
+    return queues.queue_message_lifecycles(merged_facts(make_events(HISTORY)))
 
 
 def test_queue_message_lifecycles(lifecycles: DataFrame) -> None:
     assertDataFrameEqual(
-        lifecycles.where("queue_name = 'jobs'").drop("queue_name", "dead_lettered"),
+        lifecycles.where("queue_name = 'jobs'").drop(
+            "queue_name", "dead_lettered", "dead_letter_ms"
+        ),
         [
             Row(
                 message_id="q1",
@@ -104,6 +106,7 @@ def test_queue_summary(lifecycles: DataFrame) -> None:
             Row(
                 queue_name="jobs",
                 sent=4,
+                from_topics=0,
                 received=4,
                 deleted=2,
                 redelivered=1,
@@ -116,6 +119,7 @@ def test_queue_summary(lifecycles: DataFrame) -> None:
             Row(
                 queue_name="other",
                 sent=1,
+                from_topics=0,
                 received=2,
                 deleted=0,
                 redelivered=1,
@@ -139,5 +143,5 @@ def test_repeated_receives_count_as_redelivery_without_dequeue_count(
             operation(3, "ReceiveMessage", "m"),
         ]
     )
-    summary = queues.queue_summary(queues.queue_message_lifecycles(events))
+    summary = queues.queue_summary(queues.queue_message_lifecycles(merged_facts(events)))
     assertDataFrameEqual(summary.select("redelivered"), [Row(redelivered=1)])

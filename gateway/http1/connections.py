@@ -1,0 +1,84 @@
+"""How many connections a worker process holds, and which to give up when it is full (pure).
+
+A connection that is waiting — for the first byte of its next request, for the rest of a head
+or body, or for the client to go away after a refusal — costs a socket and little else, and
+whoever opens connections can keep any number of them waiting. A connection being served is
+work the process has taken on. So when every slot is taken, a new connection does not queue
+behind the waiting ones (where a health probe would wait too): the connection that has been
+waiting longest is closed to make room. Only when every connection is being served is the new
+one turned away, which its handler answers with ``503 TooManyConnections``
+(docs/http.md#connection-limits).
+
+"Waiting longest" counts from when a connection last finished being served (or was accepted),
+not from its last byte: a client cannot keep its slot by trickling bytes.
+
+The table runs on one event loop (gevent) and takes no locks.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+
+class Slot:
+    """One admitted connection; the handler says when it is being served and when not."""
+
+    __slots__ = ("_close", "_table")
+
+    def __init__(self, table: ConnectionTable, close: Callable[[], None]) -> None:
+        self._table = table
+        self._close = close
+
+    def serving(self) -> None:
+        """The connection runs a request: it is not given up for a newcomer."""
+        self._table._waiting.pop(self, None)
+
+    def waiting(self) -> None:
+        """The connection waits on its client again, from now."""
+        self._table._waiting[self] = None
+
+    def release(self) -> None:
+        """The connection is closed; its slot is free."""
+        self._table._waiting.pop(self, None)
+        self._table._slots.discard(self)
+
+    def give_up(self) -> None:
+        self.release()
+        self._close()
+
+
+class ConnectionTable:
+    """At most ``capacity`` connections, waiting ones given up oldest first to admit more."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self._slots: set[Slot] = set()
+        #: Waiting slots, longest-waiting first (insertion order).
+        self._waiting: OrderedDict[Slot, None] = OrderedDict()
+        self.given_up = 0
+        self.turned_away = 0
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    def admit(self, close: Callable[[], None]) -> Slot | None:
+        """A slot for a new connection, waiting from now, or ``None`` when every connection is
+        being served. ``close`` ends the connection if it must make room for a later one."""
+        if len(self._slots) >= self.capacity:
+            if not self._waiting:
+                self.turned_away += 1
+                return None
+            oldest = next(iter(self._waiting))
+            self.given_up += 1
+            oldest.give_up()
+        slot = Slot(self, close)
+        self._slots.add(slot)
+        slot.waiting()
+        return slot

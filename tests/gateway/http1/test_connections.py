@@ -1,0 +1,154 @@
+"""Connection limits: which connection gives way when a worker is full (pure), and a real gateway
+flooded with idle and slow connections, which must keep answering its health probes."""
+
+from __future__ import annotations
+
+import resource
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway.http1.connections import ConnectionTable
+from tests.conftest import RunningGateway, start_gateway
+from tests.http_wire import read_responses
+
+SLOW_HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-slow: "
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+# the table --------------------------------------------------------------------------------------
+class Closed(list[str]):
+    def closer(self, name: str):  # type: ignore[no-untyped-def]
+        return lambda: self.append(name)
+
+
+def test_a_full_table_gives_up_the_connection_waiting_longest() -> None:
+    closed = Closed()
+    table = ConnectionTable(2)
+    first = table.admit(closed.closer("first"))
+    table.admit(closed.closer("second"))
+    assert first is not None
+    first.serving()
+    first.waiting()  # served, and waiting again from now: now the youngest
+    assert table.admit(closed.closer("third")) is not None
+    assert closed == ["second"]
+    assert len(table) == 2 and table.given_up == 1
+
+
+def test_connections_being_served_are_never_given_up() -> None:
+    closed = Closed()
+    table = ConnectionTable(2)
+    for name in ("a", "b"):
+        slot = table.admit(closed.closer(name))
+        assert slot is not None
+        slot.serving()
+    assert table.admit(closed.closer("c")) is None
+    assert closed == [] and table.turned_away == 1
+
+
+def test_a_released_slot_is_free_again() -> None:
+    table = ConnectionTable(1)
+    slot = table.admit(lambda: None)
+    assert slot is not None
+    slot.serving()
+    slot.release()
+    assert table.admit(lambda: None) is not None and table.given_up == 0
+
+
+# a real gateway ---------------------------------------------------------------------------------
+def raise_open_file_limit(needed: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(needed, hard), hard))
+
+
+def probe(port: int) -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(HEALTHZ)
+        [response], _ = read_responses(sock, count=1, timeout=10)
+    return response.status
+
+
+@pytest.fixture()
+def gateway(tmp_path: Path) -> Iterator[RunningGateway]:
+    running = start_gateway(tmp_path / "data", {"MNS_GATEWAY_HEADER_TIMEOUT": "60"})
+    yield running
+    running.stop()
+
+
+def test_more_slow_and_idle_connections_than_gunicorns_thousand_leave_probes_answered(
+    gateway: RunningGateway,
+) -> None:
+    raise_open_file_limit(4096)
+    sockets: list[socket.socket] = []
+    try:
+        for i in range(1200):
+            sock = socket.create_connection(("127.0.0.1", gateway.port), timeout=10)
+            sockets.append(sock)
+            sock.sendall(SLOW_HEAD if i % 2 else HEALTHZ)
+        assert [probe(gateway.port) for _ in range(3)] == [200, 200, 200]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@pytest.fixture()
+def small_gateway(tmp_path: Path) -> Iterator[RunningGateway]:
+    env = {
+        "MNS_GATEWAY_MAX_CONNECTIONS": "20",
+        "MNS_GATEWAY_MAX_WAITERS": "20",  # sized from the cap, it would leave room for one
+        "MNS_GATEWAY_HEADER_TIMEOUT": "60",
+    }
+    running = start_gateway(tmp_path / "data", env)
+    yield running
+    running.stop()
+
+
+def test_a_full_worker_closes_the_longest_waiting_connection_for_a_new_one(
+    small_gateway: RunningGateway,
+) -> None:
+    port = small_gateway.port
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(60)]
+    for sock in slow:
+        sock.sendall(SLOW_HEAD)
+        time.sleep(0.005)  # an order of arrival to give up in
+    try:
+        assert probe(port) == 200
+        oldest, newest = slow[:20], slow[-10:]
+        assert all(read_responses(sock, timeout=5)[1] for sock in oldest)  # closed, unanswered
+        for sock in newest:  # still held: they get their answer once the head is complete
+            sock.sendall(b"1\r\n\r\n")
+            assert read_responses(sock, count=1, timeout=5)[0][0].status == 200
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_a_worker_whose_connections_are_all_busy_turns_a_newcomer_away_cleanly(
+    small_gateway: RunningGateway,
+) -> None:
+    raw = small_gateway.raw()
+    assert raw.send("PUT", "/queues/empty", b"<Queue/>").status == 201
+    uri = "/queues/empty/messages?waitseconds=5"
+    polls = []
+    for _ in range(20):  # long polls: connections being served, never given up
+        sock = socket.create_connection(("127.0.0.1", small_gateway.port), timeout=10)
+        head = [f"GET {uri} HTTP/1.1", "Host: x"]
+        head += [f"{k}: {v}" for k, v in raw.headers_for("GET", uri, b"").items()]
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        polls.append(sock)
+    time.sleep(0.5)
+    try:
+        with socket.create_connection(("127.0.0.1", small_gateway.port), timeout=10) as sock:
+            sock.sendall(HEALTHZ)
+            responses, closed = read_responses(sock, timeout=5)
+        assert [(r.status, r.error_code()) for r in responses] == [(503, "TooManyConnections")]
+        assert closed
+        for sock in polls:  # and the long polls end as they should
+            assert read_responses(sock, count=1, timeout=10)[0][0].error_code() == "MessageNotExist"
+    finally:
+        for sock in polls:
+            sock.close()
