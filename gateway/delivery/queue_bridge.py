@@ -24,6 +24,7 @@ from gateway.delivery.formats import http_date
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError, queue_message_body
 from gateway.delivery.transport import PushOutcome, PushResult, PushTransport
+from gateway.protocol import MNS_VERSION
 from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
@@ -109,7 +110,7 @@ class QueueSender:
             "Content-Type": "text/xml;charset=utf-8",
             "Content-MD5": base64.b64encode(hashlib.md5(payload).hexdigest().encode()).decode(),
             "Date": http_date(self.clock()),
-            "x-mns-version": "2015-06-06",
+            "x-mns-version": MNS_VERSION,
         }
         request = IncomingRequest.from_pairs("POST", uri, headers.items(), payload)
         signature = sign(remote.access_key_secret, string_to_sign(request))
