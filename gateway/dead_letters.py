@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from gateway.command_line import iso_utc
 from gateway.delivery.records import DeadLetter
 from gateway.oplog import Action, Field, OperationLog, RequestFacts
 from gateway.protocol.request_ids import new_request_id
@@ -109,14 +109,6 @@ class LocalDeadLetters:
             return RequestFacts(resource, name, new_request_id(), "", self._account_id, elapsed_ms)
 
         return replay(self._store, letter_id, oplog=self._oplog, facts=facts)
-
-
-def iso_utc(epoch_ms: int | None) -> str:
-    """``2026-11-22T20:21:53.123Z``; ``-`` for a time that has not happened."""
-    if epoch_ms is None:
-        return "-"
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def describe_listing(document: Mapping[str, Any]) -> str:

@@ -10,12 +10,11 @@ subscription's dead-letter queue is not the queue it pushes to.
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from gateway.command_line import SettingsFor, emit, on_store, with_data_dir, with_json
 from gateway.config import Settings
 from gateway.queues.dead_letters import DeadLetterPolicy, PolicyUpdate, parse_policy_fields
 from gateway.queues.records import Queue, QueueAttributes, QueueType
@@ -126,20 +125,9 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
     return queue_document(queue)
 
 
-SettingsFor = Callable[[argparse.Namespace], Settings]
-
-
 def run_command(settings_for: SettingsFor, args: argparse.Namespace) -> int:
     """A ``queues`` or ``subscriptions`` command on the store of this data dir or database."""
-    from gateway.server import open_store
-
-    settings = settings_for(args)
-    store = open_store(settings)
-    try:
-        document = run(args, store, settings)
-    finally:
-        store.close()
-    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else describe(document))
+    emit(args, on_store(settings_for, args, partial(run, args)), describe)
     return 0
 
 
@@ -163,6 +151,6 @@ def add_queue_commands(
     for parser in (queues, subscriptions):
         parser.add_argument("--dlq-target", help="the dead-letter queue's name")
         parser.add_argument("--dlq-enabled", choices=("true", "false"))
-        parser.add_argument("--data-dir", help="where the SQLite database and keys live")
-        parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
+        with_data_dir(parser)
+        with_json(parser)
         parser.set_defaults(handler=partial(run_command, settings_for))
