@@ -289,7 +289,9 @@ def _add_serving_commands(commands: argparse._SubParsersAction[argparse.Argument
     worker.set_defaults(handler=_worker)
 
 
-def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_dead_letter_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     letters = commands.add_parser("dead-letters", help="list, inspect and replay dead letters")
     _dead_letter_arguments(letters)
     with_data_dir(letters)
@@ -306,6 +308,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _dead_letter_arguments(remote_letters)
     admin.set_defaults(handler=_admin)
 
+
+def _add_database_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     migrate = commands.add_parser(
         "migrate", help="apply the database's schema migrations and exit (safe beside replicas)"
     )
@@ -319,8 +323,10 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     with_json(keys)
     keys.set_defaults(handler=_keys)
 
-    add_queue_commands(commands, _database_settings)
 
+def _add_credentials_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     credentials = commands.add_parser("credentials", help="the access keys clients sign with")
     credential_commands = credentials.add_subparsers(dest="credentials_command", required=True)
     show = credential_commands.add_parser(
@@ -341,14 +347,16 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     with_json(issue)
     issue.set_defaults(handler=_credentials_issue)
 
-    add_inbox_command(commands, _database_settings)
-
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mns-gateway", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     _add_serving_commands(commands)
-    _add_operator_commands(commands)
+    _add_dead_letter_commands(commands)
+    _add_database_commands(commands)
+    add_queue_commands(commands, _database_settings)
+    _add_credentials_commands(commands)
+    add_inbox_command(commands, _database_settings)
     # Listed on every install: without the pipeline extra or Java it says so in one line.
     from gateway.pipeline.report import add_report_arguments, run_report
 
