@@ -1,4 +1,4 @@
-"""A newcomer's path on a fresh clone, as CI runs it after the test suite.
+"""A newcomer's path on a fresh clone, as CI runs it before the test suite.
 
 1. The README's run command, as written: a new virtualenv with the base install only (no extras,
    no dev tools) and ``mns-gateway serve``. Installing a dev tool can no longer hide a missing
