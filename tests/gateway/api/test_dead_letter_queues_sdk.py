@@ -14,24 +14,10 @@ from mns.message_property import MessagePropertyValue, PropertyType, SystemPrope
 from mns.mns_request import ListQueueRequest, ListQueueResponse
 from mns.queue import Message, Queue, QueueMeta
 
-from tests.gateway.api.test_queues_sdk import server_error
+from tests.gateway.api.sdk import NS, put_queue, queue_element, server_error
 from tests.mns_http import RawClient
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
-
-
-def put_queue(raw: RawClient, name: str, inner: str, *, override: bool = False) -> int:
-    uri = f"/queues/{name}" + ("?metaoverride=true" if override else "")
-    return raw.send("PUT", uri, f"<Queue {NS}>{inner}</Queue>".encode()).status
-
-
-def queue_element(raw: RawClient, name: str, element: str) -> str | None:
-    body = raw.send("GET", f"/queues/{name}").body.decode()
-    start = body.find(f"<{element}>")
-    if start < 0:
-        return None
-    return body[start + len(element) + 2 : body.index(f"</{element}>")]
 
 
 @pytest.fixture()

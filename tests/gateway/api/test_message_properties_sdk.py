@@ -17,19 +17,15 @@ from mns.message_property import (
 from mns.queue import Message, Queue, QueueMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.gateway.api.test_queues_sdk import server_error
+from tests.gateway.api.sdk import NS, server_error, text_queue
 from tests.mns_http import RawClient
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 
 
 @pytest.fixture()
 def queue(account: Account, unique: str) -> Queue:
-    q = account.get_queue(unique)
-    q.create(QueueMeta(max_msg_size=2048))
-    q.set_encoding(False)
-    return q
+    return text_queue(account, unique, QueueMeta(max_msg_size=2048))
 
 
 def with_properties(**values: tuple[str, object]) -> Message:

@@ -10,8 +10,7 @@ import pytest
 from mns.account import Account
 from mns.queue import Message, Queue
 
-from tests.gateway.api.test_dead_letter_queues_sdk import put_queue, queue_element
-from tests.gateway.api.test_queues_sdk import server_error
+from tests.gateway.api.sdk import put_queue, queue_element, server_error
 from tests.mns_http import RawClient
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

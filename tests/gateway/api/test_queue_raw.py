@@ -25,9 +25,8 @@ from gateway.metrics import GatewayMetrics
 from gateway.store.base import compose_store
 from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, start_gateway
+from tests.gateway.api.sdk import NS
 from tests.mns_http import RawClient, RawResponse
-
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 
 
 def queue_xml(**attributes: object) -> bytes:

@@ -15,17 +15,14 @@ from mns.message_property import (
     PropertyType,
     SystemPropertyName,
 )
-from mns.queue import Queue, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import Topic, TopicMessage, TopicMeta
 
 from tests.conftest import free_port
-from tests.gateway.api.test_dead_letter_queues_sdk import put_queue
-from tests.gateway.api.test_queues_sdk import server_error
+from tests.gateway.api.sdk import NS, put_queue, server_error, text_queue
 from tests.mns_http import RawClient
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 LOCAL = "acs:mns:local:1234567890:queues"
 
 
@@ -34,13 +31,6 @@ def topic(account: Account, unique: str) -> Topic:
     t = account.get_topic(unique)
     t.create(TopicMeta())
     return t
-
-
-def make_queue(account: Account, name: str) -> Queue:
-    queue = account.get_queue(name)
-    queue.create(QueueMeta())
-    queue.set_encoding(False)
-    return queue
 
 
 def subscribe(raw: RawClient, topic: str, name: str, inner: str) -> tuple[int, str | None]:
@@ -56,20 +46,20 @@ def test_a_queue_endpoint_needs_a_queue_someone_serves(
     for endpoint in (f"{LOCAL}/{unique}-missing", f"acs:mns:cn-elsewhere:999:queues/{unique}"):
         error = server_error(lambda e=endpoint: subscription.subscribe(SubscriptionMeta(e)))
         assert error.type == "EndpointInvalid"
-    make_queue(account, f"{unique}-here")
+    text_queue(account, f"{unique}-here")
     subscription.subscribe(SubscriptionMeta(f"{LOCAL}/{unique}-here"))
 
 
 def test_a_dead_letter_queue_must_exist_and_not_be_the_endpoint(
     account: Account, raw: RawClient, topic: Topic, unique: str
 ) -> None:
-    make_queue(account, unique)
+    text_queue(account, unique)
     endpoint = f"<Endpoint>{LOCAL}/{unique}</Endpoint>"
     own = f'<DlqPolicy>{{"DeadLetterTargetQueue":"{unique}"}}</DlqPolicy>'
     missing = f'<DlqPolicy>{{"DeadLetterTargetQueue":"{unique}-nope"}}</DlqPolicy>'
     assert subscribe(raw, topic.topic_name, "s", endpoint + own) == (400, "InvalidArgument")
     assert subscribe(raw, topic.topic_name, "s", endpoint + missing) == (400, "InvalidArgument")
-    make_queue(account, f"{unique}-dlq")
+    text_queue(account, f"{unique}-dlq")
     good = f"<DlqPolicy><DeadLetterTargetQueue>{unique}-dlq</DeadLetterTargetQueue></DlqPolicy>"
     assert subscribe(raw, topic.topic_name, "s", endpoint + good) == (201, None)
     attributes = topic.get_subscription("s").get_attributes()  # the SDK reads it as before
@@ -94,7 +84,7 @@ def publish_rich(topic: Topic, body: str, group: str = "g1") -> str:
 def test_pushes_into_queues_carry_group_properties_and_tag(
     account: Account, topic: Topic, unique: str
 ) -> None:
-    xml_queue, plain_queue = make_queue(account, unique), make_queue(account, f"{unique}-plain")
+    xml_queue, plain_queue = text_queue(account, unique), text_queue(account, f"{unique}-plain")
     topic.get_subscription("xml").subscribe(SubscriptionMeta(f"{LOCAL}/{unique}"))
     topic.get_subscription("plain").subscribe(
         SubscriptionMeta(f"{LOCAL}/{unique}-plain", notify_content_format="SIMPLIFIED")
@@ -110,7 +100,7 @@ def test_pushes_into_queues_carry_group_properties_and_tag(
 
 def xml_received_body(account: Account, topic: Topic, unique: str) -> str:
     publish_rich(topic, "again")
-    message = make_queue(account, unique).receive_message(wait_seconds=10)
+    message = text_queue(account, unique).receive_message(wait_seconds=10)
     return str(message.message_body)
 
 
@@ -136,7 +126,7 @@ def test_pushes_into_an_ordered_queue_keep_their_groups(
 def test_a_push_whose_retries_ran_out_goes_to_the_dead_letter_queue(
     account: Account, raw: RawClient, topic: Topic, unique: str
 ) -> None:
-    dlq = make_queue(account, f"{unique}-dlq")
+    dlq = text_queue(account, f"{unique}-dlq")
     nobody = f"http://127.0.0.1:{free_port()}/gone"  # refused: retried, then dead
     inner = (
         f"<Endpoint>{nobody}</Endpoint><NotifyContentFormat>JSON</NotifyContentFormat>"

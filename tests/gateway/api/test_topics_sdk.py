@@ -6,16 +6,11 @@ import hashlib
 
 import pytest
 from mns.account import Account
-from mns.mns_exception import MNSServerException
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
 
-
-def server_error(call) -> MNSServerException:  # type: ignore[no-untyped-def]
-    with pytest.raises(MNSServerException) as caught:
-        call()
-    return caught.value
+from tests.gateway.api.sdk import server_error
 
 
 def test_create_get_set_delete_topic(account: Account, unique: str) -> None:
