@@ -159,7 +159,10 @@ def drive(session: Session) -> None:
 
 def run_users_suite(session: Session) -> None:
     bin_dir = session.workdir / ".venv" / "bin"
-    subprocess.run([bin_dir / "pip", "install", "-q", "pytest"], check=True, timeout=300)
+    installed = subprocess.run(
+        [bin_dir / "pip", "install", "-q", "pytest"], capture_output=True, text=True, timeout=300
+    )
+    expect(installed.returncode == 0, f"pip install pytest: {installed.stderr}")
     project = session.workdir.parent / "users-project"
     project.mkdir()
     (project / "test_orders.py").write_text(examples()["test_orders.py"])
