@@ -18,7 +18,7 @@ from gateway.command_line import SettingsFor, emit, on_store, with_data_dir, wit
 from gateway.config import Settings
 from gateway.queues.dead_letters import DeadLetterPolicy, PolicyUpdate, parse_policy_fields
 from gateway.queues.records import Queue, QueueAttributes, QueueType
-from gateway.topics.queue_targets import queue_targets
+from gateway.topics.queue_targets import check_queue_targets
 from gateway.topics.records import Subscription
 
 if TYPE_CHECKING:
@@ -85,15 +85,7 @@ def set_subscription(
     changed = replace(
         current, dead_letter_policy=update.apply(current.dead_letter_policy, receive_count=False)
     )
-    targets = queue_targets(
-        changed,
-        region=settings.region,
-        account_id=settings.account_id,
-        bridges=settings.queue_bridges.keys(),
-    )
-    existing = {n for n in targets.names if store.queues.queue_exists(n)}
-    if (error := targets.missing(existing)) is not None:
-        raise error
+    check_queue_targets(changed, settings, store.queues.queue_exists)
     store.topics.set_dead_letter_policy(topic_name, name, changed.dead_letter_policy)
     return store.topics.get_subscription(topic_name, name)
 

@@ -21,7 +21,7 @@ from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
 from gateway.store.topics import TopicStore
 from gateway.topics import wire
-from gateway.topics.queue_targets import queue_targets
+from gateway.topics.queue_targets import check_queue_targets
 from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription
 
 blueprint = Blueprint("topics", __name__)
@@ -111,16 +111,7 @@ def put_subscription(topic_name: str, name: str) -> Response:
 def _check_queue_targets(subscription: Subscription) -> None:
     """Refuse a QueueEndpoint no queue answers for, and a dead-letter queue that is missing or
     is the subscription's own queue (docs/delivery.md#queue-endpoints-checked-at-subscribe)."""
-    settings = gateway().settings
-    targets = queue_targets(
-        subscription,
-        region=settings.region,
-        account_id=settings.account_id,
-        bridges=settings.queue_bridges.keys(),
-    )
-    queues = gateway().store.queues
-    if error := targets.missing({n for n in targets.names if queues.queue_exists(n)}):
-        raise error
+    check_queue_targets(subscription, gateway().settings, gateway().store.queues.queue_exists)
 
 
 @blueprint.get("/topics/<topic_name>/subscriptions/<name>")

@@ -9,9 +9,10 @@ The service refuses such subscriptions at Subscribe
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from gateway.config import Settings
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
 from gateway.queues.dead_letters import check_not_own
@@ -65,3 +66,18 @@ def queue_targets(
     if local is not None:
         check_not_own(local, policy)
     return QueueTargets(local, policy.target_queue if policy else None)
+
+
+def check_queue_targets(
+    subscription: Subscription, settings: Settings, queue_exists: Callable[[str], bool]
+) -> None:
+    """Raise what Subscribe answers when ``subscription`` needs a queue that is not there (or
+    one :func:`queue_targets` refuses); the API and ``mns-gateway subscriptions`` both ask."""
+    targets = queue_targets(
+        subscription,
+        region=settings.region,
+        account_id=settings.account_id,
+        bridges=settings.queue_bridges.keys(),
+    )
+    if (error := targets.missing({n for n in targets.names if queue_exists(n)})) is not None:
+        raise error
