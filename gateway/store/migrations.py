@@ -124,7 +124,7 @@ INITIAL = Migration(
     )
     """,
         "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
-        # queues (issue 5): message states are derived from visible_at/expires_at, never stored;
+        # queues: message states are derived from visible_at/expires_at, never stored;
         # queue_messages_ready serves receive (one range per priority), queue_messages_expiry the
         # purge of expired messages.
         """
@@ -235,7 +235,7 @@ TEMPORARY_CREDENTIALS = Migration(
     ),
 )
 
-#: Ordered queues and dead-letter queues (issue 15). ``queue_groups`` holds one row per
+#: Ordered queues and dead-letter queues. ``queue_groups`` holds one row per
 #: MessageGroupId of an ordered queue that has messages: the sequence its sends draw from and
 #: when its oldest message (the only one it may have in flight) can next be received; claims
 #: find receivable groups through ``queue_groups_ready`` instead of scanning messages
