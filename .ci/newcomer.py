@@ -1,4 +1,4 @@
-"""A newcomer's path on a fresh clone, as CI runs it after the test suite.
+"""A newcomer's path on a fresh clone, as CI runs it before the test suite.
 
 1. The README's run command, as written: a new virtualenv with the base install only (no extras,
    no dev tools) and ``mns-gateway serve``. Installing a dev tool can no longer hide a missing
@@ -8,6 +8,9 @@
    driver is this (dev) interpreter with a raw client; the base virtualenv stays base.
 3. The README's quickstart, as written, installs included: it ends with the README's receiving
    app printing a verified push.
+4. docs/testing.md's promise, in the same virtualenv: the quickstart has installed mns-push with
+   the SDK (the ``client`` extra), pytest is the one more package a user's suite needs, and the
+   page's example test passes in a project of its own, with no checkout on its path.
 
 Prints each step's wall time. Run from the checkout: ``.venv/bin/python .ci/newcomer.py``.
 """
@@ -30,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from defusedxml.ElementTree import fromstring
 
 from gateway.protocol.xml import child_text
+from tests.gateway.testing.test_plugin import examples
 from tests.mns_http import RawClient
 from tests.readme import ROOT, Block, Session, blocks, section
 
@@ -153,6 +157,32 @@ def drive(session: Session) -> None:
         endpoint.shutdown()
 
 
+def run_users_suite(session: Session) -> None:
+    bin_dir = session.workdir / ".venv" / "bin"
+    installed = subprocess.run(
+        [bin_dir / "pip", "install", "-q", "pytest"], capture_output=True, text=True, timeout=300
+    )
+    expect(installed.returncode == 0, f"pip install pytest: {installed.stderr}")
+    project = session.workdir.parent / "users-project"
+    project.mkdir()
+    (project / "test_orders.py").write_text(examples()["test_orders.py"])
+    env = {k: v for k, v in session.env().items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [bin_dir / "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    expect(
+        done.returncode == 0 and "3 passed" in done.stdout,
+        f"docs/testing.md's example with mns-push, the SDK and pytest only:\n{done.stdout}"
+        f"{done.stderr}",
+    )
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="newcomer-") as temp:
         workdir, home = Path(temp) / "mns-push", Path(temp) / "home"
@@ -183,6 +213,10 @@ def main() -> int:
             step(
                 "the receiving app prints the verified push",
                 lambda: session.wait_for_output(1, "from orders/billing: order 42 paid"),
+            )
+            step(
+                "a user's suite: docs/testing.md's example, with mns-push, the SDK and pytest",
+                lambda: run_users_suite(session),
             )
         finally:
             session.close()

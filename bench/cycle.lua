@@ -65,6 +65,11 @@ local key_id, secret = os.getenv("BENCH_KEY_ID"), os.getenv("BENCH_SECRET")
 local path = "/queues/" .. os.getenv("BENCH_QUEUE") .. "/messages"
 local batch = tonumber(os.getenv("BENCH_BATCH"))
 local receive_uri = batch > 1 and (path .. "?numOfMessages=" .. batch) or path
+-- BENCH_WAIT: long-poll receives (waitseconds) instead of returning at once when empty
+local wait = tonumber(os.getenv("BENCH_WAIT") or "0")
+if wait > 0 then
+  receive_uri = receive_uri .. (batch > 1 and "&" or "?") .. "waitseconds=" .. wait
+end
 
 local function signed(method, uri, body)
   local date = os.date("!%a, %d %b %Y %H:%M:%S GMT")

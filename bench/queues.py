@@ -79,6 +79,7 @@ def cycles(client: RawClient, name: str, batch: int, args: argparse.Namespace) -
         "BENCH_SECRET": SECRET,
         "BENCH_QUEUE": name,
         "BENCH_BATCH": str(batch),
+        "BENCH_WAIT": str(getattr(args, "wait", 0)),
     }
     command = [
         require_wrk(),

@@ -16,7 +16,7 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from gateway.api.context import MNS_VERSION
+from gateway.protocol import MNS_VERSION
 from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
 from gateway.protocol.errors import GatewayError, MNSError
 from gateway.protocol.xml import child_text, parse_document

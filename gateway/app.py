@@ -20,7 +20,6 @@ from werkzeug.routing import Rule
 from gateway.api import account, admin, dev, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
 from gateway.api.context import (
-    MNS_VERSION,
     GatewayContext,
     OriginFormTargets,
     error_response,
@@ -32,6 +31,7 @@ from gateway.http1.environ import REFUSAL, size_body
 from gateway.http1.framing import body_too_large
 from gateway.metrics import GatewayMetrics
 from gateway.oplog import NullOperationLog, OperationLog
+from gateway.protocol import MNS_VERSION
 from gateway.protocol.auth import authenticate
 from gateway.protocol.errors import MNSError
 from gateway.protocol.request_ids import new_request_id

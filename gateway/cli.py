@@ -8,17 +8,17 @@ non-zero exit code; tracebacks are for bugs. Commands that print data print it f
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from gateway.command_line import emit, with_data_dir, with_json
 from gateway.config import Settings, settings_from_env
 from gateway.credentials import (
     announce_generated_keys,
@@ -28,6 +28,7 @@ from gateway.credentials import (
 from gateway.data_dir import prepare_data_dir
 from gateway.inbox.commands import add_inbox_command
 from gateway.protocol.errors import GatewayError
+from gateway.queue_settings import add_queue_commands
 
 
 class CommandError(GatewayError):
@@ -49,10 +50,6 @@ def _ready_settings(args: argparse.Namespace) -> Settings:
     settings = _settings(args)
     prepare_data_dir(settings.data_dir)
     return settings
-
-
-def _emit(args: argparse.Namespace, document: Any, text: Callable[[Any], str]) -> None:
-    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text(document))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -111,14 +108,14 @@ def _run_dead_letters(args: argparse.Namespace, letters: DeadLetters) -> int:
 
     if args.action == "list":
         listing = letters.listing(args.marker or "", args.limit, args.topic)
-        _emit(args, listing, dead_letters.describe_listing)
+        emit(args, listing, dead_letters.describe_listing)
         return 0
     try:
         if args.action == "show":
-            _emit(args, letters.detail(args.id), dead_letters.describe_detail)
+            emit(args, letters.detail(args.id), dead_letters.describe_detail)
         else:
             replayed = letters.replay(args.id)
-            _emit(args, replayed, lambda r: f"replayed {r['Id']} as delivery {r['DeliveryId']}")
+            emit(args, replayed, lambda r: f"replayed {r['Id']} as delivery {r['DeliveryId']}")
     except GatewayError as error:
         message = getattr(error, "message", str(error))
         raise CommandError(f"dead letter {args.id}: {message}") from error
@@ -181,7 +178,7 @@ def _migrate(args: argparse.Namespace) -> int:
     finally:
         database.close()
     document = {"Applied": applied, "SchemaVersion": latest_version()}
-    _emit(args, document, lambda d: f"schema version {d['SchemaVersion']}, applied {d['Applied']}")
+    emit(args, document, lambda d: f"schema version {d['SchemaVersion']}, applied {d['Applied']}")
     return 0
 
 
@@ -196,7 +193,7 @@ def _keys(args: argparse.Namespace) -> int:
         key = keyring.rotate() if args.action == "rotate" else keyring.current
     finally:
         database.close()
-    _emit(args, {"CurrentKeyId": key.key_id}, lambda d: f"current signing key: {d['CurrentKeyId']}")
+    emit(args, {"CurrentKeyId": key.key_id}, lambda d: f"current signing key: {d['CurrentKeyId']}")
     return 0
 
 
@@ -223,7 +220,7 @@ def _credentials_show(args: argparse.Namespace) -> int:
             "on its first start (unless MNS_GATEWAY_ACCESS_KEY_ID is set)"
         )
     document = {"AccessKeys": [{"AccessKeyId": k, "AccessKeySecret": s} for k, s in keys.items()]}
-    _emit(
+    emit(
         args,
         document,
         lambda d: "\n".join(
@@ -245,7 +242,7 @@ def _credentials_issue(args: argparse.Namespace) -> int:
         credential = TemporaryCredentialStore(database, time.time).issue(args.ttl)
     finally:
         database.close()
-    _emit(
+    emit(
         args,
         credential.document(),
         lambda d: "\n".join(f"{name + ':':<17}{value}" for name, value in d.items()),
@@ -264,28 +261,20 @@ def _ttl(text: str) -> int:
     return ttl
 
 
-def _with_data_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", help="where the SQLite database and keys live")
-
-
-def _with_json(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
-
-
 def _dead_letter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("list", "show", "replay"))
     parser.add_argument("id", nargs="?", help="dead letter id (show, replay)")
     parser.add_argument("--topic", help="only this topic's dead letters (list)")
     parser.add_argument("--marker", help="continue a listing from this id (list)")
     parser.add_argument("--limit", type=int, default=100)
-    _with_json(parser)
+    with_json(parser)
 
 
 def _add_serving_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser("serve", help="run the MNS API and the delivery workers")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (default 8080)")
-    _with_data_dir(serve)
+    with_data_dir(serve)
     serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 1)")
     serve.add_argument(
         "--threads",
@@ -296,14 +285,16 @@ def _add_serving_commands(commands: argparse._SubParsersAction[argparse.Argument
     serve.set_defaults(handler=_serve)
 
     worker = commands.add_parser("worker", help="run only the delivery workers")
-    _with_data_dir(worker)
+    with_data_dir(worker)
     worker.set_defaults(handler=_worker)
 
 
-def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_dead_letter_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     letters = commands.add_parser("dead-letters", help="list, inspect and replay dead letters")
     _dead_letter_arguments(letters)
-    _with_data_dir(letters)
+    with_data_dir(letters)
     letters.set_defaults(handler=_dead_letters)
 
     admin = commands.add_parser(
@@ -317,26 +308,32 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     _dead_letter_arguments(remote_letters)
     admin.set_defaults(handler=_admin)
 
+
+def _add_database_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     migrate = commands.add_parser(
         "migrate", help="apply the database's schema migrations and exit (safe beside replicas)"
     )
-    _with_data_dir(migrate)
-    _with_json(migrate)
+    with_data_dir(migrate)
+    with_json(migrate)
     migrate.set_defaults(handler=_migrate)
 
     keys = commands.add_parser("keys", help="show or rotate the push signing key")
     keys.add_argument("action", choices=("show", "rotate"))
-    _with_data_dir(keys)
-    _with_json(keys)
+    with_data_dir(keys)
+    with_json(keys)
     keys.set_defaults(handler=_keys)
 
+
+def _add_credentials_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     credentials = commands.add_parser("credentials", help="the access keys clients sign with")
     credential_commands = credentials.add_subparsers(dest="credentials_command", required=True)
     show = credential_commands.add_parser(
         "show", help="print the access keys the gateway accepts (the generated pair, again)"
     )
-    _with_data_dir(show)
-    _with_json(show)
+    with_data_dir(show)
+    with_json(show)
     show.set_defaults(handler=_credentials_show)
     issue = credential_commands.add_parser(
         "issue",
@@ -346,18 +343,20 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     issue.add_argument(
         "--ttl", type=_ttl, required=True, metavar="SECONDS", help="lifetime, 1 to 43200 seconds"
     )
-    _with_data_dir(issue)
-    _with_json(issue)
+    with_data_dir(issue)
+    with_json(issue)
     issue.set_defaults(handler=_credentials_issue)
-
-    add_inbox_command(commands, _database_settings)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mns-gateway", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     _add_serving_commands(commands)
-    _add_operator_commands(commands)
+    _add_dead_letter_commands(commands)
+    _add_database_commands(commands)
+    add_queue_commands(commands, _database_settings)
+    _add_credentials_commands(commands)
+    add_inbox_command(commands, _database_settings)
     # Listed on every install: without the pipeline extra or Java it says so in one line.
     from gateway.pipeline.report import add_report_arguments, run_report
 

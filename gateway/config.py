@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -172,54 +172,72 @@ def _env_flag(value: str) -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def _env_path(env: Mapping[str, str], name: str) -> Path | None:
-    value = env.get(f"{ENV_PREFIX}{name}", "").strip()
-    return Path(value) if value else None
+def _optional_path(value: str) -> Path | None:
+    return Path(value.strip()) if value.strip() else None
+
+
+def _optional_int(value: str) -> int | None:
+    return int(value) if value.strip() else None
+
+
+def _strip(value: str) -> str:
+    return value.strip()
+
+
+#: How each setting is read from its variable, ``MNS_GATEWAY_`` and the field's name in
+#: capitals (``port``: ``MNS_GATEWAY_PORT``); an unset variable leaves the field's default.
+#: ``access_keys`` comes from three variables (:func:`parse_access_keys`).
+READERS: Mapping[str, Callable[[str], object]] = {
+    "data_dir": Path,
+    "database_url": _strip,
+    "database_pool_size": int,
+    "host": str,
+    "port": int,
+    "account_id": str,
+    "region": str,
+    "public_url": str,
+    "retry_scale": float,
+    "max_body_bytes": int,
+    "sqlite_synchronous": str.upper,
+    "workers": int,
+    "threads": int,
+    "worker_class": str,
+    "delivery_threads": int,
+    "max_pushes_per_route": int,
+    "lease_seconds": float,
+    "log_dir": _optional_path,
+    "egress_allow": _split_list,
+    "egress_deny": _split_list,
+    "push_timeout": float,
+    "signing_key_file": _optional_path,
+    "signing_cert_file": _optional_path,
+    "admin_access_keys": _split_list,
+    "max_waiters": _optional_int,
+    "max_queues": int,
+    "header_timeout": float,
+    "max_connections": int,
+    "smtp_url": str,
+    "mail_from": str,
+    "inbox": _env_flag,
+    "sms_provider": lambda value: value.strip().lower(),
+    "sms_endpoint": _strip,
+    "sms_access_key_id": _strip,
+    "sms_access_key_secret": _strip,
+    "sms_webhook_url": _strip,
+    "sms_webhook_secret": _strip,
+    "queue_bridges": parse_queue_bridges,
+    "graceful_timeout": int,
+}
+
+
+def env_name(field_name: str) -> str:
+    return f"{ENV_PREFIX}{field_name.upper()}"
 
 
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
     env = os.environ if env is None else env
-    get = lambda name, default: env.get(f"{ENV_PREFIX}{name}", default)  # noqa: E731
-    return Settings(
-        data_dir=Path(get("DATA_DIR", "./mns-data")),
-        database_url=get("DATABASE_URL", "").strip(),
-        database_pool_size=int(get("DATABASE_POOL_SIZE", "10")),
-        host=get("HOST", "127.0.0.1"),
-        port=int(get("PORT", "8080")),
-        access_keys=parse_access_keys(env),
-        account_id=get("ACCOUNT_ID", "1234567890"),
-        region=get("REGION", "local"),
-        public_url=get("PUBLIC_URL", ""),
-        retry_scale=float(get("RETRY_SCALE", "1.0")),
-        max_body_bytes=int(get("MAX_BODY_BYTES", str(512 * 1024))),
-        sqlite_synchronous=get("SQLITE_SYNCHRONOUS", "FULL").upper(),
-        workers=int(get("WORKERS", "1")),
-        threads=int(get("THREADS", "64")),
-        worker_class=get("WORKER_CLASS", "gevent"),
-        delivery_threads=int(get("DELIVERY_THREADS", "32")),
-        max_pushes_per_route=int(get("MAX_PUSHES_PER_ROUTE", "16")),
-        lease_seconds=float(get("LEASE_SECONDS", "60")),
-        log_dir=_env_path(env, "LOG_DIR"),
-        egress_allow=_split_list(get("EGRESS_ALLOW", "")),
-        egress_deny=_split_list(get("EGRESS_DENY", "")),
-        push_timeout=float(get("PUSH_TIMEOUT", "5")),
-        signing_key_file=_env_path(env, "SIGNING_KEY_FILE"),
-        signing_cert_file=_env_path(env, "SIGNING_CERT_FILE"),
-        admin_access_keys=_split_list(get("ADMIN_ACCESS_KEYS", "")),
-        max_waiters=int(get("MAX_WAITERS", "")) if get("MAX_WAITERS", "").strip() else None,
-        max_queues=int(get("MAX_QUEUES", "1000")),
-        header_timeout=float(get("HEADER_TIMEOUT", "10")),
-        max_connections=int(get("MAX_CONNECTIONS", "4096")),
-        smtp_url=get("SMTP_URL", ""),
-        mail_from=get("MAIL_FROM", ""),
-        inbox=_env_flag(get("INBOX", "")),
-        sms_provider=get("SMS_PROVIDER", "").strip().lower(),
-        sms_endpoint=get("SMS_ENDPOINT", "https://dysmsapi.aliyuncs.com").strip(),
-        sms_access_key_id=get("SMS_ACCESS_KEY_ID", "").strip(),
-        sms_access_key_secret=get("SMS_ACCESS_KEY_SECRET", "").strip(),
-        sms_webhook_url=get("SMS_WEBHOOK_URL", "").strip(),
-        sms_webhook_secret=get("SMS_WEBHOOK_SECRET", "").strip(),
-        queue_bridges=parse_queue_bridges(get("QUEUE_BRIDGES", "")),
-        graceful_timeout=int(get("GRACEFUL_TIMEOUT", "40")),
-    )
+    given = {
+        name: read(env[env_name(name)]) for name, read in READERS.items() if env_name(name) in env
+    }
+    return Settings(access_keys=parse_access_keys(env), **given)  # type: ignore[arg-type]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from gateway.command_line import iso_utc
 from gateway.delivery.records import DeadLetter
 from gateway.oplog import Action, Field, OperationLog, RequestFacts
 from gateway.protocol.request_ids import new_request_id
@@ -34,7 +34,17 @@ def summary(letter: DeadLetter) -> dict[str, Any]:
         "Attempts": len(letter.attempts),
         "DeadAt": letter.dead_at_ms,
         "ReplayedAt": letter.replayed_at_ms,
+        # Where else it went: docs/delivery.md#subscription-dead-letter-queues
+        "DeadLetterQueue": _dead_letter_queue(letter),
     }
+
+
+def _dead_letter_queue(letter: DeadLetter) -> dict[str, Any] | None:
+    """The subscription's dead-letter queue and the message's id there; MessageId ``None``
+    when the queue was gone or refused it; ``None`` without a dead-letter queue."""
+    if letter.dead_letter_queue is None:
+        return None
+    return {"Queue": letter.dead_letter_queue, "MessageId": letter.dead_letter_queue_message_id}
 
 
 def detail(letter: DeadLetter) -> dict[str, Any]:
@@ -101,20 +111,13 @@ class LocalDeadLetters:
         return replay(self._store, letter_id, oplog=self._oplog, facts=facts)
 
 
-def iso_utc(epoch_ms: int | None) -> str:
-    """``2026-11-22T20:21:53.123Z``; ``-`` for a time that has not happened."""
-    if epoch_ms is None:
-        return "-"
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def describe_listing(document: Mapping[str, Any]) -> str:
     """A listing for people: one line per dead letter, times in ISO-8601 UTC."""
     lines = [
         f"{d['Id']}  {d['TopicName']}/{d['SubscriptionName']}  dead {iso_utc(d['DeadAt'])}  "
         f"{d['Attempts']} attempts  {d['Reason']}"
         + (f"  replayed {iso_utc(d['ReplayedAt'])}" if d.get("ReplayedAt") else "")
+        + (f"  also in {describe_queue(d['DeadLetterQueue'])}" if d.get("DeadLetterQueue") else "")
         for d in document["DeadLetters"]
     ]
     if not lines:
@@ -122,6 +125,16 @@ def describe_listing(document: Mapping[str, Any]) -> str:
     if document.get("NextMarker"):
         lines.append(f"more: --marker {document['NextMarker']}")
     return "\n".join(lines)
+
+
+def describe_queue(where: Mapping[str, Any] | None) -> str:
+    """Where a dead letter's message went besides the dead letters: its subscription's
+    dead-letter queue (and the message's id there), or why not."""
+    if not where:
+        return "-"
+    if where.get("MessageId") is None:
+        return f"queue {where['Queue']} (not taken: missing or refused)"
+    return f"queue {where['Queue']} as {where['MessageId']}"
 
 
 def describe_detail(document: Mapping[str, Any]) -> str:
@@ -138,6 +151,7 @@ def describe_detail(document: Mapping[str, Any]) -> str:
         ("Dead", iso_utc(document["DeadAt"])),
         ("Replayed", iso_utc(document["ReplayedAt"])),
         ("Reason", document["Reason"]),
+        ("DeadLetterQueue", describe_queue(document.get("DeadLetterQueue"))),
         ("MessageTag", document["MessageTag"] or "-"),
         ("MessageBody", document["MessageBody"]),
     ]

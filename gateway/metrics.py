@@ -31,6 +31,13 @@ class GatewayMetrics:
             ["reason"],
             registry=self.registry,
         )
+        self.dead_letter_queue_messages = Counter(
+            "mns_dead_letter_queue_messages",
+            "Messages put into a dead-letter queue: queue messages received past MaxReceiveCount"
+            " (source=queue) and pushes whose retries ran out (source=subscription).",
+            ["source", "dead_letter_queue"],
+            registry=self.registry,
+        )
         self.push_latency = Histogram(
             "mns_push_latency_seconds",
             "Time from sending a push to its answer.",

@@ -59,13 +59,16 @@ class Field(StrEnum):
     ERROR = "Error"
     DEQUEUE_COUNT = "DequeueCount"
     PUBLISH_TIME = "PublishTime"  # on push records: when the message was published, epoch ms
+    DEAD_LETTER_QUEUE = "DeadLetterQueue"  # on DeadLetter records: the queue it went to, if any
+    DEAD_LETTER_MESSAGE_ID = "DeadLetterMessageId"  # ... and its MessageId there
 
 
 class Action(StrEnum):
     """``Action`` values. Batch operations write one record per message with the batch action,
     so the report can tell batch and single traffic apart while counting both as sends/receives.
     PushMessage, DeadLetter and Replay records carry TopicName, SubscriptionName, Endpoint and
-    MessageId: the report groups deliveries by exactly those.
+    MessageId: the report groups deliveries by exactly those. A queue message moved to its
+    dead-letter queue gets a DeadLetter record with QueueName and MessageId instead.
     """
 
     SEND_MESSAGE = "SendMessage"

@@ -65,6 +65,8 @@ def open_store(settings: Settings) -> Store:
         open_database(settings),
         max_waiters=settings.waiter_limit,
         max_queues=settings.max_queues,
+        region=settings.region,
+        account_id=settings.account_id,
     )
 
 
@@ -145,19 +147,9 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         clock=runtime.store.clock,
     )
     by_kind: dict[str, Sender] = {
-        "queue": QueueSender(
-            runtime.store.deliveries,
-            transport,
-            region=settings.region,
-            account_id=settings.account_id,
-            remotes={
-                key: RemoteService(**remote) for key, remote in settings.queue_bridges.items()
-            },
-            timeout=settings.push_timeout,
-            clock=runtime.store.clock,
-        )
+        "queue": _queue_sender(runtime, transport),
+        **message_senders(settings, runtime.store.inbox, transport),
     }
-    by_kind.update(message_senders(settings, runtime.store.inbox, transport))
     options = WorkerOptions(
         threads=settings.delivery_threads,
         max_per_route=settings.max_pushes_per_route,
@@ -171,6 +163,20 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         metrics=runtime.metrics,
         oplog=runtime.oplog,
         account_id=settings.account_id,
+    )
+
+
+def _queue_sender(runtime: Runtime, transport: PushTransport) -> QueueSender:
+    """Pushes to queue endpoints: this gateway's queues, or bridged to a remote service."""
+    settings = runtime.settings
+    return QueueSender(
+        runtime.store.deliveries,
+        transport,
+        region=settings.region,
+        account_id=settings.account_id,
+        remotes={key: RemoteService(**remote) for key, remote in settings.queue_bridges.items()},
+        timeout=settings.push_timeout,
+        clock=runtime.store.clock,
     )
 
 

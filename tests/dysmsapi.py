@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote_plus
 
+from tests.local_server import local_server
+
 ACCESS_KEY_ID = "sms-key-id"
 ACCESS_KEY_SECRET = "sms-key-secret"
 WAIT_SECONDS = 10
@@ -151,14 +153,5 @@ def _handler(api: SmsApi) -> type[http.server.BaseHTTPRequestHandler]:
 @contextmanager
 def sms_api() -> Iterator[SmsApi]:
     api = SmsApi()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
-    server.daemon_threads = True
-    api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
+    with local_server(_handler(api)) as api.url:
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(WAIT_SECONDS)

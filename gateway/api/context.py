@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
     from gateway.store.base import Store
 
-MNS_VERSION = "2015-06-06"
 XML_CONTENT_TYPE = "text/xml;charset=utf-8"
 
 

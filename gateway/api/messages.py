@@ -46,6 +46,7 @@ from gateway.queues.wire import (
     root_name,
     sent_nodes,
 )
+from gateway.store.dead_letter_queue_sql import Moved
 from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("messages", __name__)
@@ -111,9 +112,12 @@ def receive_messages(name: str) -> Response:
         return xml_response(*_messages_document(messages, batch, received=False))
     wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
     connected = request.environ.get(CLIENT_CONNECTED, _always)
-    queue, messages = _queues().receive(name, batch or 1, wait, client_connected=connected)
+    result = _queues().receive(name, batch or 1, wait, client_connected=connected)
+    queue, messages = result.queue, result.messages
     action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
     _log(queue, lambda facts: oplog.received_records(facts, action, messages))
+    if result.moved:  # moved whether or not the response reaches the client
+        _dead_lettered(queue, result.moved)
     root, nodes = _messages_document(messages, batch, received=True)
     return _handed_over(render_document(root, nodes), name, messages, connected)
 
@@ -177,6 +181,15 @@ class HandOver:
         if self._state not in ("written", "released"):
             self._state = "released"
             self._release()
+
+
+def _dead_lettered(queue: Queue, moved: list[Moved]) -> None:
+    """Count and log the messages a receive moved to the dead-letter queue."""
+    metrics = gateway().metrics
+    if metrics is not None:
+        for m in moved:
+            metrics.dead_letter_queue_messages.labels("queue", m.dead_letter_queue).inc()
+    _log(queue, lambda facts: oplog.dead_lettered_records(facts, moved))
 
 
 @blueprint.delete("/queues/<name>/messages")

@@ -19,8 +19,7 @@ from gateway.api.context import (
 )
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
-from gateway.queues.records import QueueAttributes
-from gateway.queues.wire import queue_attribute_changes, queue_nodes
+from gateway.queues.wire import changed_queue_attributes, new_queue_attributes, queue_nodes
 from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("queues", __name__)
@@ -44,13 +43,19 @@ def _queue_body() -> Element | None:
 @blueprint.put("/queues/<name>")
 def put_queue(name: str) -> Response:
     """CreateQueue (201 new, 204 identical, 409 different), or SetQueueAttributes with
-    ``?metaoverride=true`` (only the attributes sent change)."""
+    ``?metaoverride=true`` (only the attributes sent change). Both take QueueType and
+    DlqPolicy besides the 2015-06-06 attributes (docs/queues.md#the-dlqpolicy-element)."""
     validate_name("queue", name)
     if is_meta_override():
-        _queues().set_queue_attributes(name, queue_attribute_changes(_queue_body(), defaults=False))
+        changes = changed_queue_attributes(_queue_body())
+        _queues().set_queue_attributes(
+            name,
+            changes.values,
+            queue_type=changes.queue_type,
+            dead_letter_policy=changes.dead_letter_policy,
+        )
         return empty_response(204)
-    attributes = QueueAttributes(**queue_attribute_changes(_queue_body(), defaults=True))
-    created = _queues().create_queue(name, attributes)
+    created = _queues().create_queue(name, new_queue_attributes(name, _queue_body()))
     return empty_response(201 if created else 204, location=_queue_url(name))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from xml.etree.ElementTree import Element
 
 from flask import Blueprint, Response, request
@@ -20,7 +21,8 @@ from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
 from gateway.store.topics import TopicStore
 from gateway.topics import wire
-from gateway.topics.records import MAX_MESSAGE_SIZE
+from gateway.topics.queue_targets import check_queue_targets
+from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription
 
 blueprint = Blueprint("topics", __name__)
 
@@ -95,10 +97,21 @@ def put_subscription(topic_name: str, name: str) -> Response:
         strategy = wire.subscription_update(root, current)
         if strategy is not None:
             _topics().set_notify_strategy(topic_name, name, strategy)
+        policy = wire.subscription_policy(root, current.dead_letter_policy)
+        if policy != current.dead_letter_policy:
+            _check_queue_targets(replace(current, dead_letter_policy=policy))
+            _topics().set_dead_letter_policy(topic_name, name, policy)
         return empty_response(204)
     subscription = wire.parse_subscription(topic_name, name, root, _topics().now_seconds())
+    _check_queue_targets(subscription)
     created = _topics().subscribe(subscription)
     return empty_response(201 if created else 204, _subscription_url(topic_name, name))
+
+
+def _check_queue_targets(subscription: Subscription) -> None:
+    """Refuse a QueueEndpoint no queue answers for, and a dead-letter queue that is missing or
+    is the subscription's own queue (docs/delivery.md#queue-endpoints-checked-at-subscribe)."""
+    check_queue_targets(subscription, gateway().settings, gateway().store.queues.queue_exists)
 
 
 @blueprint.get("/topics/<topic_name>/subscriptions/<name>")

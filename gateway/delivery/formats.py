@@ -23,10 +23,10 @@ from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
 from gateway.delivery import DeliveryError
+from gateway.protocol import MNS_VERSION
 from gateway.protocol.notify import ContentFormat
+from gateway.protocol.xml import NAMESPACE
 
-MNS_VERSION: Final = "2015-06-06"
-MNS_NAMESPACE: Final = "http://mns.aliyuncs.com/doc/v1/"
 USER_AGENT: Final = "Aliyun Notification Service Agent"
 DEFAULT_PUSH_PATH: Final = "/notifications"
 
@@ -115,7 +115,7 @@ def _fields(notification: PushNotification) -> list[tuple[str, str]]:
 
 
 def _render_xml(notification: PushNotification) -> str:
-    parts = [f'<?xml version="1.0" encoding="utf-8"?><Notification xmlns="{MNS_NAMESPACE}">']
+    parts = [f'<?xml version="1.0" encoding="utf-8"?><Notification xmlns="{NAMESPACE}">']
     for name, value in _fields(notification):
         if _XML_FORBIDDEN.search(value):
             raise UnrenderableMessageError(f"{name} holds a character XML 1.0 cannot carry")

@@ -5,6 +5,10 @@ gateway's own, the message is enqueued locally in the same transaction that comp
 delivery, so it is neither lost nor enqueued twice by this gateway. Otherwise it is forwarded
 with a signed SendMessage to the MNS-compatible service configured for that ``region:account``
 (another gateway, or Alibaba Cloud MNS itself). Both follow the subscription's retry schedule.
+
+Either way the queue message keeps the topic message's MessageGroupId, UserProperties and
+SystemProperties; its tag travels in the XML or JSON notification
+(docs/delivery.md#properties-carried-to-queues).
 """
 
 from __future__ import annotations
@@ -14,15 +18,18 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from gateway.delivery.formats import http_date, render
+from gateway.delivery.formats import http_date
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.senders import PermanentDeliveryError, notification_of
+from gateway.delivery.senders import PermanentDeliveryError, queue_message_body
 from gateway.delivery.transport import PushOutcome, PushResult, PushTransport
+from gateway.protocol import MNS_VERSION
 from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
-from gateway.protocol.xml import render_document
+from gateway.protocol.properties import carried_properties, property_nodes
+from gateway.protocol.xml import XmlNode, render_document
 from gateway.store.deliveries import DeliveryStore
 
 
@@ -31,12 +38,6 @@ class RemoteService:
     url: str
     access_key_id: str
     access_key_secret: str
-
-
-def queue_message_body(job: DeliveryJob, account_id: str) -> str:
-    """The enqueued body per NotifyContentFormat: the XML or JSON notification, or the raw body."""
-    fmt = job.subscription.notify_content_format
-    return render(notification_of(job, account_id), fmt).body.decode("utf-8")
 
 
 def _queue_endpoint(job: DeliveryJob) -> QueueEndpoint:
@@ -74,19 +75,22 @@ class QueueSender:
             body = queue_message_body(job, self.account_id)
         except ValueError as exc:
             raise PermanentDeliveryError(f"cannot render the message: {exc}") from exc
+        properties = carried_properties(job.message.attributes)
         if (endpoint.region, endpoint.account_id) == (self.region, self.account_id):
-            return self._enqueue_locally(job, endpoint.queue_name, body)
+            return self._enqueue_locally(job, endpoint.queue_name, body, properties)
         remote = self.remotes.get(f"{endpoint.region}:{endpoint.account_id}")
         if remote is None:
             raise PermanentDeliveryError(
                 f"no MNS service is configured for {endpoint.region}:{endpoint.account_id}"
             )
-        return self._forward(remote, endpoint.queue_name, body)
+        return self._forward(remote, endpoint.queue_name, body, properties)
 
-    def _enqueue_locally(self, job: DeliveryJob, queue_name: str, body: str) -> PushResult:
+    def _enqueue_locally(
+        self, job: DeliveryJob, queue_name: str, body: str, properties: Mapping[str, Any]
+    ) -> PushResult:
         started = time.perf_counter()
         try:
-            self.store.complete_into_queue(job.delivery_id, queue_name, body)
+            self.store.complete_into_queue(job.delivery_id, queue_name, body, properties)
         except MNSError as exc:
             return PushResult(
                 exc.status,
@@ -96,14 +100,17 @@ class QueueSender:
             )
         return PushResult(201, PushOutcome.SUCCESS, None, _elapsed_ms(started))
 
-    def _forward(self, remote: RemoteService, queue_name: str, body: str) -> PushResult:
-        payload = render_document("Message", [("MessageBody", body)])
+    def _forward(
+        self, remote: RemoteService, queue_name: str, body: str, properties: Mapping[str, Any]
+    ) -> PushResult:
+        nodes: list[XmlNode] = [("MessageBody", body), *property_nodes(properties)]
+        payload = render_document("Message", nodes)
         uri = f"/queues/{queue_name}/messages"
         headers = {
             "Content-Type": "text/xml;charset=utf-8",
             "Content-MD5": base64.b64encode(hashlib.md5(payload).hexdigest().encode()).decode(),
             "Date": http_date(self.clock()),
-            "x-mns-version": "2015-06-06",
+            "x-mns-version": MNS_VERSION,
         }
         request = IncomingRequest.from_pairs("POST", uri, headers.items(), payload)
         signature = sign(remote.access_key_secret, string_to_sign(request))

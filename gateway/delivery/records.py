@@ -48,6 +48,19 @@ class DeadLetter:
     reason: str
     dead_at_ms: int
     replayed_at_ms: int | None = None
+    #: The subscription's dead-letter queue it was also put into, and its MessageId there
+    #: (``None`` when the queue did not take it): docs/delivery.md#subscription-dead-letter-queues.
+    dead_letter_queue: str | None = None
+    dead_letter_queue_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Filed:
+    """A delivery just moved to the dead letters: the letter's id, and where its message went."""
+
+    letter_id: str
+    dead_letter_queue: str | None = None
+    dead_letter_queue_message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gateway.delivery import DeliveryError
-from gateway.delivery.formats import PushNotification, http_date
+from gateway.delivery.formats import PushNotification, http_date, render
 from gateway.delivery.keyring import KeyRing
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.signing import SigningKey, build_signed_push
@@ -41,6 +41,13 @@ def notification_of(job: DeliveryJob, account_id: str) -> PushNotification:
         message_tag=message.tag,
         publish_time_ms=message.publish_time_ms,
     )
+
+
+def queue_message_body(job: DeliveryJob, account_id: str) -> str:
+    """What a queue receives for a push, per NotifyContentFormat: the XML or JSON notification
+    (MessageTag included when the message has one), or the body alone (SIMPLIFIED)."""
+    fmt = job.subscription.notify_content_format
+    return render(notification_of(job, account_id), fmt).body.decode("utf-8")
 
 
 class HttpSender:

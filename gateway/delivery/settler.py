@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.delivery.records import Settlement
+from gateway.delivery.records import Filed, Settlement
 from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class Settler:
         self,
         store: DeliveryStore,
         owner: str,
-        on_settled: Callable[[list[Settlement], list[str | None]], None],
+        on_settled: Callable[[list[Settlement], list[Filed | None]], None],
         max_batch: int = 512,
         linger: float = 0.01,
     ) -> None:

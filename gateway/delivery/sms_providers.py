@@ -23,7 +23,13 @@ from gateway.delivery.acs3 import acs_date, sign_rpc
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError
 from gateway.delivery.sms import OutgoingSms, prepare_sms
-from gateway.delivery.transport import PushOutcome, PushResult, PushTransport, origin_of
+from gateway.delivery.transport import (
+    Origin,
+    PushOutcome,
+    PushResult,
+    PushTransport,
+    origin_of,
+)
 from gateway.topics.direct import SmsType
 
 DYSMS_VERSION: Final = "2017-05-25"
@@ -36,6 +42,14 @@ class SmsConfigError(DeliveryError):
 
 def _json(value: object) -> str:
     return json.dumps(value, **_COMPACT)  # type: ignore[arg-type]
+
+
+def _origin(url: str, setting: str) -> Origin:
+    """The origin of the URL a provider's setting names, or :class:`SmsConfigError`."""
+    try:
+        return origin_of(url)
+    except DeliveryError:
+        raise SmsConfigError(f"MNS_GATEWAY_{setting} is not an http(s) URL: {url!r}") from None
 
 
 # the Alibaba Cloud SMS API --------------------------------------------------------------------
@@ -113,12 +127,7 @@ class AliyunSmsSender:
                 "MNS_GATEWAY_SMS_PROVIDER=aliyun needs MNS_GATEWAY_SMS_ACCESS_KEY_ID and "
                 "MNS_GATEWAY_SMS_ACCESS_KEY_SECRET"
             )
-        try:
-            self.host = origin_of(endpoint).host_header
-        except DeliveryError:
-            raise SmsConfigError(
-                f"MNS_GATEWAY_SMS_ENDPOINT is not an http(s) URL: {endpoint!r}"
-            ) from None
+        self.host = _origin(endpoint, "SMS_ENDPOINT").host_header
         self.url = f"{urlsplit(endpoint).scheme}://{self.host}/"
         self.transport = transport
         self.access_key_id = access_key_id
@@ -186,12 +195,7 @@ class WebhookSmsSender:
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        try:
-            origin_of(url)
-        except DeliveryError:
-            raise SmsConfigError(
-                f"MNS_GATEWAY_SMS_WEBHOOK_URL is not an http(s) URL: {url!r}"
-            ) from None
+        _origin(url, "SMS_WEBHOOK_URL")
         self.transport = transport
         self.url = url
         self.secret = secret

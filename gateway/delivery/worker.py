@@ -23,13 +23,13 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from gateway.delivery.records import Attempt, DeliveryJob, Settlement
+from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
 from gateway.delivery.settler import Settler
 from gateway.delivery.transport import PushResult
 from gateway.metrics import GatewayMetrics
-from gateway.oplog import Action, NullOperationLog, OperationLog
+from gateway.oplog import Action, Field, NullOperationLog, OperationLog
 from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
@@ -239,8 +239,9 @@ class DeliveryWorker:
         now = time.monotonic()
         if now >= self._next_expiry:
             self._next_expiry = now + self.options.expiry_interval
-            for _ in self.store.expire():
+            for filed in self.store.expire():
                 self.metrics.dead_letters.labels("expired").inc()
+                self._count_dead_letter_queue(filed)
 
     # one delivery -------------------------------------------------------------------------
     def _process(self, job: DeliveryJob) -> None:
@@ -282,15 +283,24 @@ class DeliveryWorker:
             return Settlement(job, attempt, dead_reason="retries exhausted")
         return Settlement(job, attempt, retry_at_ms=self.store.now_ms() + int(delay * 1000))
 
-    def _settled(self, batch: list[Settlement], letters: list[str | None]) -> None:
+    def _settled(self, batch: list[Settlement], letters: list[Filed | None]) -> None:
         for settlement, letter in zip(batch, letters, strict=True):
             if letter is not None:
                 reason = settlement.dead_reason or "unknown"
                 self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
-                self._log(settlement.job, None, action=Action.DEAD_LETTER, error=reason)
+                self._count_dead_letter_queue(letter)
+                self._log(
+                    settlement.job, None, action=Action.DEAD_LETTER, error=reason, filed=letter
+                )
         with self._idle:
             self._unsettled -= len(batch)
             self._idle.notify_all()
+
+    def _count_dead_letter_queue(self, filed: Filed) -> None:
+        if filed.dead_letter_queue and filed.dead_letter_queue_message_id:
+            self.metrics.dead_letter_queue_messages.labels(
+                "subscription", filed.dead_letter_queue
+            ).inc()
 
     def _count(self, result: PushResult) -> None:
         self.metrics.attempts.labels(
@@ -305,6 +315,7 @@ class DeliveryWorker:
         *,
         action: Action = Action.PUSH_MESSAGE,
         error: str | None = None,
+        filed: Filed | None = None,
     ) -> None:
         if not job.logging_enabled:
             return
@@ -328,4 +339,7 @@ class DeliveryWorker:
             )
         elif error:
             record["Error"] = error
+        if filed is not None and filed.dead_letter_queue_message_id:
+            record[Field.DEAD_LETTER_QUEUE.value] = filed.dead_letter_queue
+            record[Field.DEAD_LETTER_MESSAGE_ID.value] = filed.dead_letter_queue_message_id
         self.oplog.write(record)

@@ -240,8 +240,7 @@ def _is_path_or_url(target: str) -> bool:
     """The origin form (``/queues/q``), or the absolute form a client sends to a proxy
     (``http://host/queues/q``), which a server must accept too (RFC 9112, section 3.2.2); not
     the asterisk form (``*``) or the authority form (``CONNECT``'s ``host:port``)."""
-    parsed = parse_request_target(target)
-    return target.startswith("/") or parsed.authority is not None
+    return target.startswith("/") or parse_request_target(target).authority is not None
 
 
 def _head_too_large(limit: int) -> MNSError:

@@ -6,25 +6,22 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gateway.command_line import SettingsFor, emit, iso_utc, on_store, with_data_dir, with_json
 from gateway.config import Settings
 from gateway.inbox.records import InboxKind, query_from
 
-SettingsFor = Callable[[argparse.Namespace], Settings]
+if TYPE_CHECKING:
+    from gateway.store.base import Store
 
 #: What each kind shows after its common lines, in order.
 _DETAILS: dict[InboxKind, tuple[str, ...]] = {
     InboxKind.SMS: ("PhoneNumber", "SignName", "TemplateCode", "TemplateParam"),
     InboxKind.MAIL: ("From", "To", "Subject", "IsHtml", "ReplyTo", "Body"),
 }
-
-
-def iso_time(epoch_ms: int) -> str:
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
 
 
 def describe(kind: InboxKind, document: Mapping[str, Any]) -> str:
@@ -34,7 +31,7 @@ def describe(kind: InboxKind, document: Mapping[str, Any]) -> str:
     blocks = []
     for entry in messages:
         lines = [
-            f"{iso_time(entry['Time'])}  {entry['MessageId']}",
+            f"{iso_utc(entry['Time'])}  {entry['MessageId']}",
             f"  topic {entry['TopicName']}, subscription {entry['SubscriptionName']}",
         ]
         for name in _DETAILS[kind]:
@@ -45,38 +42,34 @@ def describe(kind: InboxKind, document: Mapping[str, Any]) -> str:
     return "\n\n".join(blocks)
 
 
-def run_inbox(settings_for: SettingsFor, args: argparse.Namespace) -> int:
-    from gateway.server import open_store
-
+def _entries(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
     kind = InboxKind(args.kind)
-    store = open_store(settings_for(args))
-    try:
-        if args.clear:
-            document: dict[str, Any] = {"Deleted": store.inbox.clear(kind)}
-            text: Callable[[dict[str, Any]], str] = lambda d: f"deleted {d['Deleted']} entries"  # noqa: E731
-        else:
-            query = query_from(
-                {
-                    "recipient": args.recipient or "",
-                    "topic": args.topic or "",
-                    "since": args.since or "",
-                    "until": args.until or "",
-                    "limit": str(args.limit),
-                }
-            )
-            entries = store.inbox.entries(kind, query)
-            document = {"Messages": [dict(entry.document) for entry in entries]}
-            text = lambda d: describe(kind, d)  # noqa: E731
-    finally:
-        store.close()
-    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text(document))
+    if args.clear:
+        return {"Deleted": store.inbox.clear(kind)}
+    query = query_from(
+        {
+            "recipient": args.recipient or "",
+            "topic": args.topic or "",
+            "since": args.since or "",
+            "until": args.until or "",
+            "limit": str(args.limit),
+        }
+    )
+    return {"Messages": [dict(entry.document) for entry in store.inbox.entries(kind, query)]}
+
+
+def run_inbox(settings_for: SettingsFor, args: argparse.Namespace) -> int:
+    document = on_store(settings_for, args, partial(_entries, args))
+    if args.clear:
+        emit(args, document, lambda d: f"deleted {d['Deleted']} entries")
+    else:
+        emit(args, document, partial(describe, InboxKind(args.kind)))
     return 0
 
 
 def add_inbox_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], settings_for: SettingsFor
 ) -> None:
-    """``settings_for(args)``: the command line's settings (flags over the environment)."""
     inbox = commands.add_parser(
         "inbox", help="SMS and mail kept instead of sent (MNS_GATEWAY_INBOX=1)"
     )
@@ -87,6 +80,6 @@ def add_inbox_command(
     inbox.add_argument("--until", help="only up to this time (ISO 8601 or epoch ms)")
     inbox.add_argument("--limit", type=int, default=1000, help="at most this many (1-1000)")
     inbox.add_argument("--clear", action="store_true", help="empty this inbox instead")
-    inbox.add_argument("--json", action="store_true", help="print JSON, for scripts")
-    inbox.add_argument("--data-dir", help="where the SQLite database and keys live")
+    with_json(inbox)
+    with_data_dir(inbox)
     inbox.set_defaults(handler=partial(run_inbox, settings_for))

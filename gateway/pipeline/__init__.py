@@ -1,4 +1,4 @@
-"""The delivery-report pipeline over operation logs (issue 6).
+"""The delivery-report pipeline over operation logs (docs/pipeline.md).
 
 Nothing here imports PySpark at import time: ``gateway.cli`` imports
 :mod:`gateway.pipeline.report` to register the ``report`` sub-command, and the gateway must run

@@ -74,6 +74,9 @@ ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
     "SubscriptionNotExist": (404, "The subscription you provided does not exist."),
     "SubscriptionAlreadyExist": (409, "The subscription you want to create already exists."),
     "EndpointInvalid": (400, "The format of endpoint you provided is invalid."),
+    # Ordered queues: a message sent without its group (the "Ordered message" page names the
+    # code; the status is ours, as for every other refused request body).
+    "FifoMissingMessageGroupId": (400, "MessageGroupId is required for a FIFO queue."),
     # Temporary credentials: the MNS table has no codes of its own for them; these are the
     # Alibaba Cloud ones for the same faults (docs/protocol.md#temporary-credentials).
     "InvalidSecurityToken": (403, "The security token you provided is invalid."),

@@ -1,9 +1,13 @@
 """What queue and topic messages have in common: the body, required and never empty, and the
-properties of the newer SDKs (UserProperties, SystemProperties, MessageGroupId), kept exactly as
-the client sent them and returned unchanged."""
+properties of the newer SDKs (UserProperties, SystemProperties, MessageGroupId), validated as
+the service documents them (docs/protocol.md#message-properties), then kept exactly as the
+client sent them and returned unchanged."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 from xml.etree.ElementTree import Element
@@ -16,6 +20,15 @@ PROPERTY_CONTAINERS: Final = (
     ("UserProperties", "PropertyValue"),
     ("SystemProperties", "SystemPropertyValue"),
 )
+MAX_USER_PROPERTIES: Final = 50
+MAX_NAME_LENGTH: Final = 256
+MAX_VALUE_LENGTH: Final = 4096
+USER_TYPES: Final = frozenset({"STRING", "NUMBER", "BOOLEAN", "BINARY"})
+#: The system properties the SDKs can set (``SystemPropertyName``), all of type STRING.
+SYSTEM_NAMES: Final = frozenset(
+    {"traceparent", "tracestate", "baggage", "DLQMessageType", "DLQSourceArn", "DLQOriginMessageId"}
+)
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def message_body(element: Element) -> str:
@@ -28,7 +41,7 @@ def message_body(element: Element) -> str:
 
 
 def parse_properties(element: Element) -> dict[str, Any]:
-    """UserProperties, SystemProperties and MessageGroupId, kept as the client sent them."""
+    """UserProperties, SystemProperties and MessageGroupId, validated and kept as sent."""
     properties: dict[str, Any] = {}
     for container, item in PROPERTY_CONTAINERS:
         node = child(element, container)
@@ -38,10 +51,83 @@ def parse_properties(element: Element) -> dict[str, Any]:
             ]
             if values:
                 properties[container] = values
+    validate_user_properties(properties.get("UserProperties") or [])
+    validate_system_properties(properties.get("SystemProperties") or [])
     group = child_text(element, "MessageGroupId")
     if group:
         properties["MessageGroupId"] = group
     return properties
+
+
+def _invalid(message: str) -> MNSError:
+    return MNSError("InvalidArgument", message)
+
+
+def validate_user_properties(values: list[dict[str, str]]) -> None:
+    """At most 50; names of letters, digits, ``_``, ``-`` and ``.`` (not first or last, never
+    two in a row), up to 256 characters, unique; types String, Number, Boolean or Binary in any
+    case; values up to 4096 characters, ``true``/``false`` for Boolean, base64 for Binary."""
+    if len(values) > MAX_USER_PROPERTIES:
+        raise _invalid(f"A message can have at most {MAX_USER_PROPERTIES} UserProperties.")
+    seen: set[str] = set()
+    for value in values:
+        name = _checked_name(value.get("Name", ""), seen)
+        kind = value.get("Type", "").upper()
+        if kind not in USER_TYPES:
+            raise _invalid(
+                f"The Type of property {name} should be STRING, NUMBER, BOOLEAN or BINARY."
+            )
+        _check_value(name, kind, value.get("Value", ""))
+
+
+def _checked_name(name: str, seen: set[str]) -> str:
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        raise _invalid(f"A property name should be 1 to {MAX_NAME_LENGTH} characters long.")
+    if not _NAME.fullmatch(name) or name[0] == "." or name[-1] == "." or ".." in name:
+        raise _invalid(
+            f"The property name {name!r} is invalid: letters, digits, '_', '-' and '.' only, "
+            "not starting or ending with '.', no '..'."
+        )
+    if name in seen:
+        raise _invalid(f"The property name {name} is used more than once.")
+    seen.add(name)
+    return name
+
+
+def _check_value(name: str, kind: str, value: str) -> None:
+    if len(value) > MAX_VALUE_LENGTH:
+        raise _invalid(f"The value of property {name} should not exceed {MAX_VALUE_LENGTH}.")
+    if kind == "BOOLEAN" and value not in ("true", "false"):
+        raise _invalid(f"The value of BOOLEAN property {name} should be true or false.")
+    if kind == "BINARY":
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise _invalid(f"The value of BINARY property {name} should be base64.") from exc
+
+
+def validate_system_properties(values: list[dict[str, str]]) -> None:
+    """Only the names the SDKs define, each once, of type STRING, values up to 4096."""
+    seen: set[str] = set()
+    for value in values:
+        name = value.get("Name", "")
+        if name not in SYSTEM_NAMES:
+            raise _invalid(f"Unknown system property {name!r}.")
+        if name in seen:
+            raise _invalid(f"The system property {name} is used more than once.")
+        seen.add(name)
+        if value.get("Type", "").upper() != "STRING":
+            raise _invalid(f"The Type of system property {name} should be STRING.")
+        _check_value(name, "STRING", value.get("Value", ""))
+
+
+def properties_size(properties: Mapping[str, Any]) -> int:
+    """What UserProperties add to a message's size: every name, type and value, in UTF-8 bytes
+    (they count against MaximumMessageSize with the body)."""
+    return sum(
+        len((entry.get("Name", "") + entry.get("Type", "") + entry.get("Value", "")).encode())
+        for entry in properties.get("UserProperties") or []
+    )
 
 
 def property_nodes(properties: Mapping[str, Any]) -> list[XmlNode]:
@@ -56,3 +142,10 @@ def property_nodes(properties: Mapping[str, Any]) -> list[XmlNode]:
         if entries:
             nodes.append((container, entries))
     return nodes
+
+
+def carried_properties(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """What a topic message hands on to a queue it is delivered to: MessageGroupId,
+    UserProperties and SystemProperties (docs/delivery.md#properties-carried-to-queues)."""
+    keys = ("MessageGroupId", *(container for container, _ in PROPERTY_CONTAINERS))
+    return {key: attributes[key] for key in keys if attributes.get(key)}

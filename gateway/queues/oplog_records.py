@@ -7,8 +7,13 @@ how :mod:`gateway.oplog` expects them.
 
 from __future__ import annotations
 
-from gateway.oplog import Action, RequestFacts
+from typing import TYPE_CHECKING
+
+from gateway.oplog import Action, Field, RequestFacts
 from gateway.queues.records import QueueMessage, SentMessage, VisibilityChange
+
+if TYPE_CHECKING:
+    from gateway.store.dead_letter_queue_sql import Moved
 
 
 def sent_records(facts: RequestFacts, action: Action, sent: list[SentMessage]) -> list[dict]:
@@ -56,3 +61,19 @@ def visibility_record(facts: RequestFacts, handle_in: str, change: VisibilityCha
         ReceiptHandleInResponse=change.receipt_handle,
         NextVisibleTime=change.next_visible_time,
     )
+
+
+def dead_lettered_records(facts: RequestFacts, moved: list[Moved]) -> list[dict]:
+    """One DeadLetter record per message a receive moved to the dead-letter queue."""
+    return [
+        facts.record(
+            Action.DEAD_LETTER,
+            MessageId=m.message_id,
+            DequeueCount=m.dequeue_count,
+            **{
+                Field.DEAD_LETTER_QUEUE.value: m.dead_letter_queue,
+                Field.DEAD_LETTER_MESSAGE_ID.value: m.dead_letter_message_id,
+            },
+        )
+        for m in moved
+    ]

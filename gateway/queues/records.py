@@ -8,10 +8,12 @@ times in epoch milliseconds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Final
 
-from gateway.protocol.errors import invalid_argument
+from gateway.protocol.errors import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
+from gateway.queues.dead_letters import DeadLetterPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +60,27 @@ CHANGE_VISIBILITY_TIMEOUT: Final = AttributeRange("VisibilityTimeout", 0, 43200,
 MAX_BATCH_BODY_BYTES: Final = 65536
 
 
+class QueueType(StrEnum):
+    """A standard queue, or an ordered one: at most one message of each MessageGroupId in
+    flight, in send order (docs/queues.md#ordered-queues). Spelled as the control-plane API
+    spells it; parsed in any case."""
+
+    NORMAL = "normal"
+    FIFO = "fifo"
+
+    @classmethod
+    def parse(cls, text: str) -> QueueType:
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            raise MNSError(
+                "InvalidArgument", "The value of QueueType should be normal or fifo."
+            ) from None
+
+
 @dataclass(frozen=True, slots=True)
 class QueueAttributes:
-    """The six attributes a client sets; the defaults are the service's."""
+    """The attributes a client sets; the defaults are the service's."""
 
     delay_seconds: int = DELAY_SECONDS.default
     maximum_message_size: int = MAXIMUM_MESSAGE_SIZE.default
@@ -68,6 +88,13 @@ class QueueAttributes:
     visibility_timeout: int = VISIBILITY_TIMEOUT.default
     polling_wait_seconds: int = POLLING_WAIT_SECONDS.default
     logging_enabled: bool = False
+    #: Set at creation only (docs/queues.md#ordered-queues).
+    queue_type: QueueType = QueueType.NORMAL
+    dead_letter_policy: DeadLetterPolicy | None = None
+
+    @property
+    def ordered(self) -> bool:
+        return self.queue_type is QueueType.FIFO
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ response otherwise).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Final
 from xml.etree.ElementTree import Element
 
@@ -17,6 +18,8 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
 from gateway.protocol.properties import message_body, parse_properties, property_nodes
 from gateway.protocol.xml import XmlNode, child_text, children
+from gateway.queues import dead_letters
+from gateway.queues.dead_letters import PolicyUpdate
 from gateway.queues.records import (
     DELAY_SECONDS,
     MAX_BATCH_BODY_BYTES,
@@ -25,7 +28,9 @@ from gateway.queues.records import (
     MessageCounts,
     NewMessage,
     Queue,
+    QueueAttributes,
     QueueMessage,
+    QueueType,
     SentMessage,
 )
 from gateway.queues.states import body_size
@@ -52,9 +57,20 @@ def root_name(body: bytes) -> str:
 
 
 # queues ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class QueueChanges:
+    """What a SetQueueAttributes body sent: attribute values by field name, and QueueType and
+    DlqPolicy when present."""
+
+    values: dict[str, int | bool] = field(default_factory=dict)
+    queue_type: QueueType | None = None
+    dead_letter_policy: PolicyUpdate | None = None
+
+
 def queue_attribute_changes(root: Element | None, *, defaults: bool) -> dict[str, int | bool]:
-    """The attributes in a ``<Queue>`` body by field name; with ``defaults`` every attribute,
-    the service's default standing in for an absent one (CreateQueue), else only those sent."""
+    """The numeric and boolean attributes in a ``<Queue>`` body by field name; with
+    ``defaults`` every one, the service's default standing in for an absent one (CreateQueue),
+    else only those sent."""
     changes: dict[str, int | bool] = {}
     for attribute in QUEUE_RANGES:
         text = child_text(root, attribute.element) if root is not None else None
@@ -68,8 +84,39 @@ def queue_attribute_changes(root: Element | None, *, defaults: bool) -> dict[str
     return changes
 
 
+def _queue_type(root: Element | None) -> QueueType | None:
+    text = child_text(root, "QueueType") if root is not None else None
+    return QueueType.parse(text) if text else None
+
+
+def new_queue_attributes(name: str, root: Element | None) -> QueueAttributes:
+    """CreateQueue's attributes: those sent, the service's defaults for the others."""
+    update = dead_letters.parse_policy(root)
+    policy = update.apply(None, receive_count=True) if update else None
+    dead_letters.check_not_own(name, policy)
+    return QueueAttributes(
+        **queue_attribute_changes(root, defaults=True),  # type: ignore[arg-type]
+        queue_type=_queue_type(root) or QueueType.NORMAL,
+        dead_letter_policy=policy,
+    )
+
+
+def changed_queue_attributes(root: Element | None) -> QueueChanges:
+    """SetQueueAttributes: only what was sent."""
+    return QueueChanges(
+        queue_attribute_changes(root, defaults=False),
+        _queue_type(root),
+        dead_letters.parse_policy(root),
+    )
+
+
 def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
-    """GetQueueAttributes' elements (``counts`` ``None``: ListQueue's meta, without counts)."""
+    """GetQueueAttributes' elements (``counts`` ``None``: ListQueue's meta, without counts).
+
+    QueueType always, DlqPolicy when the queue has one, as JSON text: the official Python SDK
+    reads every child of ``<Queue>`` as text and fails on nested elements
+    (docs/queues.md#the-dlqpolicy-element).
+    """
     a = queue.attributes
     nodes: list[XmlNode] = [
         ("QueueName", queue.name),
@@ -87,7 +134,10 @@ def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
             ("InactiveMessages", str(counts.inactive)),
             ("DelayMessages", str(counts.delayed)),
         ]
-    return [*nodes, ("LoggingEnabled", render_bool(a.logging_enabled))]
+    nodes += [("LoggingEnabled", render_bool(a.logging_enabled)), ("QueueType", a.queue_type)]
+    if a.dead_letter_policy is not None:
+        nodes.append((dead_letters.ELEMENT, a.dead_letter_policy.to_json()))
+    return nodes
 
 
 # sending --------------------------------------------------------------------------------------

@@ -62,9 +62,13 @@ def compose_store(
     max_queues: int | None = DEFAULT_MAX_QUEUES,
     recheck_seconds: float = DEFAULT_RECHECK_SECONDS,
     monotonic: Callable[[], float] = time.monotonic,
+    region: str = "local",
+    account_id: str = "1234567890",
 ) -> Store:
     """The store over ``database``: ``max_waiters`` long polls per process, ``max_queues`` queues
-    (``None``: no limit), long polls re-checking the queue at least every ``recheck_seconds``."""
+    (``None``: no limit), long polls re-checking the queue at least every ``recheck_seconds``;
+    ``region`` and ``account_id`` name its queues in the DLQSourceArn of dead-lettered
+    messages."""
     ids = MessageIdFactory()
     wakeups = Wakeups(database.notifier, WaiterHub(max_waiters))
     queues = QueueStore(
@@ -75,13 +79,17 @@ def compose_store(
         max_queues=max_queues,
         recheck_seconds=recheck_seconds,
         monotonic=monotonic,
+        region=region,
+        account_id=account_id,
     )
     return Store(
         database=database,
         clock=clock,
         topics=TopicStore(database, clock, wakeups=wakeups, ids=ids),
         queues=queues,
-        deliveries=DeliveryStore(database, clock, wakeups=wakeups, queues=queues),
+        deliveries=DeliveryStore(
+            database, clock, wakeups=wakeups, queues=queues, region=region, account_id=account_id
+        ),
         wakeups=wakeups,
         account=AccountStore(database),
         credentials=TemporaryCredentialStore(database, clock),

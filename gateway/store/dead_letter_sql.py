@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob
+from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.store import delivery_sql, topic_sql
@@ -18,22 +18,37 @@ from gateway.topics.records import TOPIC_MESSAGE_RETENTION_SECONDS, Subscription
 _RETENTION_MS = TOPIC_MESSAGE_RETENTION_SECONDS * 1000
 
 
+#: Puts a dead letter's message into its subscription's dead-letter queue, in the same
+#: transaction; the queue and the new MessageId (``None`` when the queue refused it).
+Forward = Callable[[Connection, DeliveryJob], tuple[str, str | None]]
+
+
 def dead_letter(
-    conn: Connection, job: DeliveryJob, attempt: Attempt | None, reason: str, now_ms: int
-) -> str | None:
-    """Move a delivery to the dead letters with its whole history; ``None`` if already gone."""
+    conn: Connection,
+    job: DeliveryJob,
+    attempt: Attempt | None,
+    reason: str,
+    now_ms: int,
+    forward: Forward | None = None,
+) -> Filed | None:
+    """Move a delivery to the dead letters with its whole history, and (``forward``) its message
+    into the subscription's dead-letter queue; ``None`` if the delivery was already gone."""
     if attempt is not None:
         delivery_sql.record_attempt(conn, job.delivery_id, attempt)
     exists = conn.execute("SELECT id FROM deliveries WHERE id = ?", (job.delivery_id,)).fetchone()
     if exists is None:
         return None
+    queue, queue_message_id = None, None
+    if forward is not None and job.subscription.dead_letter_queue:
+        queue, queue_message_id = forward(conn, job)
     history = [a.fields() for a in delivery_sql.attempts_of(conn, job.delivery_id)]
     letter_id = f"{now_ms:013d}-{uuid.uuid4().hex[:12]}"
     m, s = job.message, job.subscription
     conn.execute(
         "INSERT INTO dead_letters (id, message_id, topic_name, subscription_name, endpoint,"
         " notify_strategy, notify_content_format, body, body_md5, tag, attributes, publish_time,"
-        " attempts, reason, dead_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " attempts, reason, dead_at, dlq_queue, dlq_message_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             letter_id,
             m.id,
@@ -50,10 +65,12 @@ def dead_letter(
             json.dumps(history),
             reason,
             now_ms,
+            queue,
+            queue_message_id,
         ),
     )
     delivery_sql.complete(conn, [job.delivery_id])
-    return letter_id
+    return Filed(letter_id, queue, queue_message_id)
 
 
 def _letter(row: Row) -> DeadLetter:
@@ -72,6 +89,8 @@ def _letter(row: Row) -> DeadLetter:
         reason=row["reason"],
         dead_at_ms=row["dead_at"],
         replayed_at_ms=row["replayed_at"],
+        dead_letter_queue=row["dlq_queue"],
+        dead_letter_queue_message_id=row["dlq_message_id"],
     )
 
 

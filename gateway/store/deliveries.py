@@ -3,9 +3,12 @@ letters, replays and the daily expiry."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from gateway.delivery.records import DeadLetter, DeliveryJob, Settlement
+from gateway.delivery.dead_letter_pushes import dead_letter_message
+from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
+from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.store import dead_letter_sql, delivery_sql
 from gateway.store.database import Database
@@ -22,11 +25,15 @@ class DeliveryStore:
         *,
         wakeups: Wakeups,
         queues: QueueStore,
+        region: str = "local",
+        account_id: str = "1234567890",
     ) -> None:
         self.database = database
         self.clock = clock
         self.wakeups = wakeups
         self.queues = queues
+        self.region = region
+        self.account_id = account_id
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -53,28 +60,40 @@ class DeliveryStore:
         return self.database.read(lambda c: delivery_sql.due_count(c, now))
 
     # outcomes ---------------------------------------------------------------------------------
-    def settle(self, owner: str, settlements: Sequence[Settlement]) -> list[str | None]:
-        """Record many attempts' outcomes in one transaction; dead letter ids where made.
+    def settle(self, owner: str, settlements: Sequence[Settlement]) -> list[Filed | None]:
+        """Record many attempts' outcomes in one transaction; where a delivery was moved to the
+        dead letters, what was filed.
 
         Successes, the common case, are removed together: two statements for the whole batch.
         """
         now = self.now_ms()
 
-        def work(conn: Connection) -> list[str | None]:
+        def work(conn: Connection) -> list[Filed | None]:
             delivery_sql.complete(conn, delivery_sql.completed_ids(settlements))
             return [
-                None if s.succeeded else _settle_failure(conn, owner, s, now) for s in settlements
+                None if s.succeeded else self._settle_failure(conn, owner, s, now)
+                for s in settlements
             ]
 
-        return self.database.write(work, durable=False)
+        filed = self.database.write(work, durable=False)
+        self._wake_dead_letter_queues(filed)
+        return filed
 
-    def complete_into_queue(self, delivery_id: str, queue_name: str, body: str) -> str:
+    def complete_into_queue(
+        self,
+        delivery_id: str,
+        queue_name: str,
+        body: str,
+        properties: Mapping[str, Any] | None = None,
+    ) -> str:
         """Enqueue ``body`` into a local queue and complete the delivery in one transaction:
         neither lost nor enqueued twice. The new message's id; ``MNSError`` from the queue."""
         now_ms = self.now_ms()
 
         def work(conn: Connection) -> str:
-            message_id = self.queues.enqueue_in(conn, queue_name, body, now_ms=now_ms)
+            message_id = self.queues.enqueue_in(
+                conn, queue_name, body, now_ms=now_ms, properties=properties
+            )
             delivery_sql.complete(conn, [delivery_id])
             return message_id
 
@@ -82,18 +101,59 @@ class DeliveryStore:
         self.queues.notify(queue_name, 1)
         return message_id
 
-    def expire(self, limit: int = 500) -> list[str]:
+    def expire(self, limit: int = 500) -> list[Filed]:
         """Dead-letter deliveries whose message outlived retention; purge unneeded old messages."""
         now = self.now_ms()
 
-        def work(conn: Connection) -> list[str]:
+        def work(conn: Connection) -> list[Filed | None]:
             jobs = dead_letter_sql.expired_jobs(conn, now, limit)
-            letters = [dead_letter_sql.dead_letter(conn, job, None, "expired", now) for job in jobs]
+            letters = [self._dead_letter(conn, job, None, "expired", now) for job in jobs]
             dead_letter_sql.purge_orphans(conn, now)
             dead_letter_sql.purge_expired_messages(conn, now)
-            return [letter for letter in letters if letter]
+            return letters
 
-        return self.database.write(work)
+        filed = self.database.write(work)
+        self._wake_dead_letter_queues(filed)
+        return [letter for letter in filed if letter]
+
+    def _settle_failure(
+        self, conn: Connection, owner: str, settlement: Settlement, now_ms: int
+    ) -> Filed | None:
+        job = settlement.job
+        if settlement.dead_reason is not None:
+            return self._dead_letter(conn, job, settlement.attempt, settlement.dead_reason, now_ms)
+        assert settlement.retry_at_ms is not None and settlement.attempt is not None
+        delivery_sql.retry_later(
+            conn, job.delivery_id, owner, settlement.attempt, settlement.retry_at_ms
+        )
+        return None
+
+    def _dead_letter(
+        self,
+        conn: Connection,
+        job: DeliveryJob,
+        attempt: Attempt | None,
+        reason: str,
+        now_ms: int,
+    ) -> Filed | None:
+        def forward(conn: Connection, job: DeliveryJob) -> tuple[str, str | None]:
+            """Into the subscription's dead-letter queue; a queue that is gone or refuses
+            the message leaves it in the gateway's dead letters only."""
+            queue = job.subscription.dead_letter_queue or ""
+            message = dead_letter_message(job, region=self.region, account_id=self.account_id)
+            try:
+                message_id = self.queues.enqueue_in(
+                    conn, queue, message.body, now_ms=now_ms, properties=message.properties
+                )
+            except MNSError:
+                return queue, None
+            return queue, message_id
+
+        return dead_letter_sql.dead_letter(conn, job, attempt, reason, now_ms, forward)
+
+    def _wake_dead_letter_queues(self, filed: Sequence[Filed | None]) -> None:
+        for queue in {f.dead_letter_queue for f in filed if f and f.dead_letter_queue_message_id}:
+            self.queues.notify(queue)  # type: ignore[arg-type]
 
     # dead letters -----------------------------------------------------------------------------
     def list_dead_letters(
@@ -111,18 +171,3 @@ class DeliveryStore:
         delivery_id = self.database.write(lambda c: dead_letter_sql.replay(c, letter_id, now))
         self.wakeups.announce_deliveries()
         return delivery_id
-
-
-def _settle_failure(
-    conn: Connection, owner: str, settlement: Settlement, now_ms: int
-) -> str | None:
-    job = settlement.job
-    if settlement.dead_reason is not None:
-        return dead_letter_sql.dead_letter(
-            conn, job, settlement.attempt, settlement.dead_reason, now_ms
-        )
-    assert settlement.retry_at_ms is not None and settlement.attempt is not None
-    delivery_sql.retry_later(
-        conn, job.delivery_id, owner, settlement.attempt, settlement.retry_at_ms
-    )
-    return None

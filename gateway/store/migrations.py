@@ -124,7 +124,7 @@ INITIAL = Migration(
     )
     """,
         "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
-        # queues (issue 5): message states are derived from visible_at/expires_at, never stored;
+        # queues: message states are derived from visible_at/expires_at, never stored;
         # queue_messages_ready serves receive (one range per priority), queue_messages_expiry the
         # purge of expired messages.
         """
@@ -235,7 +235,51 @@ TEMPORARY_CREDENTIALS = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (INITIAL, SHARED_SETTINGS, INBOX, TEMPORARY_CREDENTIALS)
+#: Ordered queues and dead-letter queues. ``queue_groups`` holds one row per
+#: MessageGroupId of an ordered queue that has messages: the sequence its sends draw from and
+#: when its oldest message (the only one it may have in flight) can next be received; claims
+#: find receivable groups through ``queue_groups_ready`` instead of scanning messages
+#: (docs/queues.md#ordered-queues). ``group_id``/``group_seq`` are set on ordered queues'
+#: messages only, so the partial index costs standard queues nothing.
+ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
+    5,
+    "ordered queues, dead-letter queues",
+    (
+        "ALTER TABLE queues ADD COLUMN queue_type TEXT NOT NULL DEFAULT 'normal'",
+        "ALTER TABLE queues ADD COLUMN dlq_target TEXT",
+        "ALTER TABLE queues ADD COLUMN dlq_max_receive_count INTEGER",
+        "ALTER TABLE queues ADD COLUMN dlq_enabled INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE queue_messages ADD COLUMN group_id TEXT",
+        "ALTER TABLE queue_messages ADD COLUMN group_seq BIGINT",
+        """
+        CREATE INDEX IF NOT EXISTS queue_messages_group
+            ON queue_messages (queue_name, group_id, group_seq) WHERE group_id IS NOT NULL
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS queue_groups (
+            queue_name TEXT NOT NULL,
+            group_id TEXT NOT NULL,
+            next_seq BIGINT NOT NULL,
+            head_visible_at BIGINT NOT NULL,
+            PRIMARY KEY (queue_name, group_id)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS queue_groups_ready"
+        " ON queue_groups (queue_name, head_visible_at)",
+        "ALTER TABLE subscriptions ADD COLUMN dlq_target TEXT",
+        "ALTER TABLE subscriptions ADD COLUMN dlq_enabled INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE dead_letters ADD COLUMN dlq_queue TEXT",
+        "ALTER TABLE dead_letters ADD COLUMN dlq_message_id TEXT",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    INITIAL,
+    SHARED_SETTINGS,
+    INBOX,
+    TEMPORARY_CREDENTIALS,
+    ORDERED_AND_DEAD_LETTER_QUEUES,
+)
 
 _LEDGER = """
     CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -12,18 +12,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from functools import cache
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
+from gateway.queues.dead_letters import DeadLetterPolicy
 from gateway.queues.receipts import Receipt
-from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage
+from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueMessage, QueueType
 from gateway.queues.states import MessageState, message_state
 from gateway.store.sql import Connection, Row, insert_rows, placeholders
 
-_ATTRIBUTE_COLUMNS = tuple(QueueAttributes.__dataclass_fields__)
+if TYPE_CHECKING:
+    from gateway.store.dead_letter_queue_sql import DeadLetterMover, Moved
+
+#: QueueAttributes fields stored in a column of the same name as integers.
+_NUMBER_COLUMNS: Final = (
+    "delay_seconds",
+    "maximum_message_size",
+    "message_retention_period",
+    "visibility_timeout",
+    "polling_wait_seconds",
+)
 #: Active (or expired) rows of one priority in receive order: one index range.
 _READY = (
     "SELECT * FROM queue_messages m WHERE queue_name = ? AND priority = ? AND visible_at <= ?"
@@ -63,6 +73,9 @@ class StoredMessage:
     expires_at: int
     receipt_nonce: int
     properties: Mapping[str, Any]
+    #: Ordered queues only: the message's group and its place in it (docs/queues.md#ordered-queues).
+    group_id: str | None = None
+    group_seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +104,31 @@ class Claimed:
 
 # queues ---------------------------------------------------------------------------------------
 def _queue(row: Row) -> Queue:
+    policy = None
+    if row["dlq_target"]:
+        policy = DeadLetterPolicy(
+            row["dlq_target"], row["dlq_max_receive_count"], bool(row["dlq_enabled"])
+        )
     attributes = QueueAttributes(
-        **{name: row[name] for name in _ATTRIBUTE_COLUMNS if name != "logging_enabled"},
+        **{name: row[name] for name in _NUMBER_COLUMNS},
         logging_enabled=bool(row["logging_enabled"]),
+        queue_type=QueueType(row["queue_type"]),
+        dead_letter_policy=policy,
     )
     return Queue(row["name"], row["create_time"], row["last_modify_time"], attributes)
+
+
+def _columns(attributes: QueueAttributes) -> dict[str, Any]:
+    values: dict[str, Any] = {name: getattr(attributes, name) for name in _NUMBER_COLUMNS}
+    policy = attributes.dead_letter_policy
+    values.update(
+        logging_enabled=int(attributes.logging_enabled),
+        queue_type=attributes.queue_type.value,
+        dlq_target=policy.target_queue if policy else None,
+        dlq_max_receive_count=policy.max_receive_count if policy else None,
+        dlq_enabled=int(policy.enabled) if policy else 0,
+    )
+    return values
 
 
 def get_queue(conn: Connection, name: str) -> Queue | None:
@@ -104,21 +137,9 @@ def get_queue(conn: Connection, name: str) -> Queue | None:
 
 
 def require_queue(conn: Connection, name: str) -> Queue:
-    return lookup_queue(conn, name)()
-
-
-def lookup_queue(conn: Connection, name: str) -> Callable[[], Queue]:
-    """The queue's look-up sent now, its result read when first asked for (QueueNotExist then):
-    in PostgreSQL's pipeline mode, statements sent before it is asked for share its round trip."""
-    result = conn.execute("SELECT * FROM queues WHERE name = ?", (name,))
-
-    @cache
-    def queue() -> Queue:
-        row = result.fetchone()
-        if row is None:
-            raise MNSError("QueueNotExist")
-        return _queue(row)
-
+    queue = get_queue(conn, name)
+    if queue is None:
+        raise MNSError("QueueNotExist")
     return queue
 
 
@@ -133,8 +154,7 @@ def create_queue(conn: Connection, queue: Queue, max_queues: int | None) -> bool
         count = conn.execute("SELECT COUNT(*) AS n FROM queues").fetchone()["n"]
         if count >= max_queues:
             raise MNSError("QueueNumExceededLimit")
-    values = asdict(queue.attributes)
-    values["logging_enabled"] = int(values["logging_enabled"])
+    values = _columns(queue.attributes)
     columns = ("name", "create_time", "last_modify_time", *values)
     inserted = conn.execute(
         f"INSERT INTO queues ({', '.join(columns)}) VALUES ({placeholders(len(columns))})"
@@ -146,23 +166,20 @@ def create_queue(conn: Connection, queue: Queue, max_queues: int | None) -> bool
     return create_queue(conn, queue, None)  # created meanwhile by someone else: compare
 
 
-def set_queue_attributes(
-    conn: Connection, name: str, changes: Mapping[str, int | bool], now: int
-) -> Queue:
-    """Apply ``changes`` (attribute name -> value, absent ones unchanged); the queue after."""
-    require_queue(conn, name)
-    if changes:
-        assignments = ", ".join(f"{column} = ?" for column in changes)
-        conn.execute(
-            f"UPDATE queues SET {assignments}, last_modify_time = ? WHERE name = ?",
-            (*(int(value) for value in changes.values()), now, name),
-        )
-    return require_queue(conn, name)
+def update_queue(conn: Connection, name: str, attributes: QueueAttributes, now: int) -> None:
+    """Store ``attributes`` as the queue's; LastModifyTime becomes ``now``."""
+    values = _columns(attributes)
+    assignments = ", ".join(f"{column} = ?" for column in values)
+    conn.execute(
+        f"UPDATE queues SET {assignments}, last_modify_time = ? WHERE name = ?",
+        (*values.values(), now, name),
+    )
 
 
 def delete_queue(conn: Connection, name: str) -> None:
     """Delete the queue and every message in it (a missing queue is not an error)."""
     conn.execute("DELETE FROM queue_messages WHERE queue_name = ?", (name,))
+    conn.execute("DELETE FROM queue_groups WHERE queue_name = ?", (name,))
     conn.execute("DELETE FROM queues WHERE name = ?", (name,))
 
 
@@ -197,7 +214,7 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
     insert_rows(
         conn,
         "queue_messages (id, queue_name, body, body_md5, priority, enqueue_time, visible_at,"
-        " expires_at, dequeue_count, receipt_nonce, properties)",
+        " expires_at, dequeue_count, receipt_nonce, properties, group_id, group_seq)",
         [
             (
                 m.id,
@@ -211,13 +228,15 @@ def insert_messages(conn: Connection, messages: Sequence[StoredMessage]) -> None
                 0,
                 m.receipt_nonce,
                 json.dumps(m.properties) if m.properties else None,
+                m.group_id,
+                m.group_seq,
             )
             for m in messages
         ],
     )
 
 
-def _fields(row: Row, **overrides: Any) -> dict[str, Any]:
+def message_fields(row: Row, **overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {
         "message_id": row["id"],
         "body": row["body"],
@@ -234,7 +253,7 @@ def _fields(row: Row, **overrides: Any) -> dict[str, Any]:
 
 
 def _message(row: Row) -> QueueMessage:
-    return QueueMessage(**_fields(row))
+    return QueueMessage(**message_fields(row))
 
 
 def priorities_in_use(conn: Connection, queue_name: str) -> Iterator[int]:
@@ -270,8 +289,8 @@ def ready_rows(
 def _ready_rows_by_priority(
     conn: Connection, queue_name: str, now_ms: int, limit: int, *, lock: bool
 ) -> list[Row]:
-    """:func:`ready_rows` with each priority's look-up and its rows in one statement: a round
-    trip per priority in use rather than two (a receive's transaction is five round trips)."""
+    """:func:`ready_rows` with each priority's look-up and its rows in one statement: one round
+    trip per priority in use rather than two."""
     statement = _NEXT_PRIORITY_READY.format(lock=conn.dialect.lock_skipping("m") if lock else "")
     rows: list[Row] = []
     priority = 0
@@ -316,24 +335,31 @@ def claim(
     count: int,
     *,
     now_ms: int,
-    invisible_until: Callable[[], int],
+    invisible_until: int,
     new_nonce: Callable[[], int],
-) -> list[Claimed]:
-    """Make up to ``count`` Active messages Inactive until ``invisible_until()`` (asked once
-    there are rows to claim), oldest first;
-    expired rows met on the way are deleted. One receive shares one nonce: each handle still
-    names its own message, and the MAC keeps one from being turned into another."""
+    mover: DeadLetterMover | None = None,
+) -> tuple[list[Claimed], list[Moved]]:
+    """Make up to ``count`` Active messages Inactive until ``invisible_until``, oldest first;
+    expired rows met on the way are deleted, and (with a ``mover``) a message this receive
+    would take past MaxReceiveCount moves to the dead-letter queue instead. One receive shares
+    one nonce: each handle still names its own message, and the MAC keeps one from being turned
+    into another."""
     claimed: list[Claimed] = []
-    for _ in range(8):  # each round either fills the batch or removes expired rows
+    moved: list[Moved] = []
+    for _ in range(8):  # each round either fills the batch or removes expired or moved rows
         rows = ready_rows(conn, queue_name, now_ms, count - len(claimed), lock=True)
         expired = [(r["id"],) for r in rows if _state(r, now_ms) is MessageState.EXPIRED]
         conn.executemany("DELETE FROM queue_messages WHERE id = ?", expired)
         live = [r for r in rows if _state(r, now_ms) is MessageState.ACTIVE]
-        if live:
-            claimed += take(conn, live, now_ms, invisible_until(), new_nonce())
-        if not expired or len(claimed) >= count:
+        moved_now = mover.move_due(conn, live) if mover else []
+        if moved_now:
+            gone = {m.message_id for m in moved_now}
+            live = [r for r in live if r["id"] not in gone]
+            moved += moved_now
+        claimed += take(conn, live, now_ms, invisible_until, new_nonce())
+        if not (expired or moved_now) or len(claimed) >= count:
             break
-    return claimed
+    return claimed, moved
 
 
 def take(conn: Connection, rows: list[Row], now_ms: int, until: int, nonce: int) -> list[Claimed]:
@@ -353,7 +379,7 @@ def take(conn: Connection, rows: list[Row], now_ms: int, until: int, nonce: int)
         rows = [row for row in rows if row["id"] in mine]
     return [
         Claimed(
-            _fields(
+            message_fields(
                 row,
                 next_visible_time=until,
                 dequeue_count=row["dequeue_count"] + 1,
@@ -382,32 +408,6 @@ def release(
         ).rowcount
         == 1
     )
-
-
-#: The queue, and the message its receipt names deleted if the queue exists: one round trip.
-_DELETE_IN_QUEUE = (
-    "WITH queue AS (SELECT * FROM queues WHERE name = ?), gone AS (DELETE FROM queue_messages"
-    f" WHERE {_CURRENT_RECEIPT} AND EXISTS (SELECT 1 FROM queue) RETURNING id)"
-    " SELECT queue.*, (SELECT COUNT(*) FROM gone) AS deleted FROM queue"
-)
-
-
-def delete_in_queue(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> Queue:
-    """DeleteMessage: the queue, once the message ``receipt`` names is deleted (QueueNotExist,
-    MessageNotExist). Where the database can, one statement (``WITH … DELETE``): a round trip
-    less, and no transaction needed around it."""
-    if not conn.dialect.writable_cte:
-        queue = require_queue(conn, queue_name)
-        if not delete_by_receipt(conn, queue_name, receipt, now_ms):
-            raise MNSError("MessageNotExist")
-        return queue
-    params = (queue_name, *_receipt_params(queue_name, receipt, now_ms))
-    row = conn.execute(_DELETE_IN_QUEUE, params).fetchone()
-    if row is None:
-        raise MNSError("QueueNotExist")
-    if row["deleted"] != 1:
-        raise MNSError("MessageNotExist")
-    return _queue(row)
 
 
 def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
-from gateway.queues import receipts
+from gateway.protocol.properties import properties_size
+from gateway.queues import dead_letters, receipts
+from gateway.queues.dead_letters import PolicyUpdate
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.receipts import Receipt, ReceiptSigner
 from gateway.queues.records import (
@@ -31,22 +34,26 @@ from gateway.queues.records import (
     Queue,
     QueueAttributes,
     QueueMessage,
+    QueueType,
     SentMessage,
     VisibilityChange,
 )
 from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
-from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub, long_poll
+from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
+from gateway.store import fifo_sql, queue_claims
 from gateway.store import queue_sql as sql
 from gateway.store.notifier import Wakeups
+from gateway.store.queue_receiving import PURGE_BATCH, QueueReceiving, Received
 from gateway.store.sql import Connection
 
 if TYPE_CHECKING:
     from gateway.store.database import Database
 
+T = TypeVar("T")
+
 #: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
 DEFAULT_MAX_QUEUES: Final = 1000
 PURGE_INTERVAL_SECONDS: Final = 60.0
-PURGE_BATCH: Final = 1000
 TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
 
 
@@ -70,16 +77,23 @@ class QueueStore:
         recheck_seconds: float = DEFAULT_RECHECK_SECONDS,
         receipt_secret: bytes | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        region: str = "local",
+        account_id: str = "1234567890",
     ) -> None:
         self.database = database
+        self.region = region
+        self.account_id = account_id
         self.clock = clock
         self.max_queues = max_queues
         self.wakeups = wakeups
-        self._recheck_seconds = recheck_seconds
-        self._monotonic = monotonic
+        self.monotonic = monotonic
         self._ids = ids
         self._signer = ReceiptSigner(receipt_secret) if receipt_secret else None
         self._last_purge = monotonic()
+        self._receiving = QueueReceiving(self, recheck_seconds=recheck_seconds)
+        #: Ordered queues seen here: their sends, deletes and visibility changes need a
+        #: transaction (:meth:`_write`).
+        self._ordered: set[str] = set()
 
     @property
     def waiters(self) -> WaiterHub:
@@ -93,11 +107,38 @@ class QueueStore:
         """True when created, False when an identical queue exists (409 for a different one)."""
         now = int(self.clock())
         queue = Queue(name, now, now, attributes)
-        return self.database.write(lambda c: sql.create_queue(c, queue, self.max_queues))
 
-    def set_queue_attributes(self, name: str, changes: Mapping[str, int | bool]) -> Queue:
+        def work(conn: Connection) -> bool:
+            _check_dead_letter_target(conn, name, attributes.dead_letter_policy)
+            return sql.create_queue(conn, queue, self.max_queues)
+
+        return self.database.write(work)
+
+    def set_queue_attributes(
+        self,
+        name: str,
+        changes: Mapping[str, int | bool],
+        *,
+        queue_type: QueueType | None = None,
+        dead_letter_policy: PolicyUpdate | None = None,
+    ) -> Queue:
+        """Change the attributes sent; QueueType only to what it is (it is set at creation), the
+        dead-letter policy field by field (docs/queues.md#the-dlqpolicy-element)."""
         now = int(self.clock())
-        queue = self.database.write(lambda c: sql.set_queue_attributes(c, name, changes, now))
+
+        def work(conn: Connection) -> Queue:
+            current = sql.require_queue(conn, name).attributes
+            if queue_type is not None and queue_type is not current.queue_type:
+                raise MNSError("InvalidArgument", "The QueueType of a queue cannot be changed.")
+            policy = current.dead_letter_policy
+            if dead_letter_policy is not None:
+                policy = dead_letter_policy.apply(policy, receive_count=True)
+                _check_dead_letter_target(conn, name, policy)
+            changed = replace(current, **changes, dead_letter_policy=policy)  # type: ignore[arg-type]
+            sql.update_queue(conn, name, changed, now)
+            return sql.require_queue(conn, name)
+
+        queue = self.database.write(work)
         self.notify(name)  # a shorter PollingWaitSeconds or delay concerns sleeping receivers
         return queue
 
@@ -108,6 +149,9 @@ class QueueStore:
             return sql.require_queue(conn, name), sql.message_counts(conn, name, now_ms)
 
         return self.database.read(work)
+
+    def queue_exists(self, name: str) -> bool:
+        return self.database.read(lambda c: sql.get_queue(c, name)) is not None
 
     def delete_queue(self, name: str) -> None:
         self.database.write(partial(sql.delete_queue, name=name))
@@ -123,18 +167,21 @@ class QueueStore:
         """Store ``messages``; a message over MaximumMessageSize fails alone (batch partial
         failure), anything else fails the request."""
         now_ms = self.now_ms()
-        purge = self._purge_due()
+        purge = self.purge_due()
 
-        def work(conn: Connection) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
-            queue = sql.require_queue(conn, name)
+        def work(
+            conn: Connection, atomic: bool
+        ) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
+            queue = self._require(conn, name, atomic)
             results = [self._prepare(queue, message, now_ms) for message in messages]
-            sql.insert_messages(conn, [r for r in results if isinstance(r, sql.StoredMessage)])
+            stored = [r for r in results if isinstance(r, sql.StoredMessage)]
+            sql.insert_messages(conn, fifo_sql.grouped(conn, queue, stored))
             if purge:  # on its own: a purge that failed would lose nothing
                 sql.purge_expired(conn, now_ms, PURGE_BATCH)
             return queue, results
 
         # A look, then one INSERT of every message: no transaction needed around them.
-        queue, results = self.database.write(work, atomic=False)
+        queue, results = self._write(name, work)
         stored = [r for r in results if isinstance(r, sql.StoredMessage)]
         active = sum(1 for message in stored if message.visible_at <= now_ms)
         if stored:
@@ -160,11 +207,14 @@ class QueueStore:
         """
         queue = sql.require_queue(conn, queue_name)
         message = NewMessage(body, priority, delay_seconds, dict(properties or {}))
-        prepared = self._prepare(queue, message, now_ms)
+        prepared = self._prepare(queue, message, now_ms, require_group=False)
         if isinstance(prepared, MNSError):
             raise prepared
-        sql.insert_messages(conn, [prepared])
+        sql.insert_messages(conn, fifo_sql.grouped(conn, queue, [prepared]))
         return prepared.id
+
+    def new_message_id(self, now_ms: int) -> str:
+        return self._ids.new_id(now_ms)
 
     def notify(self, queue_name: str, count: int | None = None) -> None:
         """Wake ``count`` long-polling receivers of ``queue_name`` (all when ``None``), here and
@@ -172,11 +222,17 @@ class QueueStore:
         self.wakeups.announce_queue(queue_name, count)
 
     def _prepare(
-        self, queue: Queue, message: NewMessage, now_ms: int
+        self, queue: Queue, message: NewMessage, now_ms: int, *, require_group: bool = True
     ) -> sql.StoredMessage | MNSError:
+        """The row for ``message``, or why it is refused: too large (the body with its
+        UserProperties), or an ordered queue's message without MessageGroupId (only a producer
+        must give one: docs/queues.md#ordered-queues)."""
         attributes = queue.attributes
-        if body_size(message.body) > attributes.maximum_message_size:
+        size = body_size(message.body) + properties_size(message.properties)
+        if size > attributes.maximum_message_size:
             return MNSError("InvalidArgument", TOO_LARGE)
+        if require_group and attributes.ordered and not message.properties.get("MessageGroupId"):
+            return MNSError("FifoMissingMessageGroupId")
         delay = effective_delay(message.delay_seconds, attributes.delay_seconds)
         return sql.StoredMessage(
             id=self._ids.new_id(now_ms),
@@ -209,91 +265,20 @@ class QueueStore:
         wait_seconds: int | None,
         *,
         client_connected: Callable[[], bool] = lambda: True,
-    ) -> tuple[Queue, list[QueueMessage]]:
-        """Claim up to ``count`` Active messages; when there are none, long-poll for
-        ``wait_seconds`` (``None``: the queue's PollingWaitSeconds).
-
-        ``client_connected()`` is asked before every claim: a receive whose client has gone
-        claims nothing and its long poll ends (docs/queues.md#clients-that-go-away).
-        """
-        if not client_connected():
-            return self._queue(name), []
-        queue, messages, _ = self._claim(name, count)
-        wait = queue.attributes.polling_wait_seconds if wait_seconds is None else wait_seconds
-        if messages or wait <= 0:
-            return queue, messages
-        deadline = self._monotonic() + wait
-        self.wakeups.listen_for_queues()
-        with self.waiters.register(name) as waiter:
-            if waiter is None:  # over the long-poll limit: MessageNotExist at once
-                return queue, []
-            found = long_poll(
-                waiter,
-                partial(self._attempt, name, count),
-                deadline=deadline,
-                monotonic=self._monotonic,
-                recheck_seconds=self._recheck_seconds,
-                wanted=client_connected,
-            )
-        if found is None and not client_connected():
-            # It may have been woken for a message it will not take: wake another instead.
-            self.waiters.notify(name, 1)
-        return found or (queue, [])
-
-    def _queue(self, name: str) -> Queue:
-        return self.database.read(partial(sql.require_queue, name=name))
-
-    def _attempt(
-        self, name: str, count: int
-    ) -> tuple[tuple[Queue, list[QueueMessage]] | None, float | None]:
-        """One look for a long poll: a cheap read first, the writer only if something is ready."""
-        now_ms = self.now_ms()
-
-        def probe(conn: Connection) -> tuple[bool, int | None]:
-            sql.require_queue(conn, name)
-            ready = bool(sql.ready_rows(conn, name, now_ms, 1))
-            return ready, None if ready else sql.next_due(conn, name, now_ms)
-
-        ready, due = self.database.read(probe)
-        if ready:
-            queue, messages, due = self._claim(name, count)
-            if messages:
-                return (queue, messages), None
-        return None, None if due is None else max(due - self.now_ms(), 0) / 1000
-
-    def _claim(self, name: str, count: int) -> tuple[Queue, list[QueueMessage], int | None]:
-        now_ms = self.now_ms()
-        purge = self._purge_due()
-
-        def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], int | None]:
-            # The look-up travels with the claim's first statement (PostgreSQL's pipeline): its
-            # result is read only once the claim needs the visibility timeout.
-            queue = sql.lookup_queue(conn, name)
-            visibility = lambda: queue().attributes.visibility_timeout  # noqa: E731
-            claimed = sql.claim(
-                conn,
-                name,
-                count,
-                now_ms=now_ms,
-                invisible_until=lambda: visible_after(now_ms, visibility()),
-                new_nonce=receipts.new_nonce,
-            )
-            if purge:
-                sql.purge_expired(conn, now_ms, PURGE_BATCH)
-            return queue(), claimed, None if claimed else sql.next_due(conn, name, now_ms)
-
-        queue, claimed, due = self.database.write(work)
-        return queue, [self._with_handle(name, c) for c in claimed], due
-
-    def _with_handle(self, name: str, claimed: sql.Claimed) -> QueueMessage:
-        receipt = Receipt(claimed.message_id, claimed.nonce, claimed.next_visible_time)
-        return claimed.message(self.signer().issue(name, receipt))
+    ) -> Received:
+        """Claim up to ``count`` receivable messages, long-polling for ``wait_seconds``
+        (``None``: the queue's PollingWaitSeconds); ``client_connected()`` is asked before
+        every claim (docs/queues.md#clients-that-go-away): :class:`~gateway.store.
+        queue_receiving.QueueReceiving`."""
+        return self._receiving.receive(name, count, wait_seconds, client_connected)
 
     def peek(self, name: str, count: int) -> tuple[Queue, list[QueueMessage]]:
+        """What a receive would get now, state unchanged."""
         now_ms = self.now_ms()
 
         def work(conn: Connection) -> tuple[Queue, list[QueueMessage]]:
-            return sql.require_queue(conn, name), sql.peek(conn, name, now_ms, count)
+            queue = sql.require_queue(conn, name)
+            return queue, queue_claims.peek(conn, queue, now_ms, count)
 
         return self.database.read(work)
 
@@ -311,10 +296,17 @@ class QueueStore:
             return 0
 
         def work(conn: Connection) -> int:
-            return sum(
+            queue = sql.get_queue(conn, name)
+            if queue is None:
+                return 0
+            # An ordered queue's group is free again with its head (docs/queues.md#ordered-queues).
+            groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r, _ in undo))
+            released = sum(
                 sql.release(conn, name, receipt, before, now_ms, receipts.new_nonce())
                 for receipt, before in undo
             )
+            fifo_sql.refresh_groups(conn, name, groups, now_ms)
+            return released
 
         released = self.database.write(work, durable=False)
         if released:
@@ -324,25 +316,36 @@ class QueueStore:
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:
         """Delete the message ``handle`` names; its MessageId."""
-        receipt = self.signer().verify(name, handle)
-        now_ms = self.now_ms()
-
-        work = partial(sql.delete_in_queue, queue_name=name, receipt=receipt, now_ms=now_ms)
-        return self.database.write(work, atomic=False), receipt.message_id
+        queue, (result,) = self._delete(name, [self.signer().verify(name, handle)])
+        if isinstance(result, MNSError):
+            raise result
+        return queue, result
 
     def delete_messages(
         self, name: str, handles: Sequence[str]
     ) -> tuple[Queue, list[str | MNSError]]:
-        """BatchDeleteMessage: per handle, the deleted MessageId or why it failed."""
-        checked = [_verified(self.signer(), name, handle) for handle in handles]
-        now_ms = self.now_ms()
+        """(Batch)DeleteMessage: per handle, the deleted MessageId or why it failed. In an
+        ordered queue a deleted head lets its group's next message be received."""
+        return self._delete(name, [_verified(self.signer(), name, handle) for handle in handles])
 
-        def work(conn: Connection) -> tuple[Queue, list[str | MNSError]]:
-            queue = sql.require_queue(conn, name)
-            return queue, [_delete_one(conn, name, item, now_ms) for item in checked]
+    def _delete(
+        self, name: str, checked: Sequence[Receipt | MNSError]
+    ) -> tuple[Queue, list[str | MNSError]]:
+        now_ms = self.now_ms()
+        receipts_ = [item for item in checked if isinstance(item, Receipt)]
+
+        def work(conn: Connection, atomic: bool) -> tuple[Queue, list[str | MNSError], int]:
+            queue = self._require(conn, name, atomic)
+            groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r in receipts_))
+            results = [_delete_one(conn, name, item, now_ms) for item in checked]
+            fifo_sql.refresh_groups(conn, name, groups, now_ms)
+            return queue, results, len(groups)
 
         # Each handle succeeds or fails alone (BatchDeleteMessage reports them one by one).
-        return self.database.write(work, atomic=False)
+        queue, results, groups = self._write(name, work)
+        if groups and any(isinstance(r, str) for r in results):
+            self.notify(name, groups)  # each group's next message may be receivable now
+        return queue, results
 
     def change_visibility(
         self, name: str, handle: str, seconds: int
@@ -351,17 +354,42 @@ class QueueStore:
         now_ms = self.now_ms()
         until, nonce = visible_after(now_ms, seconds), receipts.new_nonce()
 
-        def work(conn: Connection) -> Queue:
-            queue = sql.require_queue(conn, name)
+        def work(conn: Connection, atomic: bool) -> Queue:
+            queue = self._require(conn, name, atomic)
+            groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
             if not sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
                 raise MNSError("MessageNotExist")
+            fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue
 
-        queue = self.database.write(work, atomic=False)
+        queue = self._write(name, work)
         if seconds == 0:
             self.notify(name, 1)
         new_handle = self.signer().issue(name, Receipt(receipt.message_id, nonce, until))
         return queue, VisibilityChange(receipt.message_id, new_handle, until)
+
+    # writes with or without a transaction --------------------------------------------------
+    def _write(self, name: str, work: Callable[[Connection, bool], T]) -> T:
+        """Run a send, delete or visibility change. A standard queue's needs no transaction
+        around its statements (a look, then one change in one statement: ``atomic=False``); an
+        ordered queue's does, as its group rows change with its messages. Which queues are
+        ordered is remembered; ``work(conn, atomic)`` looks the queue up with :meth:`_require`,
+        which stops it when it finds an ordered queue without a transaction, and it runs again
+        in one."""
+        atomic = name in self._ordered
+        try:
+            return self.database.write(partial(work, atomic=atomic), atomic=atomic)
+        except _NeedsTransaction:
+            self._ordered.add(name)
+            return self.database.write(partial(work, atomic=True))
+
+    def _require(self, conn: Connection, name: str, atomic: bool) -> Queue:
+        queue = sql.require_queue(conn, name)
+        if not queue.attributes.ordered:
+            self._ordered.discard(name)
+        elif not atomic:
+            raise _NeedsTransaction
+        return queue
 
     def signer(self) -> ReceiptSigner:
         """The receipt signer, its secret created in the database on first use. Never call it
@@ -373,14 +401,19 @@ class QueueStore:
         return self._signer
 
     # housekeeping -------------------------------------------------------------------------
-    def _purge_due(self) -> bool:
+    def purge_due(self) -> bool:
         """Whether this request should also delete a batch of expired messages (about once a
         minute per process: messages nobody receives expire without anyone touching them)."""
-        now = self._monotonic()
+        now = self.monotonic()
         if now - self._last_purge < PURGE_INTERVAL_SECONDS:
             return False
         self._last_purge = now
         return True
+
+
+class _NeedsTransaction(Exception):
+    """An ordered queue's write found running without a transaction (raised before it changed
+    anything): run it again in one."""
 
 
 def _verified(signer: ReceiptSigner, name: str, handle: str) -> Receipt | MNSError:
@@ -398,3 +431,15 @@ def _delete_one(
     if sql.delete_by_receipt(conn, name, item, now_ms):
         return item.message_id
     return MNSError("MessageNotExist")
+
+
+def _check_dead_letter_target(
+    conn: Connection, name: str, policy: dead_letters.DeadLetterPolicy | None
+) -> None:
+    """A policy may name neither the queue itself nor a queue that does not exist."""
+    dead_letters.check_not_own(name, policy)
+    if policy is not None and sql.get_queue(conn, policy.target_queue) is None:
+        raise MNSError(
+            "InvalidArgument",
+            f"The DeadLetterTargetQueue {policy.target_queue} does not exist.",
+        )

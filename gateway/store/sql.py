@@ -48,6 +48,9 @@ class Dialect:
     #: rows another transaction is claiming right now are skipped instead of waited for
     #: (PostgreSQL); SQLite has one writer at a time anyway.
     skip_locked: str
+    #: Appended to a SELECT of one row to hold it until the transaction ends, so that others
+    #: changing it wait (PostgreSQL); nothing for SQLite, where writers take turns anyway.
+    lock_row: str
     #: Taken inside the migration transaction so that one process migrates at a time.
     migration_lock: str | None
     #: The names (column ``name``) of the gateway's tables.
@@ -64,12 +67,14 @@ class Dialect:
 SQLITE = Dialect(
     "sqlite",
     skip_locked="",
+    lock_row="",
     migration_lock=None,
     list_tables="SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
 )
 POSTGRESQL = Dialect(
     "postgresql",
     skip_locked=" FOR UPDATE OF {alias} SKIP LOCKED",
+    lock_row=" FOR UPDATE",
     # An arbitrary constant naming the gateway's schema migrations among advisory locks.
     migration_lock="SELECT pg_advisory_xact_lock(7213401991)",
     list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",

@@ -14,6 +14,7 @@ from gateway.protocol.endpoints import route_of
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
+from gateway.queues.dead_letters import DeadLetterPolicy
 from gateway.store.sql import Connection, Row, insert_rows, values_of
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
@@ -23,7 +24,7 @@ STRATEGIES: Final = {member.value: member for member in NotifyStrategy}
 FORMATS: Final = {member.value: member for member in ContentFormat}
 SUBSCRIPTION_COLUMNS: Final = (
     "topic_name, name, endpoint, filter_tag, notify_strategy, notify_content_format,"
-    " create_time, last_modify_time"
+    " create_time, last_modify_time, dlq_target, dlq_enabled"
 )
 
 
@@ -47,7 +48,16 @@ def subscription_of(row: Row, name_column: str = "name") -> Subscription:
         notify_content_format=FORMATS[row["notify_content_format"]],
         create_time=row["create_time"],
         last_modify_time=row["last_modify_time"],
+        dead_letter_policy=(
+            DeadLetterPolicy(row["dlq_target"], None, bool(row["dlq_enabled"]))
+            if row["dlq_target"]
+            else None
+        ),
     )
+
+
+def _policy_columns(policy: DeadLetterPolicy | None) -> tuple[str | None, int]:
+    return (policy.target_queue, int(policy.enabled)) if policy else (None, 0)
 
 
 def get_topic(conn: Connection, name: str) -> Topic | None:
@@ -138,8 +148,8 @@ def subscribe(conn: Connection, subscription: Subscription) -> bool:
     s = subscription
     inserted = conn.execute(
         "INSERT INTO subscriptions (topic_name, name, endpoint, filter_tag, notify_strategy,"
-        " notify_content_format, route, create_time, last_modify_time)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (topic_name, name) DO NOTHING"
+        " notify_content_format, route, create_time, last_modify_time, dlq_target, dlq_enabled)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (topic_name, name) DO NOTHING"
         " RETURNING name",
         (
             s.topic_name,
@@ -151,6 +161,7 @@ def subscribe(conn: Connection, subscription: Subscription) -> bool:
             route_of(s.endpoint),
             s.create_time,
             s.last_modify_time,
+            *_policy_columns(s.dead_letter_policy),
         ),
     ).fetchall()
     if inserted:
@@ -168,6 +179,22 @@ def set_notify_strategy(
         "UPDATE subscriptions SET notify_strategy = ?, last_modify_time = ?"
         " WHERE topic_name = ? AND name = ?",
         (strategy.value, now, topic_name, name),
+    ).rowcount
+    if not updated:
+        raise MNSError("SubscriptionNotExist")
+
+
+def set_dead_letter_policy(
+    conn: Connection,
+    topic_name: str,
+    name: str,
+    policy: DeadLetterPolicy | None,
+    now: int,
+) -> None:
+    updated = conn.execute(
+        "UPDATE subscriptions SET dlq_target = ?, dlq_enabled = ?, last_modify_time = ?"
+        " WHERE topic_name = ? AND name = ?",
+        (*_policy_columns(policy), now, topic_name, name),
     ).rowcount
     if not updated:
         raise MNSError("SubscriptionNotExist")

@@ -8,6 +8,7 @@ from functools import partial
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import NotifyStrategy
+from gateway.queues.dead_letters import DeadLetterPolicy
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.store import topic_sql as sql
 from gateway.store.database import Database
@@ -76,6 +77,12 @@ class TopicStore:
     def set_notify_strategy(self, topic_name: str, name: str, strategy: NotifyStrategy) -> None:
         now = self.now_seconds()
         self.database.write(lambda c: sql.set_notify_strategy(c, topic_name, name, strategy, now))
+
+    def set_dead_letter_policy(
+        self, topic_name: str, name: str, policy: DeadLetterPolicy | None
+    ) -> None:
+        now = self.now_seconds()
+        self.database.write(lambda c: sql.set_dead_letter_policy(c, topic_name, name, policy, now))
 
     def get_subscription(self, topic_name: str, name: str) -> Subscription:
         found = self.database.read(lambda c: sql.get_subscription(c, topic_name, name))

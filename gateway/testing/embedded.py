@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from gateway.admin_client import AdminClient
 from gateway.testing.inbox import Inbox
@@ -27,6 +27,7 @@ DEFAULT_SETTINGS: Mapping[str, str] = {
     "MNS_GATEWAY_SQLITE_SYNCHRONOUS": "OFF",
     "MNS_GATEWAY_DELIVERY_THREADS": "8",
 }
+T = TypeVar("T")
 
 
 def _environment(settings: Mapping[str, str]) -> dict[str, str]:
@@ -34,6 +35,13 @@ def _environment(settings: Mapping[str, str]) -> dict[str, str]:
     a real database), plus the embedded gateway's own settings."""
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("MNS_GATEWAY_")}
     return {**inherited, **DEFAULT_SETTINGS, **settings}
+
+
+def _started(part: T | None) -> T:
+    """A part that exists once the gateway is started."""
+    if part is None:
+        raise RuntimeError("the embedded gateway is not started")
+    return part
 
 
 class EmbeddedGateway:
@@ -98,9 +106,7 @@ class EmbeddedGateway:
     # what a test uses -----------------------------------------------------------------------
     @property
     def process(self) -> GatewayProcess:
-        if self._process is None:
-            raise RuntimeError("the embedded gateway is not started")
-        return self._process
+        return _started(self._process)
 
     @property
     def url(self) -> str:
@@ -113,9 +119,7 @@ class EmbeddedGateway:
 
     @property
     def pushes(self) -> PushRecorder:
-        if self._pushes is None:
-            raise RuntimeError("the embedded gateway is not started")
-        return self._pushes
+        return _started(self._pushes)
 
     @property
     def inbox(self) -> Inbox:

@@ -7,25 +7,34 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from gateway.admin_client import AdminClient
 
 DEFAULT_WAIT = 10.0
 _POLL_SECONDS = 0.05
 Moment = datetime | int | str
-E = TypeVar("E", "SmsEntry", "MailEntry")
+E = TypeVar("E", bound="_Entry")
+
+#: Where every entry came from and when: attribute name -> its key in the JSON.
+_ORIGIN: Mapping[str, str] = {
+    "message_id": "MessageId",
+    "topic_name": "TopicName",
+    "subscription_name": "SubscriptionName",
+    "time_ms": "Time",
+}
 
 
-@dataclass(frozen=True)
-class SmsEntry:
-    """One text message the gateway would have sent."""
+@dataclass(frozen=True, kw_only=True)
+class _Entry:
+    """What SMS and mail entries share: the inbox they are read from, where they came from, and
+    their JSON (``raw``, as ``GET /dev/inbox/...`` answers it)."""
 
-    phone_number: str
-    sign_name: str
-    template_code: str
-    template_param: dict[str, Any]
-    type: str
+    #: ``sms`` or ``mail``: the path under ``/dev/inbox/``.
+    kind: ClassVar[str]
+    #: The entry's own attributes -> their keys in the JSON.
+    content: ClassVar[Mapping[str, str]]
+
     message_id: str
     topic_name: str
     subscription_name: str
@@ -33,24 +42,44 @@ class SmsEntry:
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> SmsEntry:
-        return cls(
-            raw["PhoneNumber"],
-            raw["SignName"],
-            raw["TemplateCode"],
-            dict(raw["TemplateParam"]),
-            raw["Type"],
-            raw["MessageId"],
-            raw["TopicName"],
-            raw["SubscriptionName"],
-            raw["Time"],
-            raw,
-        )
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        names = {**cls.content, **_ORIGIN}
+        return cls(raw=raw, **{attribute: raw[key] for attribute, key in names.items()})
 
 
-@dataclass(frozen=True)
-class MailEntry:
+@dataclass(frozen=True, kw_only=True)
+class SmsEntry(_Entry):
+    """One text message the gateway would have sent."""
+
+    kind: ClassVar[str] = "sms"
+    content: ClassVar[Mapping[str, str]] = {
+        "phone_number": "PhoneNumber",
+        "sign_name": "SignName",
+        "template_code": "TemplateCode",
+        "template_param": "TemplateParam",
+        "type": "Type",
+    }
+
+    phone_number: str
+    sign_name: str
+    template_code: str
+    template_param: dict[str, Any]
+    type: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MailEntry(_Entry):
     """One mail the gateway would have sent (``sender`` is its From)."""
+
+    kind: ClassVar[str] = "mail"
+    content: ClassVar[Mapping[str, str]] = {
+        "sender": "From",
+        "to": "To",
+        "subject": "Subject",
+        "body": "Body",
+        "is_html": "IsHtml",
+        "reply_to": "ReplyTo",
+    }
 
     sender: str
     to: str
@@ -58,27 +87,6 @@ class MailEntry:
     body: str
     is_html: bool
     reply_to: str | None
-    message_id: str
-    topic_name: str
-    subscription_name: str
-    time_ms: int
-    raw: Mapping[str, Any] = field(repr=False)
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> MailEntry:
-        return cls(
-            raw["From"],
-            raw["To"],
-            raw["Subject"],
-            raw["Body"],
-            raw["IsHtml"],
-            raw["ReplyTo"],
-            raw["MessageId"],
-            raw["TopicName"],
-            raw["SubscriptionName"],
-            raw["Time"],
-            raw,
-        )
 
 
 def _moment(value: Moment) -> str:
@@ -95,9 +103,18 @@ class Inbox:
     def __init__(self, client: AdminClient) -> None:
         self._client = client
 
-    def _read(self, kind: str, filters: Mapping[str, Moment | None]) -> list[Mapping[str, Any]]:
+    def _read(
+        self,
+        entry: type[E],
+        recipient: str | None,
+        topic: str | None,
+        since: Moment | None,
+        until: Moment | None,
+    ) -> list[E]:
+        filters = {"recipient": recipient, "topic": topic, "since": since, "until": until}
         query = {name: _moment(value) for name, value in filters.items() if value is not None}
-        return list(self._client.call("GET", f"/dev/inbox/{kind}", query)["Messages"])
+        answer = self._client.call("GET", f"/dev/inbox/{entry.kind}", query)
+        return [entry.from_json(raw) for raw in answer["Messages"]]
 
     def sms(
         self,
@@ -107,8 +124,7 @@ class Inbox:
         since: Moment | None = None,
         until: Moment | None = None,
     ) -> list[SmsEntry]:
-        filters = {"recipient": recipient, "topic": topic, "since": since, "until": until}
-        return [SmsEntry.from_json(raw) for raw in self._read("sms", filters)]
+        return self._read(SmsEntry, recipient, topic, since, until)
 
     def mail(
         self,
@@ -118,8 +134,7 @@ class Inbox:
         since: Moment | None = None,
         until: Moment | None = None,
     ) -> list[MailEntry]:
-        filters = {"recipient": recipient, "topic": topic, "since": since, "until": until}
-        return [MailEntry.from_json(raw) for raw in self._read("mail", filters)]
+        return self._read(MailEntry, recipient, topic, since, until)
 
     def wait_for_sms(
         self, count: int = 1, *, timeout: float = DEFAULT_WAIT, **filters: Any
@@ -133,8 +148,8 @@ class Inbox:
 
     def clear(self) -> None:
         """Empty both inboxes."""
-        for kind in ("sms", "mail"):
-            self._client.call("DELETE", f"/dev/inbox/{kind}")
+        for entry in (SmsEntry, MailEntry):
+            self._client.call("DELETE", f"/dev/inbox/{entry.kind}")
 
 
 def _wait(read: Callable[[], list[E]], count: int, timeout: float, what: str) -> list[E]:

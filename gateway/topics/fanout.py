@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from gateway.protocol.endpoints import SMS_ANONYMOUS, SMS_PREFIX
 from gateway.protocol.errors import MNSError
+from gateway.protocol.properties import properties_size
 from gateway.topics.direct import SmsType, sms_type_of
 from gateway.topics.records import Subscription, Topic, TopicMessage
 
@@ -36,6 +37,8 @@ def matching_subscriptions(
 
 
 def check_size(topic: Topic, message: TopicMessage) -> None:
-    """400 ``InvalidArgument`` for a body over the topic's MaximumMessageSize (UTF-8 bytes)."""
-    if len(message.body.encode("utf-8")) > topic.maximum_message_size:
+    """400 ``InvalidArgument`` for a body over the topic's MaximumMessageSize (UTF-8 bytes, its
+    UserProperties included: docs/protocol.md#message-properties)."""
+    size = len(message.body.encode("utf-8")) + properties_size(message.attributes)
+    if size > topic.maximum_message_size:
         raise MNSError("InvalidArgument", TOO_LARGE)

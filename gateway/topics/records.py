@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
+from gateway.queues.dead_letters import DeadLetterPolicy
 
 #: Messages in a topic live one day: docs/protocol.md#topics (kept and expired as in
 #: docs/delivery.md#topic-message-retention).
@@ -47,15 +48,28 @@ class Subscription:
     filter_tag: str | None = None
     create_time: int = 0
     last_modify_time: int = 0
+    #: The queue that receives the pushes whose retries ran out
+    #: (docs/delivery.md#subscription-dead-letter-queues).
+    dead_letter_policy: DeadLetterPolicy | None = None
 
     def same_definition(self, other: Subscription) -> bool:
         """Whether re-subscribing with ``other`` is the idempotent 204 rather than a 409."""
+        return self._definition() == other._definition()
+
+    def _definition(self) -> tuple[object, ...]:
         return (
             self.endpoint,
             self.notify_strategy,
             self.notify_content_format,
             self.filter_tag,
-        ) == (other.endpoint, other.notify_strategy, other.notify_content_format, other.filter_tag)
+            self.dead_letter_policy,
+        )
+
+    @property
+    def dead_letter_queue(self) -> str | None:
+        """The queue its dead letters go to, when its policy is enabled."""
+        policy = self.dead_letter_policy
+        return policy.target_queue if policy is not None and policy.enabled else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from gateway.protocol.names import bool_attribute, int_attribute, render_bool
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
 from gateway.protocol.xml import XmlNode, child, child_text, local_name
+from gateway.queues import dead_letters
 from gateway.topics.direct import validate_direct_attributes
 from gateway.topics.records import (
     MAX_MESSAGE_SIZE,
@@ -103,11 +104,23 @@ def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> S
         notify_content_format=content_format_for(parsed, child_text(root, "NotifyContentFormat")),
         create_time=now,
         last_modify_time=now,
+        dead_letter_policy=subscription_policy(root, None),
     )
 
 
+def subscription_policy(
+    root: Element, current: dead_letters.DeadLetterPolicy | None
+) -> dead_letters.DeadLetterPolicy | None:
+    """A Subscribe or SetSubscriptionAttributes ``<DlqPolicy>`` applied to ``current``: a
+    DeadLetterTargetQueue and Enabled; MaxReceiveCount does not apply to pushes and is
+    ignored (docs/delivery.md#subscription-dead-letter-queues)."""
+    update = dead_letters.parse_policy(root)
+    return current if update is None else update.apply(current, receive_count=False)
+
+
 #: What SetSubscriptionAttributes changes; the other elements of a subscription are fixed.
-SETTABLE_SUBSCRIPTION_ELEMENTS = ("NotifyStrategy",)
+#: DlqPolicy: docs/delivery.md#subscription-dead-letter-queues.
+SETTABLE_SUBSCRIPTION_ELEMENTS = ("NotifyStrategy", dead_letters.ELEMENT)
 
 
 def _fixed_values(subscription: Subscription) -> dict[str, str]:
@@ -121,7 +134,8 @@ def _fixed_values(subscription: Subscription) -> dict[str, str]:
 def subscription_update(root: Element, current: Subscription) -> NotifyStrategy | None:
     """The NotifyStrategy a SetSubscriptionAttributes body sets, ``None`` if it sets none.
 
-    Only NotifyStrategy can change (docs/protocol.md#subscriptions). A fixed element sent with
+    Only NotifyStrategy (and the dead-letter queue, :func:`subscription_policy`) can change
+    (docs/protocol.md#subscriptions). A fixed element sent with
     the subscription's own value changes nothing and passes (clients re-send what they read);
     with another value, or an element a subscription does not have, the request is refused
     rather than half applied.
@@ -166,6 +180,8 @@ def subscription_nodes(subscription: Subscription, account_id: str) -> list[XmlN
     ]
     if s.filter_tag is not None:
         nodes.insert(5, ("FilterTag", s.filter_tag))
+    if s.dead_letter_policy is not None:
+        nodes.append((dead_letters.ELEMENT, s.dead_letter_policy.to_json()))
     return nodes
 
 

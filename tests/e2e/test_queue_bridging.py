@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from mns.account import Account
+from mns.message_property import MessagePropertyValue, PropertyType
 from mns.mns_exception import MNSServerException
 from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
@@ -74,14 +75,18 @@ def test_local_queue_endpoint_in_each_format(account: Account, unique: str, fmt:
         assert "<Message>into the queue</Message>" in body
 
 
-def test_missing_local_queue_retries_then_dead_letters(
+def test_a_queue_deleted_after_subscribe_retries_then_dead_letters(
     gateway: RunningGateway, account: Account, unique: str
 ) -> None:
+    """Subscribe refuses a missing queue; one deleted afterwards fails each push instead."""
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
+    queue = account.get_queue(f"{unique}-gone")
+    queue.create(QueueMeta())
     topic.get_subscription("q").subscribe(
-        SubscriptionMeta(f"acs:mns:local:1234567890:queues/{unique}-missing")
+        SubscriptionMeta(f"acs:mns:local:1234567890:queues/{unique}-gone")
     )
+    queue.delete()
     topic.publish_message(TopicMessage("nowhere to go"))
     deadline = time.monotonic() + 20
     letters: list[dict[str, object]] = []
@@ -115,8 +120,16 @@ def test_topic_on_one_gateway_delivers_into_a_queue_on_another(tmp_path: Path, u
                     "acs:mns:local:2222:queues/inbox", notify_content_format="SIMPLIFIED"
                 )
             )
-            topic.publish_message(TopicMessage("across gateways"))
-            assert receive(remote_account, "inbox") == "across gateways"
+            message = TopicMessage("across gateways", message_group_id="g7")
+            message.add_user_property("k", MessagePropertyValue(PropertyType.NUMBER, 3))
+            topic.publish_message(message)
+            inbox = remote_account.get_queue("inbox")
+            inbox.set_encoding(False)
+            received = inbox.receive_message(wait_seconds=15)
+            assert received.message_body == "across gateways"
+            # the forwarded SendMessage carries the group and properties
+            assert received.message_group_id == "g7"
+            assert received.get_user_properties()["k"].get_raw_value() == "3"
         finally:
             local.stop()
     finally:

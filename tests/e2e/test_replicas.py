@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RunningGateway, start_gateway
+from tests.local_server import local_server
 from tests.mns_http import RawClient
 from tests.postgres import PostgresServer
 
@@ -84,15 +85,10 @@ def recorder() -> Iterator[Recorder]:
         def log_message(self, format: str, *args: object) -> None:
             """Quiet."""
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/push"
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    yield state
-    state.hold.clear()
-    server.shutdown()
-    server.server_close()
+    with local_server(Handler) as url:
+        state.url = f"{url}/push"
+        yield state
+        state.hold.clear()
 
 
 def until(condition, timeout: float = WAIT_SECONDS) -> None:  # type: ignore[no-untyped-def]

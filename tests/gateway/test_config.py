@@ -1,8 +1,12 @@
-"""Settings that are derived rather than given."""
+"""Settings: read from their variables, documented in the README, and derived."""
 
 from __future__ import annotations
 
-from gateway.config import GEVENT_WAITERS, settings_from_env
+import dataclasses
+import re
+
+from gateway.config import GEVENT_WAITERS, READERS, Settings, env_name, settings_from_env
+from tests.readme import section
 
 
 def test_long_poll_limit_follows_the_worker_class() -> None:
@@ -17,3 +21,37 @@ def test_long_poll_limit_follows_the_worker_class() -> None:
 def test_an_explicit_long_poll_limit_wins() -> None:
     assert settings_from_env({"MNS_GATEWAY_MAX_WAITERS": "7"}).waiter_limit == 7
     assert settings_from_env({"MNS_GATEWAY_MAX_WAITERS": " "}).waiter_limit == 900
+
+
+def test_every_setting_is_read_from_its_variable() -> None:
+    """A field without a reader could never be configured: every one has one (access keys
+    come from three variables of their own)."""
+    fields = {field.name for field in dataclasses.fields(Settings)}
+    assert fields - set(READERS) == {"access_keys"}
+    assert set(READERS) <= fields
+
+
+def documented_variables() -> set[str]:
+    """The variables the README's configuration table names. A row may abbreviate a sibling of
+    the variable before it: `MNS_GATEWAY_ACCESS_KEY_ID`, `_SECRET` (the last segment replaced)."""
+    table = section("Configuration").split("\n| --- |", 1)[1].split("\n\n", 1)[0]
+    names: set[str] = set()
+    for row in table.strip().splitlines():
+        first = None
+        for token in re.findall(r"`([A-Z_]+)`", row.split("|")[1]):
+            if token.startswith("_") and first is not None:
+                kept = first.split("_")[: -(token.count("_"))]
+                names.add("_".join(kept) + token)
+            else:
+                first = token
+                names.add(token)
+    return names
+
+
+def test_the_readme_documents_exactly_the_variables_read() -> None:
+    read = {env_name(name) for name in READERS} | {
+        "MNS_GATEWAY_ACCESS_KEY_ID",
+        "MNS_GATEWAY_ACCESS_KEY_SECRET",
+        "MNS_GATEWAY_ACCESS_KEYS",
+    }
+    assert documented_variables() == read

@@ -210,7 +210,7 @@ def test_a_response_the_server_could_not_write_hands_the_message_back(
     assert message_state(store) == (0, 1)
     body.close()  # type: ignore[attr-defined]  # what a server does when writing failed
     assert message_state(store) == (1, 0)
-    [message] = store.queues.receive("q", 1, 0)[1]
+    [message] = store.queues.receive("q", 1, 0).messages
     assert message.dequeue_count == 1  # the undone receive is not counted
 
 

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import pytest
 from mns.account import Account, AccountMeta
-from mns.mns_exception import MNSServerException
 
+from tests.gateway.api.sdk import server_error
 from tests.mns_http import RawClient
 
 ACCOUNT_XML = (
     '<?xml version="1.0" encoding="UTF-8"?><Account xmlns="http://mns.aliyuncs.com/doc/v1/">'
 )
-
-
-def server_error(call) -> MNSServerException:  # type: ignore[no-untyped-def]
-    with pytest.raises(MNSServerException) as caught:
-        call()
-    return caught.value
 
 
 def test_attributes_are_kept_and_returned(account: Account) -> None:

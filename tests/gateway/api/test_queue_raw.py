@@ -8,7 +8,9 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -19,12 +21,12 @@ from werkzeug.serving import make_server
 
 from gateway.app import create_app
 from gateway.config import Settings
+from gateway.metrics import GatewayMetrics
 from gateway.store.base import compose_store
 from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, start_gateway
+from tests.gateway.api.sdk import NS
 from tests.mns_http import RawClient, RawResponse
-
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 
 
 def queue_xml(**attributes: object) -> bytes:
@@ -237,26 +239,33 @@ class RecordingLog:
         self.records.append(dict(record))
 
 
-@pytest.fixture()
-def logged_gateway(tmp_path: Path) -> Iterator[tuple[RawClient, RecordingLog]]:
-    """The app in this process on a real server, with an operation log to look into."""
-    log = RecordingLog()
-    store = compose_store(SQLiteDatabase(tmp_path / "db.sqlite3"))
+@contextmanager
+def serving(tmp_path: Path, **collaborators: Any) -> Iterator[RawClient]:
+    """The app in this process on a real server, with the given oplog, metrics..."""
+    store = compose_store(SQLiteDatabase(tmp_path / "db.sqlite3"), account_id="42")
     app = create_app(
         Settings(data_dir=tmp_path, account_id="42"),
         store,
         {ACCESS_KEY_ID: ACCESS_KEY_SECRET},
-        oplog=log,
+        **collaborators,
     )
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield RawClient("127.0.0.1", server.server_port, ACCESS_KEY_ID, ACCESS_KEY_SECRET), log
+        yield RawClient("127.0.0.1", server.server_port, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
     finally:
         server.shutdown()
         thread.join(timeout=10)
         store.close()
+
+
+@pytest.fixture()
+def logged_gateway(tmp_path: Path) -> Iterator[tuple[RawClient, RecordingLog]]:
+    """The app with an operation log to look into."""
+    log = RecordingLog()
+    with serving(tmp_path, oplog=log) as raw:
+        yield raw, log
 
 
 def test_only_queues_with_logging_enabled_are_logged(
@@ -290,6 +299,28 @@ def test_only_queues_with_logging_enabled_are_logged(
         assert record["AccountId"] == "42" and record["RemoteAddress"] == "127.0.0.1"
         assert record["RequestId"] and record["ProcessTime"] >= 0
     assert log.records[2]["DequeueCount"] == 1 and log.records[2]["NextVisibleTime"]
+
+
+def test_dead_lettering_is_logged_and_counted(tmp_path: Path) -> None:
+    log, metrics = RecordingLog(), GatewayMetrics()
+    with serving(tmp_path, oplog=log, metrics=metrics) as raw:
+        assert raw.send("PUT", "/queues/dlq", queue_xml()).status == 201
+        policy = '{"DeadLetterTargetQueue":"dlq","MaxReceiveCount":1}'
+        created = raw.send("PUT", "/queues/q", queue_xml(LoggingEnabled="True", DlqPolicy=policy))
+        assert created.status == 201
+        send(raw, "q", "poison")
+        (handle,) = receive_handles(raw, "q")
+        raw.send("PUT", f"/queues/q/messages?ReceiptHandle={handle}&VisibilityTimeout=0")
+        assert_error(raw.send("GET", "/queues/q/messages"), 404, "MessageNotExist")
+        (moved_id,) = values(raw.send("GET", "/queues/dlq/messages?peekonly=true"), "MessageId")
+    (record,) = [r for r in log.records if r["Action"] == "DeadLetter"]
+    assert (record["QueueName"], record["DequeueCount"]) == ("q", 1)
+    assert (record["DeadLetterQueue"], record["DeadLetterMessageId"]) == ("dlq", moved_id)
+    assert record["MessageId"] == log.records[0]["MessageId"]  # the one sent
+    counted = metrics.registry.get_sample_value(
+        "mns_dead_letter_queue_messages_total", {"source": "queue", "dead_letter_queue": "dlq"}
+    )
+    assert counted == 1
 
 
 # restarts and concurrent consumers ------------------------------------------------------------

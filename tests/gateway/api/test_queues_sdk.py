@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
-from collections.abc import Callable
 
 import pytest
 from mns.account import Account
@@ -15,20 +14,14 @@ from mns.message_property import (
     PropertyType,
     SystemPropertyName,
 )
-from mns.mns_exception import MNSServerException
 from mns.queue import Message, Queue, QueueMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
+from tests.gateway.api.sdk import server_error
 
 #: The SDK marks the message counts deprecated; the gateway still reports them
 #: (docs/protocol.md#queue-attributes).
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def server_error(call: Callable[[], object]) -> MNSServerException:
-    with pytest.raises(MNSServerException) as caught:
-        call()
-    return caught.value
 
 
 @pytest.fixture()

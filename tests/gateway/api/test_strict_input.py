@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from tests.gateway.api.sdk import NS
 from tests.mns_http import RawClient, RawResponse
 
-NS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 #: What Python's int() reads as a number and MNS does not.
 LENIENT_INTEGERS = ["1_0", "+3", "\u0663", "\uff13", "\uff11\uff16"]
 

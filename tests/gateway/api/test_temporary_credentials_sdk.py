@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from mns.account import Account
-from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 from mns.topic import TopicMessage, TopicMeta
 from werkzeug.serving import make_server
@@ -23,6 +22,7 @@ from gateway.config import Settings
 from gateway.store.base import Store, compose_store
 from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
+from tests.gateway.api.sdk import server_error
 
 
 def issue(gateway: RunningGateway, ttl: int = 600) -> dict[str, str]:
@@ -33,12 +33,6 @@ def issue(gateway: RunningGateway, ttl: int = 600) -> dict[str, str]:
         env=gateway.env, capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     return json.loads(done.stdout)
-
-
-def server_error(call) -> MNSServerException:  # type: ignore[no-untyped-def]
-    with pytest.raises(MNSServerException) as caught:
-        call()
-    return caught.value
 
 
 def test_issued_credentials_drive_queues_and_topics(

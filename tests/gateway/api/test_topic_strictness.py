@@ -7,22 +7,16 @@ from __future__ import annotations
 import pytest
 from defusedxml.ElementTree import fromstring
 from mns.account import Account
-from mns.mns_exception import MNSServerException
 from mns.mns_request import RequestBase
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from gateway.protocol.xml import local_name
+from tests.gateway.api.sdk import server_error
 from tests.mns_http import RawClient
 
 MAIL = "mail:directmail:someone@example.test"
 NS = '<?xml version="1.0" encoding="UTF-8"?>'
-
-
-def server_error(call) -> MNSServerException:  # type: ignore[no-untyped-def]
-    with pytest.raises(MNSServerException) as caught:
-        call()
-    return caught.value
 
 
 @pytest.fixture()

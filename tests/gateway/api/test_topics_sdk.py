@@ -6,15 +6,11 @@ import hashlib
 
 import pytest
 from mns.account import Account
-from mns.mns_exception import MNSServerException
+from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
 
-
-def server_error(call) -> MNSServerException:  # type: ignore[no-untyped-def]
-    with pytest.raises(MNSServerException) as caught:
-        call()
-    return caught.value
+from tests.gateway.api.sdk import server_error
 
 
 def test_create_get_set_delete_topic(account: Account, unique: str) -> None:
@@ -142,13 +138,14 @@ def test_subscription_defaults_and_any_case(account: Account, unique: str) -> No
     [
         "http://example.test",
         "https://example.test:8443/path?x=1",
-        "acs:mns:cn-hangzhou:12345:queues/my-queue",
+        "acs:mns:local:1234567890:queues/my-queue",
         "mail:directmail:someone@example.test",
         "sms:directsms:anonymous",
         "sms:directsms:13800000000",
     ],
 )
 def test_every_endpoint_form_is_accepted(account: Account, unique: str, endpoint: str) -> None:
+    account.get_queue("my-queue").create(QueueMeta())  # a QueueEndpoint's queue must exist
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
     topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint))
@@ -230,7 +227,7 @@ def test_publish_accepts_group_id_and_properties(raw, unique: str) -> None:  # t
         b"<MessageBody>hi</MessageBody><MessageGroupId>group-1</MessageGroupId>"
         b"<UserProperties><PropertyValue><Name>k</Name><Value>v</Value><Type>STRING</Type>"
         b"</PropertyValue></UserProperties>"
-        b"<SystemProperties><SystemPropertyValue><Name>TRACE</Name><Value>1</Value>"
+        b"<SystemProperties><SystemPropertyValue><Name>traceparent</Name><Value>1</Value>"
         b"<Type>STRING</Type></SystemPropertyValue></SystemProperties></Message>"
     )
     response = raw.send("POST", f"/topics/{unique}/messages", body)

@@ -20,6 +20,7 @@ from cryptography.x509.oid import NameOID
 
 from gateway.delivery.transport import PushTransport
 from tests.http_wire import read_message
+from tests.local_server import local_server
 
 #: Upper bound for anything a test waits on, so a broken test fails instead of hanging.
 WAIT_SECONDS = 10
@@ -95,23 +96,11 @@ def _handler_for(endpoint: Endpoint) -> type[http.server.BaseHTTPRequestHandler]
 
 
 def _serve(endpoint: Endpoint, tls: ssl.SSLContext | None = None) -> Iterator[Endpoint]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(endpoint))
-    server.daemon_threads = True
-    scheme = "http"
-    if tls is not None:
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
-        scheme = "https"
-    endpoint.url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
-    # A short poll interval keeps shutdown() (which waits for the next poll) fast.
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield endpoint
-    finally:
-        endpoint.release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(WAIT_SECONDS)
+    with local_server(_handler_for(endpoint), tls=tls) as endpoint.url:
+        try:
+            yield endpoint
+        finally:
+            endpoint.release.set()  # a held request ends before the server stops
 
 
 @pytest.fixture()

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from tests.local_server import local_server
+
 from .conftest import ReceivedRequest
 
 
@@ -70,15 +72,8 @@ def _handler(endpoint: ScriptedEndpoint) -> type[http.server.BaseHTTPRequestHand
 @contextmanager
 def scripted_endpoint(*script: int | str, port: int = 0) -> Iterator[ScriptedEndpoint]:
     endpoint = ScriptedEndpoint(list(script))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _handler(endpoint))
-    server.daemon_threads = True
-    endpoint.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield endpoint
-    finally:
-        endpoint.hang.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with local_server(_handler(endpoint), port=port) as endpoint.url:
+        try:
+            yield endpoint
+        finally:
+            endpoint.hang.set()  # a held request ends before the server stops

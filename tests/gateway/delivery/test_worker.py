@@ -17,7 +17,9 @@ from gateway.delivery.records import DeliveryJob
 from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
 from gateway.delivery.transport import PushOutcome, PushResult
 from gateway.delivery.worker import DeliveryWorker, WorkerOptions
-from gateway.protocol.notify import NotifyStrategy
+from gateway.protocol.notify import ContentFormat, NotifyStrategy
+from gateway.queues.dead_letters import DeadLetterPolicy
+from gateway.queues.records import QueueAttributes
 from gateway.store.base import Store, compose_store
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.memory import MemoryDatabase
@@ -322,3 +324,81 @@ def test_stop_gives_up_at_its_deadline_and_the_push_keeps_its_lease(
         assert len(_claim_all(store, "another-process")) == 1  # made again, not lost
     finally:
         sender.gate.set()
+
+
+# subscription dead-letter queues --------------------------------------------------------------
+class RecordingLog:
+    def __init__(self) -> None:
+        self.records: list[dict[str, object]] = []
+
+    def write(self, record: dict[str, object]) -> None:
+        self.records.append(dict(record))
+
+    def close(self) -> None:
+        return None
+
+
+def with_dead_letter_queue(store: Store, queue: str = "dlq") -> None:
+    store.queues.create_queue(queue, QueueAttributes())
+    store.topics.create_topic("t", 65536, True)
+    policy = DeadLetterPolicy(queue)
+    store.topics.subscribe(
+        Subscription(
+            "t",
+            "s",
+            "http://a.test/",
+            notify_content_format=ContentFormat.SIMPLIFIED,
+            dead_letter_policy=policy,
+        )
+    )
+
+
+def test_exhausted_pushes_also_go_to_the_dead_letter_queue(store: Store, clock: Clock) -> None:
+    with_dead_letter_queue(store)
+    attributes = {"MessageGroupId": "g", "UserProperties": [{"Name": "k", "Value": "v"}]}
+    store.topics.publish(TopicMessage("M1", "t", "lost", "X", store.now_ms(), None, attributes))
+    log = RecordingLog()
+    worker = DeliveryWorker(
+        store.deliveries,
+        SenderRegistry(ScriptedSender(then=failed())),
+        WorkerOptions(threads=2, max_per_route=2, lease_seconds=30),
+        rng=random.Random(7),
+        oplog=log,
+    )
+    run_until_idle(worker, clock, store)
+    (letter,) = store.deliveries.list_dead_letters().items
+    (dead,) = store.queues.receive("dlq", 16, 0).messages
+    assert (letter.dead_letter_queue, letter.dead_letter_queue_message_id) == (
+        "dlq",
+        dead.message_id,
+    )
+    assert (dead.body, dead.properties["MessageGroupId"]) == ("lost", "g")
+    assert dead.properties["UserProperties"] == [{"Name": "k", "Value": "v"}]
+    system = {p["Name"]: p["Value"] for p in dead.properties["SystemProperties"]}
+    assert system["DLQSourceArn"] == "acs:mns:local:1234567890:/topics/t/subscriptions/s"
+    assert (
+        worker.metrics.registry.get_sample_value(
+            "mns_dead_letter_queue_messages_total",
+            {"source": "subscription", "dead_letter_queue": "dlq"},
+        )
+        == 1
+    )
+    (record,) = [r for r in log.records if r["Action"] == "DeadLetter"]
+    assert (record["DeadLetterQueue"], record["DeadLetterMessageId"]) == ("dlq", dead.message_id)
+
+
+def test_expired_deliveries_go_there_too_and_a_missing_queue_is_noted(
+    store: Store, clock: Clock
+) -> None:
+    with_dead_letter_queue(store)
+    store.topics.publish(TopicMessage("M1", "t", "old", "X", store.now_ms()))
+    clock.now += 86_400 + 1
+    (filed,) = store.deliveries.expire()
+    (dead,) = store.queues.receive("dlq", 16, 0).messages
+    assert (filed.dead_letter_queue, filed.dead_letter_queue_message_id) == ("dlq", dead.message_id)
+    store.queues.delete_queue("dlq")  # gone since the subscription named it
+    store.topics.publish(TopicMessage("M2", "t", "older", "X", store.now_ms()))
+    clock.now += 86_400 + 1
+    (filed,) = store.deliveries.expire()
+    assert (filed.dead_letter_queue, filed.dead_letter_queue_message_id) == ("dlq", None)
+    assert len(store.deliveries.list_dead_letters().items) == 2  # both kept here all the same

@@ -40,7 +40,7 @@ class Receiver(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.result = self.store.receive(self.queue, 1, self.wait)[1]
+            self.result = self.store.receive(self.queue, 1, self.wait).messages
         except MNSError as error:
             self.result = error
 
@@ -88,7 +88,7 @@ def test_a_delay_ending_satisfies_a_waiter(store: QueueStore) -> None:
 
 def test_a_lapsed_visibility_timeout_satisfies_a_waiter(store: QueueStore) -> None:
     store.send("q", [NewMessage("retry me")])
-    assert [m.body for m in store.receive("q", 1, 0)[1]] == ["retry me"]  # hidden for 1 s
+    assert [m.body for m in store.receive("q", 1, 0).messages] == ["retry me"]  # hidden for 1 s
     receiver = Receiver(store, 20)
     receiver.start()
     assert receiver.bodies() == ["retry me"]
@@ -98,7 +98,7 @@ def test_waiters_over_the_limit_get_nothing_at_once(open_database: OpenDatabase)
     store = open_store(open_database, max_waiters=1, recheck_seconds=NO_RECHECK)
     store.create_queue("q", QueueAttributes())
     first = asleep(store, Receiver(store, 30))
-    assert store.receive("q", 1, 30)[1] == []  # would sleep 30 s if admitted
+    assert store.receive("q", 1, 30).messages == []  # would sleep 30 s if admitted
     store.send("q", [NewMessage("for the first")])
     assert first.bodies() == ["for the first"]
 

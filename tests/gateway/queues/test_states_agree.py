@@ -86,8 +86,8 @@ def test_receive_takes_active_messages_in_the_rules_order(
 ) -> None:
     def work(conn: Connection) -> tuple[list[dict], list[str]]:
         stored = store_rows(conn, rows)
-        claimed = queue_sql.claim(
-            conn, "q", count, now_ms=NOW, invisible_until=lambda: NOW + 10, new_nonce=lambda: 7
+        claimed, _ = queue_sql.claim(
+            conn, "q", count, now_ms=NOW, invisible_until=NOW + 10, new_nonce=lambda: 7
         )
         return stored, [c.message_id for c in claimed]
 

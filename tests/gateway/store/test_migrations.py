@@ -9,10 +9,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from gateway.store.database import Database
 from gateway.store.memory import MemoryDatabase
 from gateway.store.migrations import INITIAL, MIGRATIONS, latest_version
 from gateway.store.sqlite import SQLiteDatabase, check_sqlite_version
@@ -68,23 +70,30 @@ def test_each_version_is_applied_once(tmp_path: Path) -> None:
     assert ledger(path) == [m.version for m in MIGRATIONS]
 
 
-def test_processes_starting_together_migrate_one_at_a_time(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite3"
+def migrate_together(open_database: Callable[[], Database], starters: int = 4) -> list[list[int]]:
+    """What each of ``starters`` databases opened at once applied when they all migrated at
+    the same moment, smallest first."""
     applied: list[list[int]] = []
-    barrier = threading.Barrier(4)
+    barrier = threading.Barrier(starters)
 
     def start() -> None:
-        database = SQLiteDatabase(path, migrate=False)
+        database = open_database()
         barrier.wait()
         applied.append(database.migrate())
         database.close()
 
-    threads = [threading.Thread(target=start) for _ in range(4)]
+    threads = [threading.Thread(target=start) for _ in range(starters)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=30)
-    assert sorted(applied, key=len) == [[], [], [], [m.version for m in MIGRATIONS]]
+        thread.join(timeout=60)
+    return sorted(applied, key=len)
+
+
+def test_processes_starting_together_migrate_one_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    applied = migrate_together(lambda: SQLiteDatabase(path, migrate=False))
+    assert applied == [[], [], [], [m.version for m in MIGRATIONS]]
     assert ledger(path) == [m.version for m in MIGRATIONS]
 
 
@@ -121,18 +130,5 @@ def test_replicas_starting_together_migrate_postgresql_once(postgres: PostgresSe
     from gateway.store.postgres import PostgresDatabase
 
     url = postgres.new_database()
-    applied: list[list[int]] = []
-    barrier = threading.Barrier(4)
-
-    def start() -> None:
-        database = PostgresDatabase(url, migrate=False, pool_size=2)
-        barrier.wait()
-        applied.append(database.migrate())
-        database.close()
-
-    threads = [threading.Thread(target=start) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert sorted(applied, key=len) == [[], [], [], [m.version for m in MIGRATIONS]]
+    applied = migrate_together(lambda: PostgresDatabase(url, migrate=False, pool_size=2))
+    assert applied == [[], [], [], [m.version for m in MIGRATIONS]]

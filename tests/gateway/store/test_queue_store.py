@@ -6,58 +6,19 @@ import threading
 
 import pytest
 
-from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
-from gateway.store.base import compose_store
 from gateway.store.queue_sql import next_due, ready_rows, take
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
-
-T0 = 1_700_000_000.0
-
-
-class FakeClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-def open_store(open_database: OpenDatabase, clock: FakeClock, **options: object) -> QueueStore:
-    return compose_store(open_database(), clock, **options).queues  # type: ignore[arg-type]
-
-
-@pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
-    return open_store(open_database, clock)
-
-
-def make_queue(store: QueueStore, name: str = "q", **attributes: object) -> str:
-    assert store.create_queue(name, QueueAttributes(**attributes)) is True  # type: ignore[arg-type]
-    return name
-
-
-def send(store: QueueStore, queue: str, body: str, **fields: object) -> str:
-    _, (sent,) = store.send(queue, [NewMessage(body, **fields)])  # type: ignore[arg-type]
-    assert not isinstance(sent, MNSError)
-    return sent.message_id
-
-
-def counts(store: QueueStore, queue: str) -> tuple[int, int, int]:
-    c = store.get_queue(queue)[1]
-    return c.active, c.inactive, c.delayed
-
-
-def error_code(call) -> str:  # type: ignore[no-untyped-def]
-    with pytest.raises(MNSError) as caught:
-        call()
-    return caught.value.code
+from tests.gateway.store.queue_helpers import (
+    T0,
+    FakeClock,
+    counts,
+    error_code,
+    make_queue,
+    open_store,
+    send,
+)
 
 
 # queues ---------------------------------------------------------------------------------------
@@ -103,17 +64,17 @@ def test_delayed_active_inactive_and_back(store: QueueStore, clock: FakeClock) -
     make_queue(store, "q", delay_seconds=10, visibility_timeout=30)
     message_id = send(store, "q", "body")
     assert counts(store, "q") == (0, 0, 1)
-    assert store.receive("q", 1, 0)[1] == []
+    assert store.receive("q", 1, 0).messages == []
     clock.now += 10
     assert counts(store, "q") == (1, 0, 0)
-    (first,) = store.receive("q", 1, 0)[1]
+    (first,) = store.receive("q", 1, 0).messages
     assert (first.message_id, first.dequeue_count) == (message_id, 1)
     assert first.first_dequeue_time == int(clock.now * 1000)
     assert first.next_visible_time == int(clock.now * 1000) + 30_000
     assert counts(store, "q") == (0, 1, 0)
     clock.now += 30
     assert counts(store, "q") == (1, 0, 0)
-    (again,) = store.receive("q", 1, 0)[1]
+    (again,) = store.receive("q", 1, 0).messages
     assert again.dequeue_count == 2
     assert again.first_dequeue_time == first.first_dequeue_time
     assert again.enqueue_time == int(T0 * 1000)
@@ -141,7 +102,7 @@ def test_priority_first_then_age(store: QueueStore, clock: FakeClock) -> None:
     urgent = send(store, "q", "urgent", priority=1)
     _, batch = store.send("q", [NewMessage(f"b{i}") for i in range(5)])
     lowest = send(store, "q", "lowest", priority=16)
-    received = [m.message_id for m in store.receive("q", 16, 0)[1]]
+    received = [m.message_id for m in store.receive("q", 16, 0).messages]
     batch_ids = [m.message_id for m in batch]  # type: ignore[union-attr]
     assert received == [urgent, old, *batch_ids, lowest]
 
@@ -149,13 +110,13 @@ def test_priority_first_then_age(store: QueueStore, clock: FakeClock) -> None:
 def test_a_priority_with_nothing_active_is_passed_over(store: QueueStore) -> None:
     make_queue(store)
     send(store, "q", "in flight", priority=1)
-    assert len(store.receive("q", 1, 0)[1]) == 1
+    assert len(store.receive("q", 1, 0).messages) == 1
     send(store, "q", "delayed", priority=2, delay_seconds=100)
     first, second = send(store, "q", "ready", priority=9), send(store, "q", "later", priority=12)
     assert [m.message_id for m in store.peek("q", 16)[1]] == [first, second]
-    assert [m.message_id for m in store.receive("q", 1, 0)[1]] == [first]
-    assert [m.message_id for m in store.receive("q", 16, 0)[1]] == [second]
-    assert store.receive("q", 16, 0)[1] == []
+    assert [m.message_id for m in store.receive("q", 1, 0).messages] == [first]
+    assert [m.message_id for m in store.receive("q", 16, 0).messages] == [second]
+    assert store.receive("q", 16, 0).messages == []
 
 
 def test_retention_expires_messages_in_every_state(store: QueueStore, clock: FakeClock) -> None:
@@ -167,7 +128,7 @@ def test_retention_expires_messages_in_every_state(store: QueueStore, clock: Fak
     assert counts(store, "q") == (1, 1, 1)
     clock.now += 60
     assert counts(store, "q") == (0, 0, 0)
-    assert store.receive("q", 16, 0)[1] == []
+    assert store.receive("q", 16, 0).messages == []
     assert store.peek("q", 16)[1] == []
 
 
@@ -212,7 +173,7 @@ def test_next_due_is_the_earliest_hidden_message(store: QueueStore, clock: FakeC
 
 # receipts -------------------------------------------------------------------------------------
 def received_handle(store: QueueStore, queue: str = "q") -> str:
-    (message,) = store.receive(queue, 1, 0)[1]
+    (message,) = store.receive(queue, 1, 0).messages
     assert message.receipt_handle
     return message.receipt_handle
 
@@ -290,7 +251,7 @@ def test_batch_delete_reports_each_handle(store: QueueStore) -> None:
     make_queue(store)
     for body in "ab":
         send(store, "q", body)
-    good, spent = (m.receipt_handle for m in store.receive("q", 2, 0)[1])
+    good, spent = (m.receipt_handle for m in store.receive("q", 2, 0).messages)
     store.delete_message("q", spent)  # type: ignore[arg-type]
     _, results = store.delete_messages("q", [good, spent, "garbage"])  # type: ignore[list-item]
     assert isinstance(results[0], str)
@@ -346,7 +307,7 @@ def test_enqueue_in_commits_with_the_callers_job(store: QueueStore, clock: FakeC
     store.notify("q")
     assert counts(store, "q") == (0, 0, 1)
     clock.now += 5
-    (message,) = store.receive("q", 1, 0)[1]
+    (message,) = store.receive("q", 1, 0).messages
     assert (message.message_id, message.body, message.priority) == (message_id, "kept", 2)
 
 
@@ -377,7 +338,7 @@ def test_concurrent_receivers_never_share_a_message(
 
     def consume(store: QueueStore) -> None:
         for _ in range(200):
-            batch = store.receive("q", 3, 0)[1]
+            batch = store.receive("q", 3, 0).messages
             if not batch:
                 return
             with lock:
@@ -416,12 +377,12 @@ def test_a_released_receive_is_undone(store: QueueStore, clock: FakeClock) -> No
     send(store, "q", "first")
     clock.now += 1
     send(store, "q", "second")
-    [received] = store.receive("q", 1, 0)[1]
+    [received] = store.receive("q", 1, 0).messages
     assert received.message_id and counts(store, "q") == (1, 1, 0)
     assert store.release("q", [received]) == 1
     assert counts(store, "q") == (2, 0, 0)
     clock.now += 4
-    [again] = store.receive("q", 1, 0)[1]
+    [again] = store.receive("q", 1, 0).messages
     assert (again.body, again.dequeue_count) == ("first", 1)  # first in line, counted once
     assert again.first_dequeue_time == int(clock.now * 1000)  # the undone receive left no trace
     assert error_code(lambda: store.delete_message("q", received.receipt_handle)) in (
@@ -433,7 +394,7 @@ def test_a_released_receive_is_undone(store: QueueStore, clock: FakeClock) -> No
 def test_only_a_current_handle_is_released(store: QueueStore, clock: FakeClock) -> None:
     make_queue(store, visibility_timeout=600)
     send(store, "q", "m")
-    [received] = store.receive("q", 1, 0)[1]
+    [received] = store.receive("q", 1, 0).messages
     store.change_visibility("q", received.receipt_handle or "", 300)  # the client used it
     assert store.release("q", [received]) == 0
     assert counts(store, "q") == (0, 1, 0)
@@ -442,6 +403,6 @@ def test_only_a_current_handle_is_released(store: QueueStore, clock: FakeClock) 
 def test_a_receive_for_a_client_that_is_gone_takes_nothing(store: QueueStore) -> None:
     make_queue(store)
     send(store, "q", "m")
-    assert store.receive("q", 1, 0, client_connected=lambda: False)[1] == []
-    assert store.receive("q", 1, 5, client_connected=lambda: False)[1] == []
+    assert store.receive("q", 1, 0, client_connected=lambda: False).messages == []
+    assert store.receive("q", 1, 5, client_connected=lambda: False).messages == []
     assert counts(store, "q") == (1, 0, 0)

@@ -1,0 +1,20 @@
+"""The store tests' defaults: an injected clock and a QueueStore on each backend (modules that
+test something else define their own ``store``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.store.queues import QueueStore
+from tests.conftest import OpenDatabase
+from tests.gateway.store.queue_helpers import FakeClock, open_store
+
+
+@pytest.fixture()
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture()
+def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
+    return open_store(open_database, clock)
