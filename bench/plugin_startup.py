@@ -6,8 +6,6 @@ other, and prints the time until ``/readyz`` answers and the time to stop, with 
 publish-to-verified-push round trip for scale. Quote ranges: this machine is shared.
 
     .venv/bin/python -m bench.plugin_startup [--runs 5]
-
-(as a module: a script run from bench/ would import bench/receiver.py as ``receiver``)
 """
 
 from __future__ import annotations

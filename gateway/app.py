@@ -31,6 +31,7 @@ from gateway.http1.environ import REFUSAL, size_body
 from gateway.http1.framing import body_too_large
 from gateway.metrics import GatewayMetrics
 from gateway.oplog import NullOperationLog, OperationLog
+from gateway.probes import create_probes_blueprint
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.auth import authenticate
 from gateway.protocol.errors import MNSError
@@ -75,7 +76,7 @@ def create_app(
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)
-    _install_probes(app)
+    app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics))
     return app
 
 
@@ -167,24 +168,3 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
     def internal_error(error: Exception) -> Response:
         log.exception("unhandled error in %s %s", request.method, request.path)
         return error_response(MNSError("InternalError"))
-
-
-def _install_probes(app: Flask) -> None:
-    @app.get("/healthz")
-    def healthz() -> Response:
-        return Response(b"ok\n", content_type="text/plain")
-
-    @app.get("/metrics")
-    def metrics() -> Response:
-        registry = gateway().metrics
-        body = registry.render() if registry is not None else b""
-        return Response(body, content_type="text/plain; version=0.0.4; charset=utf-8")
-
-    @app.get("/readyz")
-    def readyz() -> Response:
-        ready = gateway().store.ping()
-        return Response(
-            b"ready\n" if ready else b"store unavailable\n",
-            status=200 if ready else 503,
-            content_type="text/plain",
-        )

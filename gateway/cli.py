@@ -81,17 +81,27 @@ def _worker(args: argparse.Namespace) -> int:
         from gevent import monkey
 
         monkey.patch_all()
+    from gateway.probes import parse_address, worker_probes
     from gateway.server import build_runtime
 
+    probes_at = args.probes or settings.worker_probes
+    probe_address = parse_address(probes_at) if probes_at else None
     runtime = build_runtime(settings, with_worker=True)
     if runtime.worker is None:
         raise CommandError("MNS_GATEWAY_DELIVERY_THREADS is 0: nothing to run")
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
+    try:
+        probes = worker_probes(runtime.worker, runtime.store, runtime.metrics, probe_address)
+    except GatewayError:
+        runtime.close()
+        raise
     runtime.worker.start()
     stop.wait()
     runtime.close()  # pushes in flight get MNS_GATEWAY_GRACEFUL_TIMEOUT seconds to finish
+    if probes is not None:
+        probes.stop()
     return 0
 
 
@@ -286,6 +296,12 @@ def _add_serving_commands(commands: argparse._SubParsersAction[argparse.Argument
 
     worker = commands.add_parser("worker", help="run only the delivery workers")
     with_data_dir(worker)
+    worker.add_argument(
+        "--probes",
+        metavar="HOST:PORT",
+        help="answer /healthz, /readyz and /metrics there (default MNS_GATEWAY_WORKER_PROBES; "
+        "none when unset; port 0: any free port, printed)",
+    )
     worker.set_defaults(handler=_worker)
 
 

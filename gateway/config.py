@@ -122,6 +122,9 @@ class Settings:
     #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
     #: (docs/deploy.md#stopping-gracefully).
     graceful_timeout: int = 40
+    #: ``MNS_GATEWAY_WORKER_PROBES``: ``HOST:PORT`` where ``mns-gateway worker`` answers
+    #: ``/healthz``, ``/readyz`` and ``/metrics``; empty, none (docs/deploy.md#delivery-workers).
+    worker_probes: str = ""
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
     #: that QueueEndpoints of other regions or accounts are forwarded to.
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -227,6 +230,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "sms_webhook_secret": _strip,
     "queue_bridges": parse_queue_bridges,
     "graceful_timeout": int,
+    "worker_probes": _strip,
 }
 
 

@@ -113,7 +113,7 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
         parser = RequestParser(max_body_bytes=self.limits.max_body_bytes)
         while True:
             try:
-                request = self._read_request(parser, head_deadline)
+                request = self._read_request(parser, slot, head_deadline)
             except MNSError as refusal:
                 self._refuse(refusal)
                 return
@@ -121,16 +121,18 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
                 return
             slot.serving()
             self._respond(request)
-            slot.waiting()
-            if self.close_connection or parser.exhausted:
+            if self.close_connection or parser.exhausted or self.connections.draining:
                 self._close_after_response()
                 return
+            slot.waiting(idle=parser.phase is Phase.IDLE)
             # A pipelined request may have begun already: its head's deadline runs from now.
             idle = parser.phase is Phase.IDLE
             head_deadline = None if idle else time.monotonic() + self.limits.header_timeout
 
     # reading --------------------------------------------------------------------------------
-    def _read_request(self, parser: RequestParser, head_deadline: float | None) -> Request | None:
+    def _read_request(
+        self, parser: RequestParser, slot: Slot, head_deadline: float | None
+    ) -> Request | None:
         """The next request; ``None`` when the connection ends quietly (the client closed it,
         or let it idle past the timeout); raises the :class:`MNSError` to refuse it with."""
         while (request := parser.pop()) is None:
@@ -145,8 +147,9 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
                 raise MNSError("RequestTimeout", _timeout_message(parser.phase, self.limits))
             if not data:
                 return None
-            if head_deadline is None:
+            if head_deadline is None:  # the first bytes of a kept-alive connection's next request
                 head_deadline = time.monotonic() + self.limits.header_timeout
+                slot.idle = False
             parser.feed(data)
         return request
 
@@ -209,12 +212,15 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
 
     def start_response(self, status: str, headers: Any, exc_info: Any = None) -> Any:
         write = super().start_response(status, headers, exc_info)
+        if self.connections.draining:  # stopping: this is the connection's last response
+            self.close_connection = True
         if self.close_connection and self.request_version == "HTTP/1.1":
             self._announce_close()
         return write
 
     def _announce_close(self) -> None:
-        """The client asked to close (RFC 9112, section 9.6): say that the server will."""
+        """The client asked to close, or the worker is stopping (RFC 9112, section 9.6): say
+        that the server will close after this response."""
         if all(name.lower() != b"connection" for name, _ in self.response_headers):
             self.response_headers.append((b"Connection", b"close"))
 
@@ -293,6 +299,7 @@ class PyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
                 capacity,
             )
         self.worker_connections = capacity + REJECTION_RESERVE
+        self.connections = ConnectionTable(capacity)
         # keepalive <= 0 asks gunicorn not to keep connections alive: a second's grace is close.
         self.wsgi_handler = type(
             "FramedHandler",
@@ -300,6 +307,13 @@ class PyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
             {
                 "idle_timeout": max(float(self.cfg.keepalive), 1.0),
                 "limits": limits,
-                "connections": ConnectionTable(capacity),
+                "connections": self.connections,
             },
         )
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        """SIGTERM: stop accepting (gunicorn), and stop keeping connections alive, so that
+        clients' idle keep-alive connections do not hold the process until the graceful
+        timeout; requests in flight still finish (docs/deploy.md#stopping-gracefully)."""
+        super().handle_exit(sig, frame)
+        self.connections.drain()

@@ -86,6 +86,11 @@ class DeliveryWorker:
         self._thread = threading.Thread(target=self._run, name="mns-dispatch", daemon=True)
         self._thread.start()
 
+    def running(self) -> bool:
+        """Whether the dispatcher is claiming and starting pushes (what a liveness probe asks:
+        a worker whose dispatcher died pushes nothing, though its process lives on)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def wake(self) -> None:
         """Look for work now (deliveries were published or replayed)."""
         self._dry = None

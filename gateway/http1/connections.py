@@ -12,6 +12,11 @@ one turned away, which its handler answers with ``503 TooManyConnections``
 "Waiting longest" counts from when a connection last finished being served (or was accepted),
 not from its last byte: a client cannot keep its slot by trickling bytes.
 
+On a graceful stop (SIGTERM) the table drains: kept-alive connections idle between requests are
+closed at once, and every other one is closed after its next response. Otherwise a client's
+idle keep-alive connection, as every SDK keeps one, holds the process for its whole graceful
+timeout (docs/deploy.md#stopping-gracefully).
+
 The table runs on one event loop (gevent) and takes no locks.
 """
 
@@ -24,19 +29,27 @@ from collections.abc import Callable
 class Slot:
     """One admitted connection; the handler says when it is being served and when not."""
 
-    __slots__ = ("_close", "_table")
+    __slots__ = ("_close", "_table", "idle")
 
     def __init__(self, table: ConnectionTable, close: Callable[[], None]) -> None:
         self._table = table
         self._close = close
+        #: Kept alive between two requests, no byte of the next one read: closing it loses
+        #: nothing (RFC 9112, section 9.3.1: clients retry a request on a connection closed idle).
+        self.idle = False
 
     def serving(self) -> None:
         """The connection runs a request: it is not given up for a newcomer."""
         self._table._waiting.pop(self, None)
+        self.idle = False
 
-    def waiting(self) -> None:
-        """The connection waits on its client again, from now."""
+    def waiting(self, *, idle: bool = False) -> None:
+        """The connection waits on its client again, from now; ``idle`` if between requests.
+        When the table is draining, an idle connection is closed at once."""
         self._table._waiting[self] = None
+        self.idle = idle
+        if idle and self._table.draining:
+            self.give_up()
 
     def release(self) -> None:
         """The connection is closed; its slot is free."""
@@ -60,6 +73,7 @@ class ConnectionTable:
         self._waiting: OrderedDict[Slot, None] = OrderedDict()
         self.given_up = 0
         self.turned_away = 0
+        self.draining = False
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -82,3 +96,11 @@ class ConnectionTable:
         self._slots.add(slot)
         slot.waiting()
         return slot
+
+    def drain(self) -> None:
+        """Stop keeping connections alive: close the idle ones now; the others are closed by
+        their handlers after their next response (:attr:`draining`). Never blocks (it runs in
+        a signal handler)."""
+        self.draining = True
+        for slot in [slot for slot in self._waiting if slot.idle]:
+            slot.give_up()

@@ -87,8 +87,8 @@ class EmbeddedGateway:
         if self._pushes is not None:
             self._pushes.stop()
         if self._process is not None:
-            # Nothing of a test gateway needs a graceful drain, and clients' idle keep-alive
-            # connections would hold a graceful stop for gunicorn's whole graceful timeout.
+            # Nothing of a test gateway needs a graceful drain, which takes a second or more
+            # (gunicorn's workers look at their state once a second); SIGINT ends at once.
             self._process.stop(graceful=False)
         shutil.rmtree(self._root, ignore_errors=True)
 

@@ -131,9 +131,9 @@ class GatewayProcess:
         self.process.wait(timeout=STOP_TIMEOUT)
 
     def stop(self, *, graceful: bool = True) -> None:
-        """SIGTERM and wait for a graceful exit (open keep-alive connections hold it up to
-        gunicorn's graceful timeout), or with ``graceful=False`` SIGINT, gunicorn's quick
-        shutdown; SIGKILL the group if it takes too long."""
+        """SIGTERM and wait for a graceful exit (requests and pushes in flight finish), or
+        with ``graceful=False`` SIGINT, gunicorn's quick shutdown; SIGKILL the group if it
+        takes too long."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM if graceful else signal.SIGINT)
             try:

@@ -65,6 +65,34 @@ def test_sigterm_lets_a_long_poll_in_flight_finish(tmp_path: Path, worker_class:
         gateway.stop()
 
 
+def test_idle_keep_alive_connections_do_not_hold_a_stopping_gateway(tmp_path: Path) -> None:
+    """A client's kept-alive connection is closed at SIGTERM, not waited for: the process exits
+    long before its graceful timeout, while a request in flight on another connection is still
+    answered, with ``Connection: close``."""
+    gateway = start_gateway(tmp_path, {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "60"})
+    raw = gateway.raw()
+    assert raw.send("PUT", "/queues/held", f"<Queue {XMLNS}/>".encode()).status == 201
+    idle = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)
+    polling = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)
+    try:
+        for connection in (idle, polling):
+            send_on(connection, raw, "/queues/held")
+            assert answer_on(connection).status == 200  # both kept alive by the worker
+        send_on(polling, raw, "/queues/held/messages?waitseconds=2")
+        started = time.monotonic()
+        gateway.process.send_signal(signal.SIGTERM)
+        answered = answer_on(polling)
+        assert gateway.process.wait(timeout=30) == 0
+        stopped = time.monotonic() - started
+    finally:
+        idle.close()
+        polling.close()
+        gateway.stop()
+    assert (answered.status, answered.error_code()) == (404, "MessageNotExist")
+    assert answered.headers.get("Connection") == "close"
+    assert stopped < 30, "the idle connection held the worker until its graceful timeout"
+
+
 def test_a_graceful_timeout_shorter_than_the_poll_cuts_it(tmp_path: Path) -> None:
     """The contrast: the setting is what keeps the poll above alive."""
     gateway = start_gateway(tmp_path, {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "1"})
@@ -104,8 +132,8 @@ def start_worker(api: RunningGateway) -> subprocess.Popen[bytes]:
 def push_across_sigterm(raw: RawClient, pusher: subprocess.Popen[bytes]) -> int:
     """Publish, hold the push at the endpoint, SIGTERM ``pusher``, release; its exit status.
 
-    Requests go on connections of their own, closed after each: a client's idle keep-alive
-    connection would keep a gevent worker waiting out its whole graceful timeout.
+    Requests go on connections of their own, closed after each, so that the gthread worker
+    class, which waits for idle keep-alive connections, stops as soon as the gevent one.
     """
     assert raw.send("PUT", "/topics/drained", f"<Topic {XMLNS}/>".encode()).status == 201
     with scripted_endpoint("hold") as endpoint:

@@ -25,6 +25,10 @@ RELEASE = "mns"
 NAMESPACE = "messaging"
 FULLNAME = f"{RELEASE}-mns-gateway"
 
+#: Prometheus Operator resources kubernetes-validate has no schema for; test_hygiene checks
+#: their shape.
+CUSTOM_KINDS = frozenset({"ServiceMonitor", "PodMonitor"})
+
 #: The oldest Kubernetes release the chart supports (Chart.yaml's kubeVersion says the same).
 OLDEST_KUBERNETES = (1, 29)
 

@@ -31,6 +31,7 @@ from tests.helm.chart import (
 NOT_IN_CHART = {
     "MNS_GATEWAY_RETRY_SCALE": "shortens retry schedules for tests; never wanted in production",
     "MNS_GATEWAY_INBOX": "development and CI only: SMS and mail kept instead of sent",
+    "MNS_GATEWAY_WORKER_PROBES": "the chart passes it as the worker's --probes argument",
     # SMS providers (docs/delivery.md#sms-providers) go through extraEnv until the chart has
     # an sms section of its own (the secrets from a Secret).
     "MNS_GATEWAY_SMS_PROVIDER": "an SMS provider; set through extraEnv",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.helm.chart import FULLNAME, MATRIX, NAMESPACE, Rendered, render_case
+from tests.helm.chart import FULLNAME, MATRIX, NAMESPACE, Rendered, render, render_case
 
 
 def all_containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -57,7 +57,10 @@ def test_the_network_policy_restricts_the_gateway_pods() -> None:
     ]
     assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
     (ingress,) = policy["spec"]["ingress"]
-    assert ingress == {"ports": [{"port": 8080, "protocol": "TCP"}]}
+    # The API, and the workers' probes and metrics.
+    assert ingress == {
+        "ports": [{"port": 8080, "protocol": "TCP"}, {"port": 8081, "protocol": "TCP"}]
+    }
     dns, pushes, database = policy["spec"]["egress"]
     assert {p["port"] for p in dns["ports"]} == {53}
     assert database["ports"] == [{"port": 5432, "protocol": "TCP"}]
@@ -133,3 +136,46 @@ def test_ingress_is_off_by_default_and_routes_to_the_service_when_on() -> None:
     assert backend == {"name": service["metadata"]["name"], "port": {"number": 80}}
     assert ingress["spec"]["ingressClassName"] == "nginx"
     assert ingress["spec"]["tls"] == [{"secretName": "mns-tls", "hosts": ["mns.example.com"]}]
+
+
+WORKER_CASES = ["sqlite-worker-ingress", "postgresql-existing-secrets-workers", "production"]
+
+
+def worker_containers(rendered: Rendered) -> list[dict[str, Any]]:
+    return [c for _, c in rendered.gateway_containers() if c["args"][0] == "worker"]
+
+
+@pytest.mark.parametrize("case", [c for c in WORKER_CASES if c != "production"])
+def test_workers_are_probed_on_their_own_port_as_the_api_is(case: str) -> None:
+    rendered = render_case(case)
+    (api,) = [c for _, c in rendered.gateway_containers() if c["args"][0] == "serve"]
+    (worker, *more) = worker_containers(rendered)
+    for container in (worker, *more):
+        assert container["args"] == ["worker", "--probes", "0.0.0.0:8081"]
+        assert container["ports"] == [{"name": "probes", "containerPort": 8081, "protocol": "TCP"}]
+        for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
+            expected = {**api[kind], "httpGet": {**api[kind]["httpGet"], "port": "probes"}}
+            assert container[kind] == expected, kind
+
+
+def test_the_pod_monitor_scrapes_the_workers_where_they_count_pushes() -> None:
+    rendered = render_case("postgresql-existing-secrets-workers")
+    monitor = rendered.get("PodMonitor", f"{FULLNAME}-worker")
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert (endpoint["port"], endpoint["path"]) == ("probes", "/metrics")
+    selector = monitor["spec"]["selector"]
+    pods = [
+        workload["spec"]["template"]["metadata"]["labels"]
+        for workload, container in rendered.gateway_containers()
+        if container["args"][0] == "worker"
+    ]
+    assert pods and all(selector["matchLabels"].items() <= labels.items() for labels in pods)
+    (components,) = selector["matchExpressions"]
+    assert all(labels["app.kubernetes.io/component"] in components["values"] for labels in pods)
+    ingress = rendered.get("NetworkPolicy")["spec"]["ingress"]
+    assert {"port": 8081, "protocol": "TCP"} in ingress[0]["ports"]
+
+
+def test_no_pod_monitor_without_workers_or_without_monitoring() -> None:
+    assert render_case("sqlite-worker-ingress").of_kind("PodMonitor") == []
+    assert render({"metrics": {"serviceMonitor": {"enabled": True}}}).of_kind("PodMonitor") == []

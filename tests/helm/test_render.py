@@ -13,15 +13,13 @@ from kubernetes_validate.utils import SchemaNotFoundError
 
 from tests.helm.chart import (
     CHART,
+    CUSTOM_KINDS,
     KUBERNETES_VERSIONS,
     MATRIX,
     OLDEST_KUBERNETES,
     render_case,
     values_of,
 )
-
-#: Custom resources kubernetes-validate has no schema for; test_monitoring checks them.
-CUSTOM_KINDS = {"ServiceMonitor"}
 
 #: What each shape must contain: proof the matrix covers what its names claim.
 EXPECTED_KINDS = {
@@ -34,11 +32,18 @@ EXPECTED_KINDS = {
         "HorizontalPodAutoscaler",
         "NetworkPolicy",
         "ServiceMonitor",
+        "PodMonitor",
         "PodDisruptionBudget",
         "Job",
     },
     "postgresql-bundled": {"StatefulSet", "NetworkPolicy", "PodDisruptionBudget"},
-    "production": {"HorizontalPodAutoscaler", "NetworkPolicy", "ServiceMonitor", "Ingress"},
+    "production": {
+        "HorizontalPodAutoscaler",
+        "NetworkPolicy",
+        "ServiceMonitor",
+        "PodMonitor",
+        "Ingress",
+    },
 }
 
 

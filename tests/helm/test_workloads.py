@@ -75,9 +75,13 @@ def test_postgresql_workers_are_a_deployment_and_the_api_pushes_nothing(case: st
     assert env_of(gateway["gateway"])["MNS_GATEWAY_DELIVERY_THREADS"] == "0"
     worker = rendered.get("Deployment", f"{FULLNAME}-worker")
     (container,) = containers(worker).values()
-    assert container["args"] == ["worker"]
+    assert container["args"][0] == "worker"
     assert env_of(container)["MNS_GATEWAY_DELIVERY_THREADS"] == "32"
-    assert "ports" not in container and rendered.names("Service") >= {FULLNAME}
+    # Its port is for probes and scraping only: no Service routes API traffic to a worker.
+    assert [port["name"] for port in container["ports"]] == ["probes"]
+    assert FULLNAME in rendered.names("Service") and f"{FULLNAME}-worker" not in rendered.names(
+        "Service"
+    )
     assert worker["spec"]["selector"] != api(rendered)["spec"]["selector"]
 
 
@@ -85,7 +89,7 @@ def test_sqlite_runs_the_worker_beside_the_api_in_its_pod() -> None:
     rendered = render_case("sqlite-worker-ingress")
     pod = containers(api(rendered))
     assert list(pod) == ["gateway", "worker"]
-    assert pod["worker"]["args"] == ["worker"]
+    assert pod["worker"]["args"][0] == "worker"
     assert env_of(pod["gateway"])["MNS_GATEWAY_DELIVERY_THREADS"] == "0"
     assert f"{FULLNAME}-worker" not in rendered.names("Deployment")
 

@@ -272,6 +272,31 @@ A gateway container: image, arguments, environment, security and mounts. Call wi
 {{- end }}
 
 {{/*
+The delivery worker's container (a sidecar of the API with SQLite, a Deployment of its own with
+PostgreSQL). It serves no API: its probes and metrics answer on a port of their own
+(`mns-gateway worker --probes`), probed as the API's are.
+*/}}
+{{- define "mns-gateway.workerContainer" -}}
+{{- $root := . -}}
+{{- $args := list "worker" "--probes" (printf "0.0.0.0:%d" (int .Values.worker.probePort)) }}
+{{- include "mns-gateway.container" (dict "root" $root "name" "worker" "args" $args "resources" .Values.worker.resources "deliveryThreads" .Values.delivery.threads) }}
+  ports:
+    - name: probes
+      containerPort: {{ .Values.worker.probePort }}
+      protocol: TCP
+{{- range $kind := list "startupProbe" "livenessProbe" "readinessProbe" }}
+{{- with index $root.Values $kind }}
+{{- $probe := deepCopy . }}
+{{- if $probe.httpGet }}
+{{- $_ := set $probe.httpGet "port" "probes" }}
+{{- end }}
+  {{ $kind }}:
+    {{- toYaml $probe | nindent 4 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 Volume mounts of a gateway container: the data volume, a writable /tmp, the signing key.
 */}}
 {{- define "mns-gateway.volumeMounts" -}}

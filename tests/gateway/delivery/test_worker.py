@@ -402,3 +402,15 @@ def test_expired_deliveries_go_there_too_and_a_missing_queue_is_noted(
     (filed,) = store.deliveries.expire()
     assert (filed.dead_letter_queue, filed.dead_letter_queue_message_id) == ("dlq", None)
     assert len(store.deliveries.list_dead_letters().items) == 2  # both kept here all the same
+
+
+def test_running_is_whether_the_dispatcher_lives(store: Store) -> None:
+    """What ``mns-gateway worker``'s liveness probe reports (docs/deploy.md#delivery-workers)."""
+    worker = make_worker(store, ScriptedSender())
+    assert not worker.running()  # not started yet
+    worker.start()
+    try:
+        assert worker.running()
+    finally:
+        worker.stop(5.0)
+    assert not worker.running()

@@ -5,9 +5,12 @@ Both worker classes are run: gevent (the default: pushes on greenlets) and gthre
 
 from __future__ import annotations
 
+import http.client
+import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +34,7 @@ def api(tmp_path: Path) -> Iterator[RunningGateway]:
     running.stop()
 
 
-def start_worker(api: RunningGateway, worker_class: str) -> subprocess.Popen[bytes]:
+def start_worker(api: RunningGateway, worker_class: str, *options: str) -> subprocess.Popen[bytes]:
     env = {
         **api.env,
         "MNS_GATEWAY_DATA_DIR": str(api.data_dir),
@@ -39,8 +42,9 @@ def start_worker(api: RunningGateway, worker_class: str) -> subprocess.Popen[byt
         "MNS_GATEWAY_DELIVERY_THREADS": "4",
         "MNS_GATEWAY_WORKER_CLASS": worker_class,
     }
-    command = [sys.executable, "-m", "gateway.cli", "worker"]
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = [sys.executable, "-m", "gateway.cli", "worker", *options]
+    stdout = subprocess.PIPE if options else subprocess.DEVNULL
+    return subprocess.Popen(command, env=env, stdout=stdout, stderr=subprocess.PIPE)
 
 
 def stop(worker: subprocess.Popen[bytes]) -> int:
@@ -90,3 +94,71 @@ def test_a_killed_worker_process_loses_nothing(api: RunningGateway) -> None:
         finally:
             stop(second)
     assert [received_value(p, "x-mns-message-id") for p in pushes] == [published.message_id] * 2
+
+
+def probe_address(worker: subprocess.Popen[bytes]) -> tuple[str, int]:
+    """Where the worker said its probes listen (its first line of output)."""
+    assert worker.stdout is not None
+    line = worker.stdout.readline().decode()
+    match = re.search(r"probes and metrics on http://([0-9.]+):(\d+)$", line.strip())
+    assert match, line
+    return match[1], int(match[2])
+
+
+def get(address: tuple[str, int], path: str) -> tuple[int, str]:
+    connection = http.client.HTTPConnection(*address, timeout=5)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+SUCCEEDED = 'mns_delivery_attempts_total{outcome="success",result="succeeded"} 1.0'
+
+
+def metrics_once_counted(address: tuple[str, int], line: str, seconds: float = 10.0) -> str:
+    """The worker's metrics once ``line`` is among them (a push is counted when its answer has
+    been read, a moment after the endpoint saw it), or as they are at the deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        status, metrics = get(address, "/metrics")
+        assert status == 200
+        if line in metrics.splitlines() or time.monotonic() > deadline:
+            return metrics
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("worker_class", ["gevent", "gthread"])
+def test_a_worker_answers_probes_and_counts_its_pushes_in_its_metrics(
+    api: RunningGateway, worker_class: str
+) -> None:
+    account = Account(api.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    topic = account.get_topic("probed")
+    topic.create(TopicMeta())
+    with scripted_endpoint() as endpoint:
+        topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url))
+        worker = start_worker(api, worker_class, "--probes", "127.0.0.1:0")
+        try:
+            address = probe_address(worker)
+            topic.publish_message(TopicMessage("counted"))
+            endpoint.wait_for(1)
+            assert get(address, "/healthz") == (200, "ok\n")
+            assert get(address, "/readyz") == (200, "ready\n")
+            metrics = metrics_once_counted(address, SUCCEEDED)
+        finally:
+            returncode = stop(worker)
+    assert returncode == 0, worker.stderr.read() if worker.stderr else ""
+    assert SUCCEEDED in metrics.splitlines(), metrics
+
+
+def test_a_probe_address_that_is_not_host_and_port_stops_the_worker_in_one_line(
+    api: RunningGateway,
+) -> None:
+    worker = start_worker(api, "gevent", "--probes", "8081")
+    assert worker.wait(timeout=30) == 1
+    assert worker.stderr is not None
+    assert worker.stderr.read().decode().strip().splitlines()[-1] == (
+        "mns-gateway worker: probe address '8081' is not HOST:PORT"
+    )

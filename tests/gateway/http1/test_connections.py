@@ -58,6 +58,31 @@ def test_a_released_slot_is_free_again() -> None:
     assert table.admit(lambda: None) is not None and table.given_up == 0
 
 
+def test_draining_closes_idle_connections_now_and_the_others_when_next_idle() -> None:
+    closed = Closed()
+    table = ConnectionTable(4)
+    idle, reading, served = (table.admit(closed.closer(n)) for n in ("idle", "reading", "served"))
+    assert idle is not None and reading is not None and served is not None
+    idle.waiting(idle=True)  # kept alive between two requests
+    reading.waiting()  # accepted, or part of a request read: not idle
+    served.serving()
+    table.drain()
+    assert closed == ["idle"] and len(table) == 2
+    served.waiting(idle=True)  # its response written: it would idle now
+    assert closed == ["idle", "served"] and table.draining
+
+
+def test_bytes_of_a_next_request_make_a_connection_no_longer_idle() -> None:
+    closed = Closed()
+    table = ConnectionTable(2)
+    slot = table.admit(closed.closer("kept"))
+    assert slot is not None
+    slot.waiting(idle=True)
+    slot.idle = False  # what the handler does when the next request's first bytes arrive
+    table.drain()
+    assert closed == []
+
+
 # a real gateway ---------------------------------------------------------------------------------
 def raise_open_file_limit(needed: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -1,6 +1,6 @@
 """Receiver throughput under gunicorn: verified pushes vs. the same app without verification.
 
-Run: ``.venv/bin/python bench/receiver.py [--seconds 3] [--rounds 5] [--workers 2]`` (~45 s).
+Run: ``.venv/bin/python bench/verification.py [--seconds 3] [--rounds 5] [--workers 2]`` (~45 s).
 
 What it does, all on 127.0.0.1:
 
@@ -152,7 +152,7 @@ def gunicorn(mode: str, cert_url: str, workers: int, *, preload: bool = False) -
     command = [
         sys.executable, "-m", "gunicorn", "--chdir", str(ROOT), "--bind", f"127.0.0.1:{port}",
         "--workers", str(workers), "--worker-class", "sync", "--log-level", "warning",
-        *(["--preload"] if preload else []), "bench.receiver:create_app()",
+        *(["--preload"] if preload else []), "bench.verification:create_app()",
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env)
     try:
