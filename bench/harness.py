@@ -68,12 +68,17 @@ class BenchServer:
 
 
 @contextmanager
-def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[BenchServer]:
+def running_gateway(
+    mode: str, workers: int = 1, *, code: Path = ROOT, **env: str
+) -> Iterator[BenchServer]:
     """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app);
-    ``env`` adds ``MNS_GATEWAY_*`` settings (``MNS_GATEWAY_DATABASE_URL`` among them)."""
+    ``env`` adds ``MNS_GATEWAY_*`` settings (``MNS_GATEWAY_DATABASE_URL`` among them); ``code``
+    is the checkout the gateway runs from (another version's, for bench/compare.py)."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir:
         environment = gateway_env(Path(data_dir), **env)
+        if code != ROOT:
+            environment["PYTHONPATH"] = str(code)
         if mode == "serve":
             command = [
                 sys.executable,
@@ -108,7 +113,7 @@ def running_gateway(mode: str, workers: int = 1, **env: str) -> Iterator[BenchSe
         process = subprocess.Popen(
             command,
             env=environment,
-            cwd=ROOT,
+            cwd=code,
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -8,30 +8,27 @@ nothing acknowledged when lost (``durable=False``: delivery claims and outcomes)
 for the WAL flush as usual. PostgreSQL's own group commit lets concurrent commits share a flush,
 so unlike SQLite there is no writer to funnel writes through.
 
-Under gevent (gunicorn's workers, ``mns-gateway worker``) a query must block only its greenlet.
-psycopg waits for the server in one function, ``psycopg.waiting.wait``; it picks a C
-implementation that gevent cannot make cooperative unless gevent had patched ``select`` before
-psycopg was imported. :func:`cooperative_waiting` makes sure the cooperative one is used.
+Under gevent (gunicorn's workers, ``mns-gateway worker``) a query must block only its greenlet:
+:func:`~gateway.store.pg_waiting.cooperative_waiting` makes psycopg wait on gevent's hub.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import waiting
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from gateway.store.migrations import migrate as apply_migrations
 from gateway.store.pg_notifier import PgNotifier
+from gateway.store.pg_waiting import cooperative_waiting
 from gateway.store.sql import POSTGRESQL, Dialect, Params
 
 T = TypeVar("T")
@@ -40,19 +37,6 @@ log = logging.getLogger(__name__)
 DEFAULT_POOL_SIZE = 10
 _READ = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
 _WRITE = {True: ("BEGIN",), False: ("BEGIN", "SET LOCAL synchronous_commit TO OFF")}
-
-
-def cooperative_waiting() -> None:
-    """If gevent has patched ``select``, make psycopg wait through it (a no-op otherwise, and
-    when psycopg already chose so because gevent patched first).
-
-    ``wait_select`` looks ``select.select`` up on every call, so it finds gevent's; psycopg's
-    default non-C choices bound theirs when psycopg was imported, possibly before the patch.
-    """
-    monkey = sys.modules.get("gevent.monkey")
-    patched = monkey is not None and monkey.is_module_patched("select")
-    if patched and waiting.wait is getattr(waiting, "wait_c", None):
-        waiting.wait = waiting.wait_select
 
 
 @lru_cache(maxsize=2048)

@@ -42,6 +42,12 @@ _READY = (
 _NEXT_PRIORITY = (
     "SELECT MIN(priority) AS priority FROM queue_messages WHERE queue_name = ? AND priority > ?"
 )
+#: The next priority in use after ``?`` and its first Active-or-expired rows (PostgreSQL).
+_NEXT_PRIORITY_READY = (
+    "SELECT p.priority AS next_priority, r.* FROM (" + _NEXT_PRIORITY + ") p LEFT JOIN LATERAL"
+    " (SELECT * FROM queue_messages m WHERE queue_name = ? AND priority = p.priority"
+    " AND visible_at <= ? ORDER BY visible_at, id LIMIT ?{lock}) r ON true"
+)
 _NEXT_DUE = (
     "SELECT MIN(visible_at) AS due FROM queue_messages"
     " WHERE queue_name = ? AND priority = ? AND visible_at > ?"
@@ -267,6 +273,8 @@ def ready_rows(
     """Up to ``limit`` Active-or-expired rows in receive order (one index range per priority,
     so Delayed and Inactive rows are never scanned); with ``lock``, rows another transaction is
     claiming are skipped and these locked until the claim commits (PostgreSQL)."""
+    if conn.dialect.lateral_join:
+        return _ready_rows_by_priority(conn, queue_name, now_ms, limit, lock=lock)
     statement = _READY + conn.dialect.lock_skipping("m") if lock else _READY
     rows: list[Row] = []
     for priority in priorities_in_use(conn, queue_name):
@@ -275,6 +283,25 @@ def ready_rows(
         ).fetchall()
         if len(rows) >= limit:
             break
+    return rows
+
+
+def _ready_rows_by_priority(
+    conn: Connection, queue_name: str, now_ms: int, limit: int, *, lock: bool
+) -> list[Row]:
+    """:func:`ready_rows` with each priority's look-up and its rows in one statement: one round
+    trip per priority in use rather than two."""
+    statement = _NEXT_PRIORITY_READY.format(lock=conn.dialect.lock_skipping("m") if lock else "")
+    rows: list[Row] = []
+    priority = 0
+    while len(rows) < limit:
+        found = conn.execute(
+            statement, (queue_name, priority, queue_name, now_ms, limit - len(rows))
+        ).fetchall()
+        priority = found[0]["next_priority"]
+        if priority is None:
+            break
+        rows += [row for row in found if row["id"] is not None]  # none: one row of NULLs
     return rows
 
 
@@ -381,6 +408,32 @@ def release(
         ).rowcount
         == 1
     )
+
+
+#: The queue, and the message its receipt names deleted if the queue is a standard one.
+_DELETE_IN_STANDARD_QUEUE = (
+    "WITH queue AS (SELECT * FROM queues WHERE name = ?), gone AS (DELETE FROM queue_messages"
+    f" WHERE {_CURRENT_RECEIPT} AND EXISTS (SELECT 1 FROM queue WHERE queue_type = ?)"
+    " RETURNING id) SELECT queue.*, (SELECT COUNT(*) FROM gone) AS deleted FROM queue"
+)
+
+
+def delete_in_standard_queue(
+    conn: Connection, queue_name: str, receipt: Receipt, now_ms: int
+) -> tuple[Queue, bool]:
+    """The queue (QueueNotExist), and whether the message ``receipt`` names was deleted; in an
+    ordered queue nothing is (its groups change with its messages, in a transaction). One
+    statement where the database can (``WITH … DELETE``): a round trip less than a look-up
+    and a DELETE, and no transaction needed around it."""
+    if not conn.dialect.writable_cte:
+        queue = require_queue(conn, queue_name)
+        standard = not queue.attributes.ordered
+        return queue, standard and delete_by_receipt(conn, queue_name, receipt, now_ms)
+    params = (queue_name, *_receipt_params(queue_name, receipt, now_ms), QueueType.NORMAL.value)
+    row = conn.execute(_DELETE_IN_STANDARD_QUEUE, params).fetchone()
+    if row is None:
+        raise MNSError("QueueNotExist")
+    return _queue(row), row["deleted"] == 1
 
 
 def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:

@@ -316,7 +316,19 @@ class QueueStore:
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:
         """Delete the message ``handle`` names; its MessageId."""
-        queue, (result,) = self._delete(name, [self.signer().verify(name, handle)])
+        receipt = self.signer().verify(name, handle)
+        if name not in self._ordered:  # a standard queue's: one statement on PostgreSQL
+            now_ms = self.now_ms()
+            work = partial(
+                sql.delete_in_standard_queue, queue_name=name, receipt=receipt, now_ms=now_ms
+            )
+            queue, deleted = self.database.write(work, atomic=False)
+            if not queue.attributes.ordered:
+                if not deleted:
+                    raise MNSError("MessageNotExist")
+                return queue, receipt.message_id
+            self._ordered.add(name)
+        queue, (result,) = self._delete(name, [receipt])
         if isinstance(result, MNSError):
             raise result
         return queue, result

@@ -57,6 +57,8 @@ class Dialect:
     list_tables: str
     #: ``WITH x AS (INSERT …) INSERT …``: two inserts in one statement (PostgreSQL only).
     writable_cte: bool = False
+    #: ``LEFT JOIN LATERAL (subquery)``: a subquery per row of what precedes it (PostgreSQL).
+    lateral_join: bool = False
 
     def lock_skipping(self, alias: str) -> str:
         return self.skip_locked.format(alias=alias)
@@ -77,6 +79,7 @@ POSTGRESQL = Dialect(
     migration_lock="SELECT pg_advisory_xact_lock(7213401991)",
     list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
     writable_cte=True,
+    lateral_join=True,
 )
 
 

@@ -50,6 +50,22 @@ def test_one_message_in_flight_per_group(store: QueueStore) -> None:
     assert bodies(store) == []
 
 
+def test_a_store_that_has_not_seen_the_queue_deletes_as_ordered(
+    open_database: OpenDatabase, clock: FakeClock
+) -> None:
+    # Another replica's first DeleteMessage on an ordered queue: the group is freed as usual
+    # (a standard queue's delete is one statement; an ordered one's refreshes its group).
+    sender, deleter = open_store(open_database, clock), open_store(open_database, clock)
+    make_queue(sender, "q", queue_type=FIFO)
+    send_all(sender, "q", grouped("first", "g"), grouped("second", "g"))
+    (head,) = sender.receive("q", 16, 0).messages
+    assert deleter.delete_message("q", head.receipt_handle or "")[1] == head.message_id
+    assert bodies(sender) == ["second"]
+    assert error_code(lambda: deleter.delete_message("q", head.receipt_handle or "")) == (
+        "MessageNotExist"
+    )
+
+
 def test_the_head_comes_back_when_its_visibility_expires(
     store: QueueStore, clock: FakeClock
 ) -> None:

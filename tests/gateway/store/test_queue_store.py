@@ -107,6 +107,18 @@ def test_priority_first_then_age(store: QueueStore, clock: FakeClock) -> None:
     assert received == [urgent, old, *batch_ids, lowest]
 
 
+def test_a_priority_with_nothing_active_is_passed_over(store: QueueStore) -> None:
+    make_queue(store)
+    send(store, "q", "in flight", priority=1)
+    assert len(store.receive("q", 1, 0).messages) == 1
+    send(store, "q", "delayed", priority=2, delay_seconds=100)
+    first, second = send(store, "q", "ready", priority=9), send(store, "q", "later", priority=12)
+    assert [m.message_id for m in store.peek("q", 16)[1]] == [first, second]
+    assert [m.message_id for m in store.receive("q", 1, 0).messages] == [first]
+    assert [m.message_id for m in store.receive("q", 16, 0).messages] == [second]
+    assert store.receive("q", 16, 0).messages == []
+
+
 def test_retention_expires_messages_in_every_state(store: QueueStore, clock: FakeClock) -> None:
     make_queue(store, "q", message_retention_period=60, visibility_timeout=50)
     send(store, "q", "received")
