@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from gateway.queues import dead_letters
 from gateway.queues.records import Queue
 from gateway.store import fifo_sql, queue_sql
-from gateway.store.queue_sql import StoredMessage
+from gateway.store import queue_message_sql as message_sql
+from gateway.store.queue_message_sql import StoredMessage
 from gateway.store.sql import Connection, Row
 
 
@@ -91,5 +92,5 @@ class DeadLetterMover:
             receipt_nonce=self._new_nonce(),
             properties=properties,
         )
-        queue_sql.insert_messages(conn, fifo_sql.grouped(conn, target, [message]))
+        message_sql.insert_messages(conn, fifo_sql.grouped(conn, target, [message]))
         return Moved(row["id"], row["dequeue_count"], target.name, message.id)

@@ -30,8 +30,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from gateway.queues.records import Queue, QueueMessage
+from gateway.store import queue_message_sql as message_sql
 from gateway.store import queue_sql
-from gateway.store.queue_sql import Claimed, StoredMessage
+from gateway.store.queue_message_sql import Claimed, StoredMessage
 from gateway.store.sql import Connection, Row
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def claim(
             )
             ready = [head for head in ready if head["id"] not in gone]
             moved += moved_now
-        won = queue_sql.take(conn, ready, now_ms, invisible_until, nonce)
+        won = message_sql.take(conn, ready, now_ms, invisible_until, nonce)
         claimed += won
         _set_in_flight(conn, queue.name, ready, won, invisible_until)
         if not moved_now or len(claimed) >= count or not rows:
@@ -251,7 +252,7 @@ def peek(conn: Connection, queue_name: str, now_ms: int, count: int) -> list[Que
     groups = [row["group_id"] for row in rows]
     heads = heads_of(conn, queue_name, groups, now_ms)
     ready = [heads[g] for g in groups if g in heads and heads[g]["visible_at"] <= now_ms]
-    return [QueueMessage(**queue_sql.message_fields(head)) for head in ready[:count]]
+    return [QueueMessage(**message_sql.message_fields(head)) for head in ready[:count]]
 
 
 def lock_groups_of(conn: Connection, queue: Queue, message_ids: Iterable[str]) -> list[str]:

@@ -1,7 +1,7 @@
 """What a receive does on a connection, for either kind of queue: standard queues hand out
-Active messages in receive order (:mod:`gateway.store.queue_sql`), ordered ones the Active heads
-of their groups (:mod:`gateway.store.fifo_sql`). Both move a message that a receive would take
-past MaxReceiveCount to the dead-letter queue instead
+Active messages in receive order (:mod:`gateway.store.queue_message_sql`), ordered ones the
+Active heads of their groups (:mod:`gateway.store.fifo_sql`). Both move a message that a
+receive would take past MaxReceiveCount to the dead-letter queue instead
 (:mod:`gateway.store.dead_letter_queue_sql`)."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from collections.abc import Callable
 from gateway.queues import receipts
 from gateway.queues.records import Queue, QueueMessage
 from gateway.queues.states import visible_after
-from gateway.store import fifo_sql, queue_sql
+from gateway.store import fifo_sql
+from gateway.store import queue_message_sql as message_sql
 from gateway.store.dead_letter_queue_sql import DeadLetterMover, Moved
-from gateway.store.queue_sql import Claimed
+from gateway.store.queue_message_sql import Claimed
 from gateway.store.sql import Connection
 
 
@@ -38,7 +39,7 @@ def claim(
             nonce=receipts.new_nonce(),
             mover=mover,
         )
-    return queue_sql.claim(
+    return message_sql.claim(
         conn,
         queue.name,
         count,
@@ -65,17 +66,17 @@ def receivable(conn: Connection, queue: Queue, now_ms: int) -> bool:
     """Whether a receive now might get something (a cheap read before taking the writer)."""
     if queue.attributes.ordered:
         return fifo_sql.ready(conn, queue.name, now_ms)
-    return bool(queue_sql.ready_rows(conn, queue.name, now_ms, 1))
+    return bool(message_sql.ready_rows(conn, queue.name, now_ms, 1))
 
 
 def next_due(conn: Connection, queue: Queue, now_ms: int) -> int | None:
     """When a message may next become receivable, for a long poll's sleep."""
     if queue.attributes.ordered:
         return fifo_sql.next_due(conn, queue.name, now_ms)
-    return queue_sql.next_due(conn, queue.name, now_ms)
+    return message_sql.next_due(conn, queue.name, now_ms)
 
 
 def peek(conn: Connection, queue: Queue, now_ms: int, count: int) -> list[QueueMessage]:
     if queue.attributes.ordered:
         return fifo_sql.peek(conn, queue.name, now_ms, count)
-    return queue_sql.peek(conn, queue.name, now_ms, count)
+    return message_sql.peek(conn, queue.name, now_ms, count)

@@ -18,6 +18,7 @@ from gateway.queues.receipts import Receipt
 from gateway.queues.records import Queue, QueueMessage
 from gateway.queues.waiters import long_poll
 from gateway.store import queue_claims
+from gateway.store import queue_message_sql as message_sql
 from gateway.store import queue_sql as sql
 from gateway.store.dead_letter_queue_sql import Moved
 from gateway.store.sql import Connection
@@ -147,7 +148,9 @@ class QueueReceiving:
         now_ms = self.store.now_ms()
         purge = self.store.purge_due()
 
-        def work(conn: Connection) -> tuple[Queue, list[sql.Claimed], list[Moved], int | None]:
+        def work(
+            conn: Connection,
+        ) -> tuple[Queue, list[message_sql.Claimed], list[Moved], int | None]:
             queue = sql.require_queue(conn, name)
             arn = dead_letters.queue_arn(self.store.region, self.store.account_id, name)
             mover = queue_claims.mover_for(
@@ -155,7 +158,7 @@ class QueueReceiving:
             )
             claimed, moved = queue_claims.claim(conn, queue, count, now_ms=now_ms, mover=mover)
             if purge:
-                sql.purge_expired(conn, now_ms, PURGE_BATCH)
+                message_sql.purge_expired(conn, now_ms, PURGE_BATCH)
             due = None if claimed else queue_claims.next_due(conn, queue, now_ms)
             return queue, claimed, moved, due
 
@@ -165,6 +168,6 @@ class QueueReceiving:
         messages = [self._with_handle(name, c) for c in claimed]
         return Received(queue, messages, moved), due
 
-    def _with_handle(self, name: str, claimed: sql.Claimed) -> QueueMessage:
+    def _with_handle(self, name: str, claimed: message_sql.Claimed) -> QueueMessage:
         receipt = Receipt(claimed.message_id, claimed.nonce, claimed.next_visible_time)
         return claimed.message(self.store.signer().issue(name, receipt))

@@ -1,7 +1,7 @@
 """Queue and queue-message operations: the queue model's domain methods over a Database.
 
 Every mutation is one :meth:`Database.write` job; a receive's claim re-checks in its UPDATE that
-each message is still Active (:mod:`gateway.store.queue_sql`), so no Active message is ever
+each message is still Active (:mod:`gateway.store.queue_message_sql`), so no Active message is ever
 handed to two receivers, whether the database has one writer at a time (SQLite) or many
 (PostgreSQL). Reads go through :meth:`Database.read` snapshots. Wake-ups for long-polling
 receivers are sent only after the commit that made a message receivable, here and, through the
@@ -41,6 +41,7 @@ from gateway.queues.records import (
 from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store import fifo_sql, queue_claims
+from gateway.store import queue_message_sql as message_sql
 from gateway.store import queue_sql as sql
 from gateway.store.notifier import Wakeups
 from gateway.store.queue_receiving import PURGE_BATCH, QueueReceiving, Received
@@ -171,18 +172,18 @@ class QueueStore:
 
         def work(
             conn: Connection, atomic: bool
-        ) -> tuple[Queue, list[sql.StoredMessage | MNSError]]:
+        ) -> tuple[Queue, list[message_sql.StoredMessage | MNSError]]:
             queue = self._require(conn, name, atomic)
             results = [self._prepare(queue, message, now_ms) for message in messages]
-            stored = [r for r in results if isinstance(r, sql.StoredMessage)]
-            sql.insert_messages(conn, fifo_sql.grouped(conn, queue, stored))
+            stored = [r for r in results if isinstance(r, message_sql.StoredMessage)]
+            message_sql.insert_messages(conn, fifo_sql.grouped(conn, queue, stored))
             if purge:  # on its own: a purge that failed would lose nothing
-                sql.purge_expired(conn, now_ms, PURGE_BATCH)
+                message_sql.purge_expired(conn, now_ms, PURGE_BATCH)
             return queue, results
 
         # A look, then one INSERT of every message: no transaction needed around them.
         queue, results = self._write(name, work)
-        stored = [r for r in results if isinstance(r, sql.StoredMessage)]
+        stored = [r for r in results if isinstance(r, message_sql.StoredMessage)]
         active = sum(1 for message in stored if message.visible_at <= now_ms)
         if stored:
             self.notify(name, None if active < len(stored) else active)
@@ -210,7 +211,7 @@ class QueueStore:
         prepared = self._prepare(queue, message, now_ms, require_group=False)
         if isinstance(prepared, MNSError):
             raise prepared
-        sql.insert_messages(conn, fifo_sql.grouped(conn, queue, [prepared]))
+        message_sql.insert_messages(conn, fifo_sql.grouped(conn, queue, [prepared]))
         return prepared.id
 
     def new_message_id(self, now_ms: int) -> str:
@@ -223,7 +224,7 @@ class QueueStore:
 
     def _prepare(
         self, queue: Queue, message: NewMessage, now_ms: int, *, require_group: bool = True
-    ) -> sql.StoredMessage | MNSError:
+    ) -> message_sql.StoredMessage | MNSError:
         """The row for ``message``, or why it is refused: too large (the body with its
         UserProperties), or an ordered queue's message without MessageGroupId (only a producer
         must give one: docs/queues.md#ordered-queues)."""
@@ -234,7 +235,7 @@ class QueueStore:
         if require_group and attributes.ordered and not message.properties.get("MessageGroupId"):
             return MNSError("FifoMissingMessageGroupId")
         delay = effective_delay(message.delay_seconds, attributes.delay_seconds)
-        return sql.StoredMessage(
+        return message_sql.StoredMessage(
             id=self._ids.new_id(now_ms),
             queue_name=queue.name,
             body=message.body,
@@ -247,7 +248,7 @@ class QueueStore:
             properties=message.properties,
         )
 
-    def _sent(self, stored: sql.StoredMessage, now_ms: int) -> SentMessage:
+    def _sent(self, stored: message_sql.StoredMessage, now_ms: int) -> SentMessage:
         handle = None
         # Delayed: SendMessage returns a handle (docs/protocol.md#message-states).
         if stored.visible_at > now_ms:
@@ -302,7 +303,7 @@ class QueueStore:
             # An ordered queue's group is free again with its head (docs/queues.md#ordered-queues).
             groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r, _ in undo))
             released = sum(
-                sql.release(conn, name, receipt, before, now_ms, receipts.new_nonce())
+                message_sql.release(conn, name, receipt, before, now_ms, receipts.new_nonce())
                 for receipt, before in undo
             )
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
@@ -320,7 +321,10 @@ class QueueStore:
         if name not in self._ordered:  # a standard queue's: one statement on PostgreSQL
             now_ms = self.now_ms()
             work = partial(
-                sql.delete_in_standard_queue, queue_name=name, receipt=receipt, now_ms=now_ms
+                message_sql.delete_in_standard_queue,
+                queue_name=name,
+                receipt=receipt,
+                now_ms=now_ms,
             )
             queue, deleted = self.database.write(work, atomic=False)
             if not queue.attributes.ordered:
@@ -369,7 +373,7 @@ class QueueStore:
         def work(conn: Connection, atomic: bool) -> Queue:
             queue = self._require(conn, name, atomic)
             groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
-            if not sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
+            if not message_sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
                 raise MNSError("MessageNotExist")
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue
@@ -408,7 +412,7 @@ class QueueStore:
         from inside a write job (it may submit one of its own)."""
         if self._signer is None:
             candidate = receipts.new_secret().hex()
-            secret = self.database.write(partial(sql.receipt_secret, candidate=candidate))
+            secret = self.database.write(partial(message_sql.receipt_secret, candidate=candidate))
             self._signer = ReceiptSigner(bytes.fromhex(secret))
         return self._signer
 
@@ -440,7 +444,7 @@ def _delete_one(
 ) -> str | MNSError:
     if isinstance(item, MNSError):
         return item
-    if sql.delete_by_receipt(conn, name, item, now_ms):
+    if message_sql.delete_by_receipt(conn, name, item, now_ms):
         return item.message_id
     return MNSError("MessageNotExist")
 

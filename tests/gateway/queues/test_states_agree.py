@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gateway.queues.states import MessageState, message_state, receive_order_key
+from gateway.store import queue_message_sql as message_sql
 from gateway.store import queue_sql
 from gateway.store.memory import MemoryDatabase
 from gateway.store.sql import Connection
@@ -33,10 +34,10 @@ def store_rows(conn: Connection, rows: list[tuple[int, int, int, int]]) -> list[
     conn.execute("DELETE FROM queue_messages")
     stored = []
     for n, (priority, visible_at, expires_at, dequeue_count) in enumerate(rows):
-        message = queue_sql.StoredMessage(
+        message = message_sql.StoredMessage(
             f"{n:04d}", "q", "b", "M", priority, NOW, visible_at, expires_at, 1, {}
         )
-        queue_sql.insert_messages(conn, [message])
+        message_sql.insert_messages(conn, [message])
         conn.execute(
             "UPDATE queue_messages SET dequeue_count = ? WHERE id = ?", (dequeue_count, message.id)
         )
@@ -86,7 +87,7 @@ def test_receive_takes_active_messages_in_the_rules_order(
 ) -> None:
     def work(conn: Connection) -> tuple[list[dict], list[str]]:
         stored = store_rows(conn, rows)
-        claimed, _ = queue_sql.claim(
+        claimed, _ = message_sql.claim(
             conn, "q", count, now_ms=NOW, invisible_until=NOW + 10, new_nonce=lambda: 7
         )
         return stored, [c.message_id for c in claimed]

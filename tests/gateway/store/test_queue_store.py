@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from gateway.queues.records import NewMessage, QueueAttributes
-from gateway.store.queue_sql import next_due, ready_rows, take
+from gateway.store.queue_message_sql import next_due, ready_rows, take
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import (
