@@ -124,9 +124,9 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
             if self.close_connection or parser.exhausted or self.connections.draining:
                 self._close_after_response()
                 return
-            slot.waiting(idle=parser.phase is Phase.IDLE)
             # A pipelined request may have begun already: its head's deadline runs from now.
             idle = parser.phase is Phase.IDLE
+            slot.waiting(idle=idle)
             head_deadline = None if idle else time.monotonic() + self.limits.header_timeout
 
     # reading --------------------------------------------------------------------------------
