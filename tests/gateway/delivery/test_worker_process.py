@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -161,4 +162,17 @@ def test_a_probe_address_that_is_not_host_and_port_stops_the_worker_in_one_line(
     assert worker.stderr is not None
     assert worker.stderr.read().decode().strip().splitlines()[-1] == (
         "mns-gateway worker: probe address '8081' is not HOST:PORT"
+    )
+
+
+def test_a_taken_probe_port_stops_the_worker_in_one_line(api: RunningGateway) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        worker = start_worker(api, "gevent", "--probes", f"127.0.0.1:{port}")
+        assert worker.wait(timeout=30) == 1
+    assert worker.stderr is not None
+    assert worker.stderr.read().decode().strip().splitlines()[-1] == (
+        f"mns-gateway worker: cannot listen on 127.0.0.1:{port}: Address already in use"
     )
