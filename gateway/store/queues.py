@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
-from gateway.protocol.properties import properties_size
 from gateway.queues import dead_letters, receipts
 from gateway.queues.dead_letters import PolicyUpdate
 from gateway.queues.message_ids import MessageIdFactory
@@ -38,13 +37,14 @@ from gateway.queues.records import (
     SentMessage,
     VisibilityChange,
 )
-from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
+from gateway.queues.states import visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store import fifo_sql, queue_claims
 from gateway.store import queue_message_sql as message_sql
 from gateway.store import queue_sql as sql
 from gateway.store.notifier import Wakeups
-from gateway.store.queue_receiving import PURGE_BATCH, QueueReceiving, Received
+from gateway.store.queue_receiving import QueueReceiving, Received
+from gateway.store.queue_sending import QueueSending
 from gateway.store.sql import Connection
 
 if TYPE_CHECKING:
@@ -55,7 +55,6 @@ T = TypeVar("T")
 #: The service's default limit on queues per account (CreateQueue: "队列实例默认上限为1000个").
 DEFAULT_MAX_QUEUES: Final = 1000
 PURGE_INTERVAL_SECONDS: Final = 60.0
-TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
 
 
 class QueueStore:
@@ -92,8 +91,9 @@ class QueueStore:
         self._signer = ReceiptSigner(receipt_secret) if receipt_secret else None
         self._last_purge = monotonic()
         self._receiving = QueueReceiving(self, recheck_seconds=recheck_seconds)
+        self._sending = QueueSending(self)
         #: Ordered queues seen here: their sends, deletes and visibility changes need a
-        #: transaction (:meth:`_write`).
+        #: transaction (:meth:`write`).
         self._ordered: set[str] = set()
 
     @property
@@ -166,28 +166,9 @@ class QueueStore:
         self, name: str, messages: Sequence[NewMessage]
     ) -> tuple[Queue, list[SentMessage | MNSError]]:
         """Store ``messages``; a message over MaximumMessageSize fails alone (batch partial
-        failure), anything else fails the request."""
-        now_ms = self.now_ms()
-        purge = self.purge_due()
-
-        def work(
-            conn: Connection, atomic: bool
-        ) -> tuple[Queue, list[message_sql.StoredMessage | MNSError]]:
-            queue = self._require(conn, name, atomic)
-            results = [self._prepare(queue, message, now_ms) for message in messages]
-            stored = [r for r in results if isinstance(r, message_sql.StoredMessage)]
-            message_sql.insert_messages(conn, fifo_sql.grouped(conn, queue, stored))
-            if purge:  # on its own: a purge that failed would lose nothing
-                message_sql.purge_expired(conn, now_ms, PURGE_BATCH)
-            return queue, results
-
-        # A look, then one INSERT of every message: no transaction needed around them.
-        queue, results = self._write(name, work)
-        stored = [r for r in results if isinstance(r, message_sql.StoredMessage)]
-        active = sum(1 for message in stored if message.visible_at <= now_ms)
-        if stored:
-            self.notify(name, None if active < len(stored) else active)
-        return queue, [r if isinstance(r, MNSError) else self._sent(r, now_ms) for r in results]
+        failure), anything else fails the request: :class:`~gateway.store.queue_sending.
+        QueueSending`."""
+        return self._sending.send(name, messages)
 
     def enqueue_in(
         self,
@@ -200,19 +181,11 @@ class QueueStore:
         now_ms: int,
         properties: Mapping[str, Any] | None = None,
     ) -> str:
-        """Add a message with ``conn`` inside the caller's write job; its MessageId.
-
-        Raises ``MNSError`` ``QueueNotExist``, or ``InvalidArgument`` for a body over the
-        queue's MaximumMessageSize; the caller's job decides what a failure means. Call
-        :meth:`notify` after the job has committed.
-        """
-        queue = sql.require_queue(conn, queue_name)
+        """Add a message with ``conn`` inside the caller's write job; its MessageId
+        (:meth:`~gateway.store.queue_sending.QueueSending.enqueue_in`). Call :meth:`notify`
+        after the job has committed."""
         message = NewMessage(body, priority, delay_seconds, dict(properties or {}))
-        prepared = self._prepare(queue, message, now_ms, require_group=False)
-        if isinstance(prepared, MNSError):
-            raise prepared
-        message_sql.insert_messages(conn, fifo_sql.grouped(conn, queue, [prepared]))
-        return prepared.id
+        return self._sending.enqueue_in(conn, queue_name, message, now_ms=now_ms)
 
     def new_message_id(self, now_ms: int) -> str:
         return self._ids.new_id(now_ms)
@@ -221,42 +194,6 @@ class QueueStore:
         """Wake ``count`` long-polling receivers of ``queue_name`` (all when ``None``), here and
         in every other process sharing the database. Never raises, never blocks."""
         self.wakeups.announce_queue(queue_name, count)
-
-    def _prepare(
-        self, queue: Queue, message: NewMessage, now_ms: int, *, require_group: bool = True
-    ) -> message_sql.StoredMessage | MNSError:
-        """The row for ``message``, or why it is refused: too large (the body with its
-        UserProperties), or an ordered queue's message without MessageGroupId (only a producer
-        must give one: docs/queues.md#ordered-queues)."""
-        attributes = queue.attributes
-        size = body_size(message.body) + properties_size(message.properties)
-        if size > attributes.maximum_message_size:
-            return MNSError("InvalidArgument", TOO_LARGE)
-        if require_group and attributes.ordered and not message.properties.get("MessageGroupId"):
-            return MNSError("FifoMissingMessageGroupId")
-        delay = effective_delay(message.delay_seconds, attributes.delay_seconds)
-        return message_sql.StoredMessage(
-            id=self._ids.new_id(now_ms),
-            queue_name=queue.name,
-            body=message.body,
-            body_md5=body_md5(message.body),
-            priority=message.priority,
-            enqueue_time=now_ms,
-            visible_at=visible_after(now_ms, delay),
-            expires_at=visible_after(now_ms, attributes.message_retention_period),
-            receipt_nonce=receipts.new_nonce(),
-            properties=message.properties,
-        )
-
-    def _sent(self, stored: message_sql.StoredMessage, now_ms: int) -> SentMessage:
-        handle = None
-        # Delayed: SendMessage returns a handle (docs/protocol.md#message-states).
-        if stored.visible_at > now_ms:
-            receipt = Receipt(stored.id, stored.receipt_nonce, stored.visible_at)
-            handle = self.signer().issue(stored.queue_name, receipt)
-        return SentMessage(
-            stored.id, stored.body_md5, stored.visible_at, handle, dict(stored.properties)
-        )
 
     # receiving ----------------------------------------------------------------------------
     def receive(
@@ -351,14 +288,14 @@ class QueueStore:
         receipts_ = [item for item in checked if isinstance(item, Receipt)]
 
         def work(conn: Connection, atomic: bool) -> tuple[Queue, list[str | MNSError], int]:
-            queue = self._require(conn, name, atomic)
+            queue = self.require(conn, name, atomic)
             groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r in receipts_))
             results = [_delete_one(conn, name, item, now_ms) for item in checked]
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue, results, len(groups)
 
         # Each handle succeeds or fails alone (BatchDeleteMessage reports them one by one).
-        queue, results, groups = self._write(name, work)
+        queue, results, groups = self.write(name, work)
         if groups and any(isinstance(r, str) for r in results):
             self.notify(name, groups)  # each group's next message may be receivable now
         return queue, results
@@ -371,25 +308,25 @@ class QueueStore:
         until, nonce = visible_after(now_ms, seconds), receipts.new_nonce()
 
         def work(conn: Connection, atomic: bool) -> Queue:
-            queue = self._require(conn, name, atomic)
+            queue = self.require(conn, name, atomic)
             groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
             if not message_sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
                 raise MNSError("MessageNotExist")
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue
 
-        queue = self._write(name, work)
+        queue = self.write(name, work)
         if seconds == 0:
             self.notify(name, 1)
         new_handle = self.signer().issue(name, Receipt(receipt.message_id, nonce, until))
         return queue, VisibilityChange(receipt.message_id, new_handle, until)
 
     # writes with or without a transaction --------------------------------------------------
-    def _write(self, name: str, work: Callable[[Connection, bool], T]) -> T:
+    def write(self, name: str, work: Callable[[Connection, bool], T]) -> T:
         """Run a send, delete or visibility change. A standard queue's needs no transaction
         around its statements (a look, then one change in one statement: ``atomic=False``); an
         ordered queue's does, as its group rows change with its messages. Which queues are
-        ordered is remembered; ``work(conn, atomic)`` looks the queue up with :meth:`_require`,
+        ordered is remembered; ``work(conn, atomic)`` looks the queue up with :meth:`require`,
         which stops it when it finds an ordered queue without a transaction, and it runs again
         in one."""
         atomic = name in self._ordered
@@ -399,7 +336,7 @@ class QueueStore:
             self._ordered.add(name)
             return self.database.write(partial(work, atomic=True))
 
-    def _require(self, conn: Connection, name: str, atomic: bool) -> Queue:
+    def require(self, conn: Connection, name: str, atomic: bool) -> Queue:
         queue = sql.require_queue(conn, name)
         if not queue.attributes.ordered:
             self._ordered.discard(name)
