@@ -121,6 +121,18 @@ def validate_system_properties(values: list[dict[str, str]]) -> None:
         _check_value(name, "STRING", value.get("Value", ""))
 
 
+TOO_LARGE: Final = "The length of message should not be larger than MaximumMessageSize."
+
+
+def size_error(body_bytes: int, properties: Mapping[str, Any], maximum: int) -> MNSError | None:
+    """400 ``InvalidArgument`` when a message is over ``maximum`` (MaximumMessageSize, of a
+    queue or a topic): its body's bytes and its UserProperties count together
+    (docs/protocol.md#message-properties); ``None`` when it fits."""
+    if body_bytes + properties_size(properties) > maximum:
+        return MNSError("InvalidArgument", TOO_LARGE)
+    return None
+
+
 def properties_size(properties: Mapping[str, Any]) -> int:
     """What UserProperties add to a message's size: every name, type and value, in UTF-8 bytes
     (they count against MaximumMessageSize with the body)."""

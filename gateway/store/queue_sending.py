@@ -11,10 +11,10 @@ MaximumMessageSize (body and UserProperties together), its times computed by the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from gateway.protocol.errors import MNSError
-from gateway.protocol.properties import properties_size
+from gateway.protocol.properties import size_error
 from gateway.queues import receipts
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import NewMessage, Queue, SentMessage
@@ -28,8 +28,6 @@ from gateway.store.sql import Connection
 
 if TYPE_CHECKING:
     from gateway.store.queues import QueueStore
-
-TOO_LARGE: Final = "The length of message should not be larger than MaximumMessageSize."
 
 
 class QueueSending:
@@ -86,9 +84,11 @@ class QueueSending:
         UserProperties), or an ordered queue's message without MessageGroupId (only a producer
         must give one: docs/queues.md#ordered-queues)."""
         attributes = queue.attributes
-        size = body_size(message.body) + properties_size(message.properties)
-        if size > attributes.maximum_message_size:
-            return MNSError("InvalidArgument", TOO_LARGE)
+        too_large = size_error(
+            body_size(message.body), message.properties, attributes.maximum_message_size
+        )
+        if too_large is not None:
+            return too_large
         if require_group and attributes.ordered and not message.properties.get("MessageGroupId"):
             return MNSError("FifoMissingMessageGroupId")
         delay = effective_delay(message.delay_seconds, attributes.delay_seconds)

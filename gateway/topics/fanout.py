@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gateway.protocol.endpoints import SMS_ANONYMOUS, SMS_PREFIX
-from gateway.protocol.errors import MNSError
-from gateway.protocol.properties import properties_size
+from gateway.protocol.properties import size_error
 from gateway.topics.direct import SmsType, sms_type_of
 from gateway.topics.records import Subscription, Topic, TopicMessage
-
-TOO_LARGE = "The length of message should not be larger than MaximumMessageSize."
 
 
 def accepts(subscription: Subscription, message_tag: str | None) -> bool:
@@ -39,6 +36,6 @@ def matching_subscriptions(
 def check_size(topic: Topic, message: TopicMessage) -> None:
     """400 ``InvalidArgument`` for a body over the topic's MaximumMessageSize (UTF-8 bytes, its
     UserProperties included: docs/protocol.md#message-properties)."""
-    size = len(message.body.encode("utf-8")) + properties_size(message.attributes)
-    if size > topic.maximum_message_size:
-        raise MNSError("InvalidArgument", TOO_LARGE)
+    body_bytes = len(message.body.encode("utf-8"))
+    if error := size_error(body_bytes, message.attributes, topic.maximum_message_size):
+        raise error
