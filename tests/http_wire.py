@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import socket
 
 import httptools
@@ -98,3 +99,14 @@ def read_bodiless_response(
     status_line, *lines = head.decode("latin-1").split("\r\n")
     headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
     return RawResponse(int(status_line.split(" ")[1]), headers, b""), rest
+
+
+def http_get(address: tuple[str, int], path: str) -> tuple[int, bytes]:
+    """One GET on a connection of its own: the status and the body."""
+    connection = http.client.HTTPConnection(*address, timeout=5)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()

@@ -3,7 +3,6 @@ server ``mns-gateway worker --probes`` runs them on."""
 
 from __future__ import annotations
 
-import http.client
 import socket
 
 import pytest
@@ -17,6 +16,7 @@ from gateway.probes import (
     parse_address,
 )
 from gateway.serving import CannotListenError
+from tests.http_wire import http_get
 
 
 def probe_app(
@@ -70,27 +70,17 @@ def test_anything_else_is_refused_in_one_line(address: str) -> None:
         parse_address(address)
 
 
-def get(address: tuple[str, int], path: str) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection(*address, timeout=5)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
-
-
 def test_the_server_answers_on_the_port_the_system_chose_until_stopped() -> None:
     server = ProbeServer(probe_app(), "127.0.0.1", 0).start()
     address = server.address
     try:
         assert address[1] > 0
-        assert get(address, "/healthz") == (200, b"ok\n")
-        assert get(address, "/readyz") == (200, b"ready\n")
+        assert http_get(address, "/healthz") == (200, b"ok\n")
+        assert http_get(address, "/readyz") == (200, b"ready\n")
     finally:
         server.stop()
     with pytest.raises(ConnectionRefusedError):
-        get(address, "/healthz")
+        http_get(address, "/healthz")
 
 
 def test_a_taken_port_is_one_clear_error() -> None:

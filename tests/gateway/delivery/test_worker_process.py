@@ -5,7 +5,6 @@ Both worker classes are run: gevent (the default: pushes on greenlets) and gthre
 
 from __future__ import annotations
 
-import http.client
 import re
 import signal
 import socket
@@ -21,6 +20,7 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
+from tests.http_wire import http_get
 
 from .doc_verifier import received_value, verify_as_a_receiver
 from .scripted_endpoint import scripted_endpoint
@@ -106,16 +106,6 @@ def probe_address(worker: subprocess.Popen[bytes]) -> tuple[str, int]:
     return match[1], int(match[2])
 
 
-def get(address: tuple[str, int], path: str) -> tuple[int, str]:
-    connection = http.client.HTTPConnection(*address, timeout=5)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.read().decode()
-    finally:
-        connection.close()
-
-
 SUCCEEDED = 'mns_delivery_attempts_total{outcome="success",result="succeeded"} 1.0'
 
 
@@ -124,8 +114,9 @@ def metrics_once_counted(address: tuple[str, int], line: str, seconds: float = 1
     been read, a moment after the endpoint saw it), or as they are at the deadline."""
     deadline = time.monotonic() + seconds
     while True:
-        status, metrics = get(address, "/metrics")
+        status, body = http_get(address, "/metrics")
         assert status == 200
+        metrics = body.decode()
         if line in metrics.splitlines() or time.monotonic() > deadline:
             return metrics
         time.sleep(0.05)
@@ -145,8 +136,8 @@ def test_a_worker_answers_probes_and_counts_its_pushes_in_its_metrics(
             address = probe_address(worker)
             topic.publish_message(TopicMessage("counted"))
             endpoint.wait_for(1)
-            assert get(address, "/healthz") == (200, "ok\n")
-            assert get(address, "/readyz") == (200, "ready\n")
+            assert http_get(address, "/healthz") == (200, b"ok\n")
+            assert http_get(address, "/readyz") == (200, b"ready\n")
             metrics = metrics_once_counted(address, SUCCEEDED)
         finally:
             returncode = stop(worker)
