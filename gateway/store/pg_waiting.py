@@ -17,12 +17,10 @@ hub stops it, and it is closed on the way out.
 from __future__ import annotations
 
 import sys
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from psycopg import waiting
 from psycopg.waiting import Ready, Wait
-
-RV = TypeVar("RV")
 
 #: libev/libuv event masks (1 read, 2 write) per wait, and what is reported ready after it.
 _EVENTS: Final = {Wait.R: 1, Wait.W: 2, Wait.RW: 3}
