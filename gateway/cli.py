@@ -15,10 +15,11 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.command_line import emit, with_data_dir, with_json
+from gateway.command_line import emit, on_store, with_data_dir, with_json
 from gateway.config import Settings, settings_from_env
 from gateway.credentials import (
     announce_generated_keys,
@@ -29,6 +30,9 @@ from gateway.data_dir import prepare_data_dir
 from gateway.inbox.commands import add_inbox_command
 from gateway.protocol.errors import GatewayError
 from gateway.queue_settings import add_queue_commands
+
+if TYPE_CHECKING:
+    from gateway.store.base import Store
 
 
 class CommandError(GatewayError):
@@ -133,12 +137,15 @@ def _run_dead_letters(args: argparse.Namespace, letters: DeadLetters) -> int:
 
 
 def _dead_letters(args: argparse.Namespace) -> int:
+    return on_store(_ready_settings, args, partial(_local_dead_letters, args))
+
+
+def _local_dead_letters(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """The dead-letter commands on this data dir's or database's store; a replay is written to
+    the operation log as the admin API's is."""
     from gateway.dead_letters import LocalDeadLetters
     from gateway.oplog import open_operation_log
-    from gateway.server import open_store
 
-    settings = _ready_settings(args)
-    store = open_store(settings)
     oplog = open_operation_log(str(settings.log_dir) if settings.log_dir else None)
     try:
         return _run_dead_letters(
@@ -146,7 +153,6 @@ def _dead_letters(args: argparse.Namespace) -> int:
         )
     finally:
         oplog.close()
-        store.close()
 
 
 def _admin(args: argparse.Namespace) -> int:
