@@ -16,7 +16,7 @@ from typing import Final
 from xml.etree.ElementTree import Element
 
 from gateway.protocol.errors import MNSError
-from gateway.protocol.xml import XmlNode, child_text, local_name
+from gateway.protocol.xml import XmlNode, child_text, local_name, unexpected_element
 
 #: Object-storage bucket names: 3 to 63 lowercase letters, digits and hyphens, beginning and
 #: ending with a letter or digit. An empty LoggingBucket clears it.
@@ -64,11 +64,7 @@ def apply_changes(current: AccountAttributes, root: Element) -> AccountAttribute
     """
     for node in root:
         if local_name(node) not in SETTABLE:
-            raise MNSError(
-                "InvalidArgument",
-                "The XML you provided did not validate against our published schema, "
-                f"cause by Element {local_name(node)}.",
-            )
+            raise unexpected_element(local_name(node))
     bucket = child_text(root, "LoggingBucket")
     trace = child_text(root, "TraceEnabled")
     return replace(

@@ -47,12 +47,17 @@ def parse_document(body: bytes, expected_root: str) -> Element:
     except (ParseError, ValueError, LookupError) as exc:
         raise MNSError("MalformedXML") from exc
     if local_name(root) != expected_root:
-        raise MNSError(
-            "InvalidArgument",
-            "The XML you provided did not validate against our published schema, "
-            f"cause by Element {local_name(root)}.",
-        )
+        raise unexpected_element(local_name(root))
     return root
+
+
+def unexpected_element(name: str) -> MNSError:
+    """The service's answer to an element a request may not hold (400 ``InvalidArgument``)."""
+    return MNSError(
+        "InvalidArgument",
+        "The XML you provided did not validate against our published schema, "
+        f"cause by Element {name}.",
+    )
 
 
 def child(element: Element, name: str) -> Element | None:

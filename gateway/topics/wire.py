@@ -18,7 +18,7 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, int_attribute, render_bool
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
-from gateway.protocol.xml import XmlNode, child, child_text, local_name
+from gateway.protocol.xml import XmlNode, child, child_text, local_name, unexpected_element
 from gateway.queues import dead_letters
 from gateway.topics.direct import validate_direct_attributes
 from gateway.topics.records import (
@@ -146,11 +146,7 @@ def subscription_update(root: Element, current: Subscription) -> NotifyStrategy 
         if name in SETTABLE_SUBSCRIPTION_ELEMENTS:
             continue
         if name not in fixed:
-            raise MNSError(
-                "InvalidArgument",
-                "The XML you provided did not validate against our published schema, "
-                f"cause by Element {name}.",
-            )
+            raise unexpected_element(name)
         sent = (node.text or "").strip()
         if name == "NotifyContentFormat":
             sent = ContentFormat.parse(sent).value
