@@ -14,14 +14,19 @@ No IO here: :mod:`gateway.pipeline.storage` lists files and reads and writes the
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-STATE_VERSION: Final = 1
+STATE_VERSION: Final = 2
 
 #: file name -> (size in bytes, modification time in epoch ms)
 FileStamps = Mapping[str, tuple[int, int]]
+#: input figure -> value, for one log partition (``lines``, ``first_time_ms``, ...)
+Inputs = Mapping[str, int | None]
+#: Input figures that combine by taking the earliest / the latest; all others add up.
+EARLIEST_INPUTS: Final = ("first_time_ms",)
+LATEST_INPUTS: Final = ("last_time_ms",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +45,13 @@ class Settings:
 
 @dataclass(frozen=True, slots=True)
 class State:
+    """What a finished run read: the files of every partition and their input figures, and the
+    timeline bucket widths its partial summaries were computed at."""
+
     settings: Settings
     partitions: Mapping[str, FileStamps] = field(default_factory=dict)
+    inputs: Mapping[str, Inputs] = field(default_factory=dict)
+    timeline_widths: tuple[int, ...] = ()
 
     def to_json(self) -> str:
         settings = self.settings
@@ -57,6 +67,8 @@ class State:
                 label: {name: list(stamp) for name, stamp in sorted(files.items())}
                 for label, files in sorted(self.partitions.items())
             },
+            "inputs": {label: dict(figures) for label, figures in sorted(self.inputs.items())},
+            "timeline_widths": sorted(self.timeline_widths),
         }
         return json.dumps(document, indent=1)
 
@@ -79,9 +91,14 @@ class State:
                 str(label): {str(name): (int(s), int(m)) for name, (s, m) in files.items()}
                 for label, files in document["partitions"].items()
             }
+            inputs = {
+                str(label): {str(name): _optional_int(value) for name, value in figures.items()}
+                for label, figures in document["inputs"].items()
+            }
+            widths = tuple(int(width) for width in document["timeline_widths"])
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
-        return cls(settings, partitions)
+        return cls(settings, partitions, inputs, widths)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +136,40 @@ def plan_run(listing: Mapping[str, FileStamps], previous: State | None, settings
     )
     removed = tuple(sorted(label for label in previous.partitions if label not in listing))
     return Plan(False, read, removed, settings)
+
+
+def _optional_int(value: object) -> int | None:
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
+def total_inputs(inputs: Mapping[str, Inputs]) -> dict[str, int | None]:
+    """The input figures of all partitions together: counts add up, the first and last event
+    times are the earliest and the latest (None when no partition has one)."""
+    total: dict[str, int | None] = {}
+    for figures in inputs.values():
+        for name, value in figures.items():
+            current = total.get(name)
+            if name in EARLIEST_INPUTS or name in LATEST_INPUTS:
+                pick = min if name in EARLIEST_INPUTS else max
+                known = [v for v in (current, value) if v is not None]
+                total[name] = pick(known) if known else None
+            else:
+                total[name] = (current or 0) + (value or 0)
+    return total
+
+
+def homes_to_recompute(
+    plan: Plan,
+    labels: Collection[str],
+    sharing: Collection[str],
+    previous_widths: Collection[int],
+    bucket_ms: int,
+) -> tuple[str, ...] | None:
+    """The homes whose partial summaries this run must compute again, or None for all of them:
+    the partitions read or removed and those sharing a message with them (``sharing``, found
+    in the facts before and after), when the kept partials can be summed with this run's
+    timeline bucket width. Homes of removed partitions are only dropped."""
+    widths_fit = bool(previous_widths) and all(bucket_ms % width == 0 for width in previous_widths)
+    if plan.full or plan.settings.with_handles or not widths_fit:
+        return None
+    return tuple(sorted({*plan.touched, *sharing} & set(labels)))

@@ -8,8 +8,9 @@ keeps PySpark an optional dependency of the gateway.
 The plan is shaped by what costs time (see docs/pipeline.md#performance). The JSON is parsed
 once, straight into per-message facts by one aggregation (no full copy of the operations is
 written unless ``--traces`` asks for it), and only for the log partitions that are new or
-changed since the last run into the same ``--out``. The tables are computed from the facts of
-all partitions, merged once and kept in memory while the tables are written.
+changed since the last run into the same ``--out``. Then only the partial summaries of the homes
+those partitions can change are computed again (:mod:`gateway.pipeline.summaries`), and the
+tables are summed from the partials of every home.
 """
 
 from __future__ import annotations
@@ -18,20 +19,29 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import functions as F
 
 from gateway.pipeline import PipelineError, storage, summaries, traces
 from gateway.pipeline.html_report import ReportData, render_report
-from gateway.pipeline.increments import Plan, Settings, State, plan_run
+from gateway.pipeline.increments import (
+    Inputs,
+    Plan,
+    Settings,
+    State,
+    homes_to_recompute,
+    plan_run,
+    total_inputs,
+)
 from gateway.pipeline.report import ReportOptions
 from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
 from gateway.pipeline.storage import Listing, under
-from gateway.pipeline.transforms import facts, parsing
+from gateway.pipeline.transforms import facts, homes, parsing
 
 LOG = logging.getLogger(__name__)
 SHUFFLE_PARTITIONS: Final = "spark.sql.shuffle.partitions"
@@ -41,6 +51,17 @@ LISTING_THRESHOLD: Final = "spark.sql.sources.parallelPartitionDiscovery.thresho
 FACTS_TABLE: Final = "message_facts"
 EVENTS_TABLE: Final = "message_traces"
 SUMMARY_TABLE: Final = "input_summary"
+PARTIALS_TABLE: Final = "partial_summaries"
+#: The input summary's figures, in the order of its table: counts, then the first and last time.
+INPUT_COUNTS: Final = (
+    "lines",
+    "malformed_lines",
+    "unusable_records",
+    "events_in_window",
+    "events_without_message_id",
+    "pushes_without_publish_time",
+)
+INPUT_FIGURES: Final = (*INPUT_COUNTS, "first_time_ms", "last_time_ms")
 STATE_NAME: Final = "report_state.json"
 HTML_NAME: Final = "report.html"
 #: Columns whose values are (nearly) all distinct: dictionary encoding and min/max statistics
@@ -102,29 +123,35 @@ def read_partitions(spark: SparkSession, listing: Listing, labels: Sequence[str]
 
 
 def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int | None]:
-    """Bring the facts up to date with the logs, then write every table and report.html;
-    returns the input summary."""
+    """Bring the facts up to date with the logs, then the partial summaries of the homes that
+    changed, then write every table and report.html; returns the input summary."""
     assert options.logs is not None and options.out is not None
     listing = storage.list_logs(spark, options.logs)
-    plan = update_facts(spark, options, listing)
-    all_facts = read_facts(spark, options.out)
-    with _phase("summed up the input"):
-        summary = _input_summary(all_facts)
-    if summary.pop(facts.HANDLE_ONLY_ROWS) and not plan.settings.with_handles:
+    update = update_facts(spark, options, listing)
+    summary = total_inputs(update.inputs)
+    if summary.pop(facts.HANDLE_ONLY_ROWS, 0) and not update.plan.settings.with_handles:
         LOG.info("deletes with only a receipt handle: reading again, keeping the handles")
-        plan = update_facts(spark, replace(options, full=True), listing, with_handles=True)
-        all_facts = read_facts(spark, options.out)
-        summary = _input_summary(all_facts)
-        summary.pop(facts.HANDLE_ONLY_ROWS)
-    merged = facts.merge_facts(all_facts, resolve_handles=plan.settings.with_handles).persist()
-    inputs = summaries.Inputs(all_facts, merged, summary)
+        update = update_facts(spark, replace(options, full=True), listing, with_handles=True)
+        summary = total_inputs(update.inputs)
+        summary.pop(facts.HANDLE_ONLY_ROWS, 0)
+    summary = {
+        name: summary.get(name, 0 if name in INPUT_COUNTS else None) for name in INPUT_FIGURES
+    }
+    all_facts = read_facts(spark, options.out)
+    bucket_ms = summaries.timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
+    widths = _update_partials(spark, options.out, all_facts, update, summary, bucket_ms)
+    if widths != update.timeline_widths or not update.plan.is_noop:
+        state = State(update.plan.settings, listing.stamps, update.inputs, widths)
+        storage.write_text(spark, under(options.out, STATE_NAME), state.to_json())
+    all_partials = summaries.read_partials(spark, under(options.out, PARTIALS_TABLE)).persist()
+    source = traces.TraceSource(listing, all_facts, update.plan.settings, read_partitions)
     try:
-        with _phase("wrote the aggregate tables and read the traces"):
+        with _phase("wrote the tables and read the traces"):
             rows, found = summaries.write_tables_and_traces(
-                spark, inputs, options.out, listing, plan.settings, read_partitions
+                spark, all_partials, bucket_ms, options.out, source
             )
     finally:
-        merged.unpersist()
+        all_partials.unpersist()
     with _phase("wrote input_summary and report.html"):
         summaries.write_input_summary(spark, summary, under(options.out, SUMMARY_TABLE))
         page = render_report(_report_data(options, summary, rows, found))
@@ -132,11 +159,23 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
     return summary
 
 
+@dataclass(frozen=True, slots=True)
+class FactsUpdate:
+    """What :func:`update_facts` did: its plan; the input figures of every partition now in
+    the facts; the partitions that shared a message with the facts it replaced or dropped;
+    the timeline widths of the partial summaries kept from before."""
+
+    plan: Plan
+    inputs: dict[str, Inputs]
+    shared_before: tuple[str, ...]
+    timeline_widths: tuple[int, ...]
+
+
 def update_facts(
     spark: SparkSession, options: ReportOptions, listing: Listing, *, with_handles: bool = False
-) -> Plan:
+) -> FactsUpdate:
     """Read the partitions the previous run into ``--out`` has not seen (all of them the first
-    time, or with ``--full``) into facts; record what was read."""
+    time, or with ``--full``) into facts."""
     assert options.out is not None
     state_path = under(options.out, STATE_NAME)
     previous = None if options.full else State.from_json(storage.read_text(spark, state_path) or "")
@@ -156,15 +195,69 @@ def update_facts(
         len(listing.stamps),
         len(plan.removed),
     )
+    kept = previous if previous is not None and not plan.full else State(settings)
+    inputs = {k: v for k, v in kept.inputs.items() if k not in plan.touched}
     if plan.is_noop:
-        return plan
+        return FactsUpdate(plan, inputs, (), kept.timeline_widths)
+    replaced = [label for label in plan.touched if label in kept.partitions]
+    shared = _partitions_sharing(read_facts(spark, options.out), replaced) if replaced else ()
     storage.delete(spark, state_path)  # a run that dies from here on is followed by a full one
     _drop_partitions(spark, options.out, plan)
     if plan.read:
         with _phase(f"parsed {len(plan.read)} log partitions into facts"):
             _store_facts(spark, options, listing, plan)
-    storage.write_text(spark, state_path, State(plan.settings, listing.stamps).to_json())
-    return plan
+            inputs |= _partition_inputs(read_facts(spark, options.out), plan.read)
+    return FactsUpdate(plan, inputs, shared, kept.timeline_widths)
+
+
+def _update_partials(
+    spark: SparkSession,
+    out: str,
+    all_facts: DataFrame,
+    update: FactsUpdate,
+    summary: Mapping[str, int | None],
+    bucket_ms: int,
+) -> tuple[int, ...]:
+    """Compute the partial summaries of the homes this run changed (all of them, when the kept
+    ones cannot be reused); returns the timeline widths of the partials now kept."""
+    plan, widths = update.plan, update.timeline_widths
+    labels = sorted(update.inputs)
+    todo = homes_to_recompute(plan, labels, (), widths, bucket_ms)
+    if todo is not None and plan.read:
+        shared = {*update.shared_before, *_partitions_sharing(all_facts, plan.read)}
+        todo = homes_to_recompute(plan, labels, shared, widths, bucket_ms)
+    if todo == ():
+        return widths
+    with _phase(f"summed up the messages of {'all' if todo is None else len(todo)} partitions"):
+        summaries.update_partials(
+            spark,
+            all_facts,
+            under(out, PARTIALS_TABLE),
+            summaries.PartialsUpdate(
+                labels=tuple(labels),
+                homes=todo,
+                removed=plan.touched,
+                resolve_handles=plan.settings.with_handles,
+                join_publications=bool(summary["pushes_without_publish_time"]),
+                bucket_ms=bucket_ms,
+            ),
+        )
+    return (bucket_ms,) if todo is None else tuple(sorted({*widths, bucket_ms}))
+
+
+def _partitions_sharing(all_facts: DataFrame, labels: Sequence[str]) -> tuple[str, ...]:
+    found = homes.partitions_sharing(homes.message_keys(all_facts), labels).collect()
+    return tuple(sorted(str(row[0]) for row in found))
+
+
+def _partition_inputs(all_facts: DataFrame, labels: Sequence[str]) -> dict[str, Inputs]:
+    rows = facts.partition_inputs(all_facts.where(F.col(facts.PARTITION).isin(list(labels))))
+    found: dict[str, Inputs] = {}
+    for row in rows.collect():
+        figures = row.asDict()
+        label = str(figures.pop(facts.PARTITION))
+        found[label] = {k: None if v is None else int(v) for k, v in figures.items()}
+    return found
 
 
 def read_facts(spark: SparkSession, out: str) -> DataFrame:
@@ -223,12 +316,6 @@ def _store_facts(spark: SparkSession, options: ReportOptions, listing: Listing, 
         parsed, options.since_ms, options.until_ms, with_handles=plan.settings.with_handles
     )
     _facts_writer(batch).parquet(under(options.out, FACTS_TABLE))
-
-
-def _input_summary(all_facts: DataFrame) -> dict[str, int | None]:
-    row = facts.input_summary(all_facts).first()
-    assert row is not None
-    return {name: None if value is None else int(value) for name, value in row.asDict().items()}
 
 
 def _events_writer(events: DataFrame) -> DataFrameWriter:

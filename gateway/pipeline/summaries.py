@@ -1,8 +1,9 @@
-"""The report's tables, from the merged facts: built, written under ``--out`` and collected for
-the page, with the traces of the messages that need attention.
+"""The report's partial summaries and tables: the partials of the homes a run must compute
+again, from the facts of their messages (:mod:`.transforms.homes`, :mod:`.transforms.partials`);
+then the tables, summed up from the partials of every home, written under ``--out`` and
+collected for the page, with the traces of the messages that need attention.
 
-IO shell around :mod:`gateway.pipeline.transforms`: every table is a small Spark job over the
-merged facts, which the caller keeps in memory while these run.
+IO shell around :mod:`gateway.pipeline.transforms`.
 """
 
 from __future__ import annotations
@@ -12,14 +13,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructType
 
-from gateway.pipeline import traces
-from gateway.pipeline.increments import Settings
-from gateway.pipeline.storage import Listing, under
-from gateway.pipeline.transforms import attention, deliveries, queues
+from gateway.pipeline import storage, traces
+from gateway.pipeline.storage import under
+from gateway.pipeline.transforms import (
+    attention,
+    deliveries,
+    facts,
+    homes,
+    partials,
+    queues,
+    tables,
+)
 
 Rows = list[dict[str, object]]
 Traces = dict[str, list[dict[str, object]]]
@@ -52,16 +61,6 @@ TIMELINE_BUCKET_CHOICES_MS: Final = (
 MAX_TIMELINE_BUCKETS: Final = 120
 
 
-@dataclass(frozen=True, slots=True)
-class Inputs:
-    """What the tables are computed from: the facts of every partition, merged per message
-    (persisted by the caller), and the input summary."""
-
-    all_facts: DataFrame
-    merged: DataFrame
-    summary: Mapping[str, int | None]
-
-
 def timeline_bucket_ms(first_ms: int | None, last_ms: int | None) -> int:
     """The narrowest bucket that keeps the success-over-time chart readable."""
     span = (last_ms - first_ms) if first_ms is not None and last_ms is not None else 0
@@ -72,58 +71,134 @@ def timeline_bucket_ms(first_ms: int | None, last_ms: int | None) -> int:
     return widest * (span // (widest * MAX_TIMELINE_BUCKETS) + 1)
 
 
-def build_tables(inputs: Inputs) -> dict[str, DataFrame]:
-    """The aggregate tables as lazy DataFrames, keyed by their directory name under --out."""
-    summary, merged = inputs.summary, inputs.merged
-    per_message = deliveries.message_deliveries(
-        merged, join_publications=bool(summary["pushes_without_publish_time"])
-    )
-    bucket_ms = timeline_bucket_ms(summary["first_time_ms"], summary["last_time_ms"])
+@dataclass(frozen=True, slots=True)
+class PartialsUpdate:
+    """Which homes' partial summaries to compute again (``homes``; None: all of them) and
+    whose to drop (``removed``), over the facts of the partitions ``labels``."""
+
+    labels: tuple[str, ...]
+    homes: tuple[str, ...] | None
+    removed: tuple[str, ...]
+    resolve_handles: bool
+    join_publications: bool
+    bucket_ms: int
+
+
+def update_partials(
+    spark: SparkSession, all_facts: DataFrame, target: str, update: PartialsUpdate
+) -> None:
+    """Compute the partial summaries of ``update.homes`` from the facts of the messages homed
+    there and replace theirs under ``target``."""
+    if update.homes is None:
+        storage.delete(spark, target)
+    else:
+        for label in (*update.homes, *update.removed):
+            name = storage.partition_directory(spark, homes.HOME, label)
+            storage.delete(spark, under(target, name))
+        if not update.homes:
+            return
+    keyed = facts.keyed_facts(all_facts, resolve_handles=update.resolve_handles)
+    labels = list(update.labels)
+    # Kept in memory: every partial kind below joins with it, and it is small (the messages of
+    # the homes to compute; with a full update only those spanning several partitions).
+    spans = homes.message_spans(homes.message_keys(keyed), labels, within=update.homes)
+    # Facts that carry receipt handles are several rows per key and partition: merge them all.
+    merging = (spans if update.resolve_handles else homes.spanning(spans)).persist()
+    try:
+        source = _homed_facts(keyed, merging, update)
+        if source is None:
+            return
+        # The merged facts are not kept in memory: caching 3 million wide rows costs more than
+        # letting each partial kind read the few columns it needs (docs/pipeline.md#performance).
+        merged = facts.merge_homed(source)
+        per_message = deliveries.message_deliveries(
+            merged, join_publications=update.join_publications
+        )
+        rows = partials.partial_summaries(
+            per_message,
+            deliveries.publications(merged),
+            queues.queue_message_lifecycles(merged),
+            update.bucket_ms,
+        )
+        rows.write.mode("append").partitionBy(homes.HOME).parquet(target)
+    finally:
+        merging.unpersist()
+
+
+def _homed_facts(keyed: DataFrame, merging: DataFrame, update: PartialsUpdate) -> DataFrame | None:
+    """The facts of the messages homed in ``update.homes``, each with its home; read from the
+    earliest partition holding one of them on. None when no message is homed there.
+    ``merging``: the spans of the messages whose facts must be merged."""
+    labels = list(update.labels)
+    if update.homes is None:
+        return homes.with_homes(keyed, merging, labels, homes=None)
+    if not update.homes:
+        return None
+    # A message in one partition only starts in its home; the others are all in ``merging``.
+    earliest = merging.agg(homes.first_partition_of_homes(update.homes, labels)).first()
+    starts = [sorted(labels).index(label) for label in update.homes]
+    if earliest is not None and earliest[0] is not None:
+        starts.append(int(earliest[0]))
+    needed = sorted(labels)[min(starts) :]
+    source = keyed.where(F.col(facts.PARTITION).isin(needed))
+    return homes.with_homes(source, merging, labels, homes=update.homes)
+
+
+def read_partials(spark: SparkSession, target: str) -> DataFrame:
+    """The partial summaries of every home (none when no message was ever read)."""
+    try:
+        return spark.read.schema(partials.schema()).parquet(target)
+    except AnalysisException:
+        fields = partials.schema().fields
+        return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in fields])
+
+
+def build_tables(
+    all_partials: DataFrame, subscriptions: DataFrame, bucket_ms: int
+) -> dict[str, DataFrame]:
+    """The aggregate tables as lazy DataFrames, keyed by their directory name under --out.
+    ``subscriptions``: :func:`.tables.subscriptions` of the partials, shared by three tables."""
     return {
-        "subscription_summary": deliveries.subscription_summary(
-            per_message, deliveries.publications(merged)
-        ),
-        "attempts_histogram": deliveries.attempts_histogram(per_message),
-        "endpoint_health": deliveries.endpoint_health(per_message),
-        "delivery_timeline": deliveries.delivery_timeline(per_message, bucket_ms),
-        "queue_summary": queues.queue_summary(
-            queues.queue_message_lifecycles(merged), deliveries.pushed_into_queues(per_message)
-        ),
+        "subscription_summary": tables.subscription_summary(all_partials, subscriptions),
+        "attempts_histogram": tables.attempts_histogram(all_partials),
+        "endpoint_health": tables.endpoint_health(all_partials, subscriptions),
+        "delivery_timeline": tables.delivery_timeline(all_partials, bucket_ms),
+        "queue_summary": tables.queue_summary(all_partials, subscriptions),
     }
 
 
 def write_tables_and_traces(
     spark: SparkSession,
-    inputs: Inputs,
+    all_partials: DataFrame,
+    bucket_ms: int,
     out: str,
-    listing: Listing,
-    settings: Settings,
-    reader: traces.PartitionReader,
+    source: traces.TraceSource,
 ) -> tuple[dict[str, Rows], Traces]:
     """Write the tables, read the traces of the messages that need attention, and give the
     failing endpoints the last outcome and error of those traces (in the page and the table)."""
-    tables = build_tables(inputs)
-    rows = write_tables(tables, out)
+    subscriptions = tables.subscriptions(all_partials).persist()
+    try:
+        built = build_tables(all_partials, subscriptions, bucket_ms)
+        rows = write_tables(built, out)
+    finally:
+        subscriptions.unpersist()
     failing = [row for row in rows["endpoint_health"] if row["currently_failing"]]
-    per_message = deliveries.message_deliveries(inputs.merged, join_publications=False)
     chosen = attention.attention_messages(
-        per_message,
-        queues.queue_message_lifecycles(inputs.merged),
+        all_partials,
         failing,
         dead_letters=ATTENTION_DEAD_LETTERS,
         per_endpoint=ATTENTION_PER_ENDPOINT,
     ).collect()
     rows["attention"] = [row.asDict() for row in chosen]
-    ids = [row.message_id for row in chosen]
-    found = traces.read_traces(spark, listing, inputs.all_facts, ids, settings, reader=reader)
+    found = traces.read_traces(spark, source, [row.message_id for row in chosen])
     if failing:
         traces.complete_failing_endpoints(rows["endpoint_health"], found)
-        health = rows_frame(spark, rows["endpoint_health"], tables["endpoint_health"].schema)
+        health = rows_frame(spark, rows["endpoint_health"], built["endpoint_health"].schema)
         health.coalesce(1).write.mode("overwrite").parquet(under(out, "endpoint_health"))
     return rows, found
 
 
-def write_tables(tables: Mapping[str, DataFrame], out: str) -> dict[str, Rows]:
+def write_tables(built: Mapping[str, DataFrame], out: str) -> dict[str, Rows]:
     """Write each table and return its rows for the HTML. Each table is a Spark job whose last
     stages run one task (the result is tiny); running the jobs from a few threads keeps every
     core busy meanwhile. A table is cached while written, so collecting it costs nothing."""
@@ -131,7 +206,7 @@ def write_tables(tables: Mapping[str, DataFrame], out: str) -> dict[str, Rows]:
     def write_chain(names: Sequence[str]) -> dict[str, Rows]:
         collected: dict[str, Rows] = {}
         for name in names:
-            table = tables[name].coalesce(1).persist()
+            table = built[name].coalesce(1).persist()
             table.write.mode("overwrite").parquet(under(out, name))
             collected[name] = [row.asDict() for row in table.collect()]
             table.unpersist()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -32,22 +33,28 @@ def collect_trace(events: DataFrame, message_id: str) -> list[Event]:
     return [row.asDict() for row in trace.collect()]
 
 
+@dataclass(frozen=True, slots=True)
+class TraceSource:
+    """Where traces are read from: the logs, the facts that say which partitions hold a message,
+    the report's settings (window), and how a partition is parsed."""
+
+    listing: Listing
+    all_facts: DataFrame
+    settings: Settings
+    reader: PartitionReader
+
+
 def read_traces(
-    spark: SparkSession,
-    listing: Listing,
-    all_facts: DataFrame,
-    message_ids: Sequence[str],
-    settings: Settings,
-    *,
-    reader: PartitionReader,
+    spark: SparkSession, source: TraceSource, message_ids: Sequence[str]
 ) -> dict[str, list[Event]]:
     """The operations of ``message_ids``, by message, each in time order: parsed again from
     the log partitions whose facts mention them (usually the last hour or two)."""
     wanted = sorted(set(message_ids))
-    labels = partitions_of(all_facts, wanted, listing)
+    listing = source.listing
+    labels = partitions_of(source.all_facts, wanted, listing)
     if not labels:
         return {}
-    events = events_of(spark, listing, labels, settings, reader=reader).where(
+    events = events_of(spark, listing, labels, source.settings, reader=source.reader).where(
         F.col("message_id").isin(wanted)
     )
     found: dict[str, list[Event]] = defaultdict(list)

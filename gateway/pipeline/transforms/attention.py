@@ -1,5 +1,7 @@
 """The messages that need someone's attention, whose traces the page shows: the latest dead
-letters, and the latest failed messages of each endpoint that is failing now."""
+letters, and the latest failed messages of each endpoint that is failing now. Both come from
+the partial summaries (:mod:`.partials`): every home keeps its latest dead letters and the
+failures that can belong to a failing streak."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS
+from gateway.pipeline.transforms.partials import Kind, latest_first, of_kind
+from gateway.pipeline.transforms.tables import failures
 
 DEAD_LETTER: Final = "dead letter"
 FAILING_ENDPOINT: Final = "failing endpoint"
@@ -25,8 +29,7 @@ COLUMNS: Final = (
 
 
 def attention_messages(
-    deliveries: DataFrame,
-    lifecycles: DataFrame,
+    partials: DataFrame,
     failing: Sequence[Mapping[str, object]],
     *,
     dead_letters: int,
@@ -35,12 +38,22 @@ def attention_messages(
     """(reason, keys, message_id, at_ms): the ``dead_letters`` latest dead-lettered deliveries
     and queue messages, and for each ``failing`` endpoint (rows of the endpoint-health table)
     its ``per_endpoint`` latest messages that failed since it started failing."""
-    latest_dead = _latest_dead_letters(deliveries, lifecycles, dead_letters)
+    latest_dead = (
+        of_kind(partials, Kind.DEAD_LETTER)
+        .orderBy(*latest_first())
+        .limit(dead_letters)
+        .select(F.lit(DEAD_LETTER).alias("reason"), *COLUMNS[1:])
+    )
     if not failing:
         return latest_dead
-    recent = Window.partitionBy(*SUBSCRIPTION_KEYS).orderBy(F.desc("last_failure_ms"))
-    failed = (
-        deliveries.where(_failed_since(failing))
+    failed = failures(partials).select(
+        "*",
+        F.lit(None).cast("string").alias("queue_name"),
+        F.col("last_failure_ms").alias("at_ms"),
+    )
+    recent = Window.partitionBy(*SUBSCRIPTION_KEYS).orderBy(*latest_first())
+    chosen = (
+        failed.where(_failed_since(failing))
         .withColumn("_rank", F.row_number().over(recent))
         .where(F.col("_rank") <= per_endpoint)
         .select(
@@ -48,28 +61,10 @@ def attention_messages(
             *SUBSCRIPTION_KEYS,
             F.lit(None).cast("string").alias("queue_name"),
             "message_id",
-            F.col("last_failure_ms").alias("at_ms"),
+            "at_ms",
         )
     )
-    return latest_dead.unionByName(failed)
-
-
-def _latest_dead_letters(deliveries: DataFrame, lifecycles: DataFrame, count: int) -> DataFrame:
-    topic_dead = deliveries.where("dead_lettered").select(
-        F.lit(DEAD_LETTER).alias("reason"),
-        *SUBSCRIPTION_KEYS,
-        F.lit(None).cast("string").alias("queue_name"),
-        "message_id",
-        F.col("dead_letter_ms").alias("at_ms"),
-    )
-    queue_dead = lifecycles.where("dead_lettered").select(
-        F.lit(DEAD_LETTER).alias("reason"),
-        *[F.lit(None).cast("string").alias(key) for key in SUBSCRIPTION_KEYS],
-        "queue_name",
-        "message_id",
-        F.coalesce("dead_letter_ms", "sent_ms").alias("at_ms"),
-    )
-    return topic_dead.unionByName(queue_dead).orderBy(F.desc_nulls_last("at_ms")).limit(count)
+    return latest_dead.unionByName(chosen)
 
 
 def _failed_since(failing: Sequence[Mapping[str, object]]) -> Column:

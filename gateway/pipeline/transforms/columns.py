@@ -3,14 +3,12 @@ and queues test an Action or a missing column the same way."""
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Sequence
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gateway.oplog import Action
-
-PERCENTILE_ACCURACY: Final = 10_000
 
 
 def action_is(action: Action) -> Column:
@@ -22,3 +20,18 @@ def present(*columns: str) -> Column:
     for column in columns:
         condition &= F.col(column).isNotNull()
     return condition
+
+
+def join_null_safe(
+    left: DataFrame, right: DataFrame, keys: Sequence[str], how: str = "left"
+) -> DataFrame:
+    """Join on ``keys`` where null matches null (a subscription without an Endpoint); the
+    result has ``left``'s key columns once."""
+    renamed = right.select(
+        *[F.col(key).alias(f"_key_{key}") for key in keys],
+        *[column for column in right.columns if column not in keys],
+    )
+    condition = F.lit(True)
+    for key in keys:
+        condition &= F.col(key).eqNullSafe(F.col(f"_key_{key}"))
+    return left.join(renamed, condition, how).drop(*[f"_key_{key}" for key in keys])

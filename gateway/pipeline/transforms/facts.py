@@ -7,7 +7,7 @@ to one subscription endpoint, a queue message) with mergeable figures: counts, f
 times, the last attempt's status. Rows of the same message from different partitions (a retry in
 the next hour, a delete long after the send) are combined by :func:`merge_facts`. Lines that are
 not events (malformed, unusable, outside the window) land in one keyless row per partition, so
-the same rows also carry the input summary (:func:`input_summary`).
+the same rows also carry the input summary (:func:`partition_inputs`).
 
 Every aggregate has a fixed-width buffer (counts, longs, ``max_by`` of an int), which keeps the
 aggregation hash-based: a string min/max would make Spark sort all records instead.
@@ -30,6 +30,7 @@ from gateway.pipeline.schema import (
 )
 from gateway.pipeline.transforms import parsing
 from gateway.pipeline.transforms.columns import action_is
+from gateway.pipeline.transforms.homes import HOME, MESSAGE_HASH, message_hash
 
 PARTITION: Final = "log_partition"
 #: Columns that identify what a fact is about; null where they do not apply.
@@ -95,9 +96,10 @@ def partition_facts(
     usable = parsing.usable()
     marked = parsed.withColumn("_event", usable & parsing.in_window(since_ms, until_ms))
     keys = _key_columns(F.col("_event"), with_handles=with_handles)
-    return marked.groupBy(PARTITION, *keys).agg(
+    figures = marked.groupBy(PARTITION, *keys).agg(
         *_input_figures(usable), *_topic_figures(), *_queue_figures()
     )
+    return figures.withColumn(MESSAGE_HASH, message_hash())
 
 
 def _key_columns(event: Column, *, with_handles: bool) -> list[Column]:
@@ -221,20 +223,37 @@ def merge_facts(facts: DataFrame, *, resolve_handles: bool) -> DataFrame:
     """One row per message key over all partitions: the keyless input rows are dropped, and
     with ``resolve_handles`` id-less deletes take the MessageId of the receive whose handle
     they used (the real service logs some deletes with only a receipt handle)."""
+    keyed = keyed_facts(facts, resolve_handles=resolve_handles)
+    return keyed.groupBy(*KEYS).agg(*_merged_figures())
+
+
+def keyed_facts(facts: DataFrame, *, resolve_handles: bool) -> DataFrame:
+    """The facts about a message: without the keyless input rows, and with
+    ``resolve_handles`` id-less deletes given the MessageId (and hash) of their receive."""
     keyed = facts.where(F.col("message_id").isNotNull() | F.col(HANDLE_HASH).isNotNull())
     if resolve_handles:
-        keyed = _resolve_handles(keyed)
-    return (
-        keyed.where(F.col("message_id").isNotNull())
-        .groupBy(*KEYS)
-        .agg(
-            *[F.sum(name).alias(name) for name in SUMMED],
-            *[F.min(name).alias(name) for name in EARLIEST],
-            *[F.max(name).alias(name) for name in LATEST],
-            F.max("max_dequeue_count").alias("max_dequeue_count"),
-            F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
-        )
-    )
+        keyed = _resolve_handles(keyed).withColumn(MESSAGE_HASH, message_hash())
+    return keyed.where(F.col("message_id").isNotNull())
+
+
+def merge_homed(homed: DataFrame) -> DataFrame:
+    """:func:`merge_facts` of facts carrying their message's home (:func:`.homes.with_homes`)
+    and ``_spans``: the facts of a message found in one partition are already one row per key
+    (without receipt handles) and pass through; only the others are aggregated."""
+    figures = [*SUMMED, *EARLIEST, *LATEST, "max_dequeue_count", "last_status_code"]
+    single = homed.where(~F.col("_spans")).select(*KEYS, *figures, HOME)
+    spanning = homed.where(F.col("_spans")).groupBy(*KEYS, HOME).agg(*_merged_figures())
+    return single.unionByName(spanning)
+
+
+def _merged_figures() -> list[Column]:
+    return [
+        *[F.sum(name).alias(name) for name in SUMMED],
+        *[F.min(name).alias(name) for name in EARLIEST],
+        *[F.max(name).alias(name) for name in LATEST],
+        F.max("max_dequeue_count").alias("max_dequeue_count"),
+        F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
+    ]
 
 
 def _resolve_handles(facts: DataFrame) -> DataFrame:
@@ -269,7 +288,8 @@ def schema() -> StructType:
     figures = [
         StructField(name, IntegerType() if name in INT_FIGURES else LongType()) for name in FIGURES
     ]
-    return StructType([*keys, StructField(HANDLE_HASH, LongType()), *figures])
+    hashes = [StructField(HANDLE_HASH, LongType())]
+    return StructType([*keys, *hashes, *figures, StructField(MESSAGE_HASH, LongType())])
 
 
 def empty(spark: SparkSession) -> DataFrame:
@@ -286,11 +306,11 @@ def handle_only() -> Column:
 HANDLE_ONLY_ROWS: Final = "handle_only_rows"
 
 
-def input_summary(facts: DataFrame) -> DataFrame:
-    """One row: lines read, malformed and unusable lines skipped, events in the window, events
-    without a MessageId, pushes without a PublishTime, the first and last event; and
-    ``handle_only_rows``, the facts of operations logged with only a receipt handle."""
-    return facts.agg(
+def partition_inputs(facts: DataFrame) -> DataFrame:
+    """Per log partition: lines read, malformed and unusable lines skipped, events in the
+    window, events without a MessageId, pushes without a PublishTime, the first and last event;
+    and ``handle_only_rows``, the facts of operations logged with only a receipt handle."""
+    return facts.groupBy(PARTITION).agg(
         *[
             F.coalesce(F.sum(name), F.lit(0)).alias(alias)
             for name, alias in (

@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from gateway.pipeline.schema import event_schema, raw_log_schema
-from gateway.pipeline.transforms import facts
+from gateway.pipeline.transforms import deliveries, facts, homes, partials, queues
 
 Records = list[Mapping[str, object]]
 
@@ -66,3 +66,18 @@ def merged_facts(events: DataFrame, partition: str = "p") -> DataFrame:
     )
     partial = facts.partition_facts(parsed, None, None, with_handles=False)
     return facts.merge_facts(partial, resolve_handles=False)
+
+
+#: A timeline bucket wide enough for tests that check only per-endpoint or per-topic figures.
+DAY_MS = 86_400_000
+
+
+def partials_of(events: DataFrame, bucket_ms: int = DAY_MS, partition: str = "p") -> DataFrame:
+    """The partial summaries of one log partition's events: what the tables are summed from."""
+    merged = merged_facts(events, partition).withColumn(homes.HOME, F.lit(partition))
+    return partials.partial_summaries(
+        deliveries.message_deliveries(merged),
+        deliveries.publications(merged),
+        queues.queue_message_lifecycles(merged),
+        bucket_ms,
+    )

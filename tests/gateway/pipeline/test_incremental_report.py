@@ -96,13 +96,18 @@ HOUR_02 = [
 ]
 
 
-def fact_files(out: Path) -> dict[str, int]:
-    """Every fact file by partition directory and name, with its modification time: a
-    partition that was read again has new files."""
+def fact_files(out: Path, table: str = "message_facts") -> dict[str, int]:
+    """Every file of a table partitioned by log partition (the facts) or by home (the partial
+    summaries), by directory and name, with its modification time: a partition that was
+    computed again has new files."""
     return {
         str(path.relative_to(out)): path.stat().st_mtime_ns
-        for path in (out / "message_facts").glob("log_partition=*/*.parquet")
+        for path in (out / table).glob("*=*/*.parquet")
     }
+
+
+def homes_recomputed(out: Path, before: dict[str, int]) -> set[str]:
+    return partitions_rewritten(before, fact_files(out, "partial_summaries"))
 
 
 def partitions_rewritten(before: dict[str, int], after: dict[str, int]) -> set[str]:
@@ -128,13 +133,18 @@ def test_incremental_runs_equal_full_runs(spark: SparkSession, tmp_path: Path) -
     assert run(spark, "--logs", str(logs), "--out", str(out)) == 0
     first = fact_files(out)
     assert partitions_rewritten({}, first) == {"hour%3D00", "hour%3D02"}
+    first_partials = fact_files(out, "partial_summaries")
+    assert partitions_rewritten({}, first_partials) == {"hour%3D00", "hour%3D02"}
 
-    # A new hour arrives, and a late file for an hour already read.
+    # A new hour arrives, and a late file for an hour already read. Hour 02 shares no message
+    # with either: its partial summaries are kept as they are.
     write(hour(logs, 1) / "oplog-a.jsonl", HOUR_01)
     write(hour(logs, 0) / "oplog-b.jsonl", LATE_00)
     assert run(spark, "--logs", str(logs), "--out", str(out)) == 0
     second = fact_files(out)
     assert partitions_rewritten(first, second) == {"hour%3D00", "hour%3D01"}
+    # Hour 00 was read again, and m1 and q1, in hours 00 and 01, are homed in 01 now.
+    assert homes_recomputed(out, first_partials) == {"hour%3D00", "hour%3D01"}
     assert run(spark, "--logs", str(logs), "--out", str(tmp_path / "full1"), "--full") == 0
     assert_same_tables(spark, out, tmp_path / "full1")
 

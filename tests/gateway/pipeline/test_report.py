@@ -147,7 +147,7 @@ def test_subscription_figures(spark: SparkSession, out: Path) -> None:
         "failed_attempts": 1,
         "success_ratio": 1.0,
         "first_attempt_success_ratio": 0.0,
-        "latency_p50_ms": 1100,
+        "latency_p50_ms": 1095,  # 1,100 ms, read from its histogram bucket (1,088-1,103)
         "latency_p95_ms": None,
         "latency_p99_ms": None,
         "dead_letters": 0,
@@ -170,7 +170,7 @@ def test_queue_figures(spark: SparkSession, out: Path) -> None:
         "not_deleted": 1,
         "dead_letters": 0,
         "send_to_delete_p50_ms": 20,
-        "send_to_delete_p99_ms": 3000,
+        "send_to_delete_p99_ms": 2991,  # 3,000 ms, read from its histogram bucket (2,976-3,007)
     }
 
 

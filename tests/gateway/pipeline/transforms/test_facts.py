@@ -49,9 +49,10 @@ def test_input_summary_counts_what_was_skipped_and_the_window(make_raw: RawFacto
     parsed = parsing.parse_records(raw).withColumn(facts.PARTITION, F.lit("p"))
     partial = facts.partition_facts(parsed, T0 + 1000, T0 + 9000, with_handles=False)
     assertDataFrameEqual(
-        facts.input_summary(partial).drop(facts.HANDLE_ONLY_ROWS),
+        facts.partition_inputs(partial).drop(facts.HANDLE_ONLY_ROWS),
         [
             Row(
+                log_partition="p",
                 lines=6,
                 malformed_lines=1,
                 unusable_records=1,
