@@ -21,7 +21,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, IntegerType, LongType, StringType, StructField, StructType
 
-from gateway.pipeline.transforms import histograms
+from gateway.pipeline.transforms import facts, histograms
 from gateway.pipeline.transforms.columns import join_null_safe
 from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS, timeline_start
 from gateway.pipeline.transforms.homes import HOME
@@ -42,18 +42,11 @@ class Kind(StrEnum):
 
 
 KIND: Final = "kind"
-#: Columns identifying a row within its kind; null where they do not apply.
-KEYS: Final = (
-    "topic_name",
-    "subscription_name",
-    "endpoint",
-    "queue_name",
-    "message_id",
-    "bucket",
-    "bucket_width_ms",
-)
-#: Figures; all longs except the status code.
-FIGURES: Final = (
+#: Columns identifying a row within its kind (a fact's keys and a bucket); null where they do
+#: not apply.
+KEYS: Final = (*facts.KEYS, "bucket", "bucket_width_ms")
+#: The counts of a subscription endpoint's row, which add up over homes.
+SUBSCRIPTION_COUNTS: Final = (
     "messages",
     "delivered",
     "attempts",
@@ -61,6 +54,10 @@ FIGURES: Final = (
     "first_attempt_successes",
     "dead_letters",
     "replays",
+)
+#: Figures; all longs except the status code.
+FIGURES: Final = (
+    *SUBSCRIPTION_COUNTS,
     "published",
     "last_attempt_ms",
     "last_success_ms",

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from gateway.pipeline.transforms import histograms
 from gateway.pipeline.transforms.columns import join_null_safe
 from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS, pushed_into_queues
-from gateway.pipeline.transforms.partials import Kind, of_kind
+from gateway.pipeline.transforms.partials import SUBSCRIPTION_COUNTS, Kind, of_kind
 
 LATENCY_PERCENTILES: Final = (0.5, 0.95, 0.99)
 SENT_TO_DELETE_PERCENTILES: Final = (0.5, 0.99)
@@ -28,18 +28,7 @@ def subscriptions(partials: DataFrame) -> DataFrame:
         of_kind(partials, Kind.SUBSCRIPTION)
         .groupBy(*SUBSCRIPTION_KEYS)
         .agg(
-            *[
-                F.sum(name).alias(name)
-                for name in (
-                    "messages",
-                    "delivered",
-                    "attempts",
-                    "failed_attempts",
-                    "first_attempt_successes",
-                    "dead_letters",
-                    "replays",
-                )
-            ],
+            *[F.sum(name).alias(name) for name in SUBSCRIPTION_COUNTS],
             F.max("last_attempt_ms").alias("last_attempt_ms"),
             F.max("last_success_ms").alias("last_success_ms"),
             F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
