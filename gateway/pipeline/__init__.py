@@ -7,8 +7,24 @@ without PySpark installed. Spark is imported only when a report actually runs.
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from gateway.protocol.errors import GatewayError
+
+LOG = logging.getLogger("gateway.pipeline.spark_job")
 
 
 class PipelineError(GatewayError):
     """Root of the errors the report pipeline raises on purpose (bad arguments, missing input)."""
+
+
+@contextmanager
+def phase(description: str) -> Iterator[None]:
+    """Log how long a step took: the figures that tell where a slow report spends its time
+    (``bench/report.py`` prints them)."""
+    started = time.perf_counter()
+    yield
+    LOG.info("%s in %.1f s", description, time.perf_counter() - started)

@@ -16,9 +16,8 @@ tables are summed from the partials of every home.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final
@@ -27,7 +26,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 
-from gateway.pipeline import PipelineError, storage, summaries, traces
+from gateway.pipeline import PipelineError, phase, storage, summaries, traces
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.increments import (
     Inputs,
@@ -64,6 +63,8 @@ INPUT_COUNTS: Final = (
 INPUT_FIGURES: Final = (*INPUT_COUNTS, "first_time_ms", "last_time_ms")
 STATE_NAME: Final = "report_state.json"
 HTML_NAME: Final = "report.html"
+#: Text a lookup may search the raw lines for: nothing JSON could escape into another spelling.
+PLAIN_TEXT: Final = re.compile(r"[A-Za-z0-9_.:-]+")
 #: Columns whose values are (nearly) all distinct: dictionary encoding and min/max statistics
 #: only cost time there. A Bloom filter on message_id lets a trace lookup skip row groups.
 UNIQUE_COLUMNS: Final = (
@@ -86,7 +87,7 @@ def build_session(options: ReportOptions) -> SparkSession:
         builder = builder.config(key, value)
     # py4j logs every closed connection at INFO, which buries the report's own progress lines.
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    with _phase("started Spark"):
+    with phase("started Spark"):
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     if SHUFFLE_PARTITIONS not in options.spark_conf and spark.conf.get(SHUFFLE_PARTITIONS) == "200":
@@ -115,11 +116,37 @@ def read_logs(spark: SparkSession, logs: str | Sequence[str]) -> DataFrame:
         raise PipelineError(f"cannot read --logs {logs}: {error.getMessage()}") from error
 
 
-def read_partitions(spark: SparkSession, listing: Listing, labels: Sequence[str]) -> DataFrame:
-    """The parsed lines of some log partitions, each with its ``log_partition``."""
+def read_partitions(
+    spark: SparkSession,
+    listing: Listing,
+    labels: Sequence[str],
+    *,
+    mentioning: Sequence[str] = (),
+) -> DataFrame:
+    """The parsed lines of some log partitions, each with its ``log_partition``. With
+    ``mentioning``, only lines whose text contains one of those strings may be returned: the
+    page's traces need a few lines of an hour, and finding them in the text costs a fraction of
+    parsing every line. Strings JSON could spell another way (escapes) read every line."""
     files = [path for label in labels for path in listing.paths[label]]
-    raw = facts.label_partitions(read_logs(spark, files), listing.root_path)
+    if mentioning and all(PLAIN_TEXT.fullmatch(text) for text in mentioning):
+        raw = _lines_mentioning(spark, files, listing.root_path, mentioning)
+    else:
+        raw = facts.label_partitions(read_logs(spark, files), listing.root_path)
     return parsing.parse_records(raw)
+
+
+def _lines_mentioning(
+    spark: SparkSession, files: Sequence[str], root_path: str, mentioning: Sequence[str]
+) -> DataFrame:
+    """The lines of ``files`` containing one of ``mentioning``, parsed as :func:`read_logs`
+    parses every line (a line that is no JSON object has it in the corrupt-record column)."""
+    lines = facts.label_partitions(spark.read.text(list(files)), root_path)
+    wanted = F.lit(False)
+    for text in mentioning:
+        wanted |= F.col("value").contains(text)
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_RECORD}
+    parsed = F.from_json("value", raw_log_schema(), options).alias("_json")
+    return lines.where(wanted).select(parsed, facts.PARTITION).select("_json.*", facts.PARTITION)
 
 
 def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int | None]:
@@ -146,13 +173,13 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
     all_partials = summaries.read_partials(spark, under(options.out, PARTIALS_TABLE)).persist()
     source = traces.TraceSource(listing, all_facts, update.plan.settings, read_partitions)
     try:
-        with _phase("wrote the tables and read the traces"):
+        with phase("wrote the tables and the page's traces"):
             rows, found = summaries.write_tables_and_traces(
                 spark, all_partials, bucket_ms, options.out, source
             )
     finally:
         all_partials.unpersist()
-    with _phase("wrote input_summary and report.html"):
+    with phase("wrote input_summary and report.html"):
         summaries.write_input_summary(spark, summary, under(options.out, SUMMARY_TABLE))
         page = render_report(_report_data(options, summary, rows, found))
         storage.write_text(spark, under(options.out, HTML_NAME), page)
@@ -204,8 +231,9 @@ def update_facts(
     storage.delete(spark, state_path)  # a run that dies from here on is followed by a full one
     _drop_partitions(spark, options.out, plan)
     if plan.read:
-        with _phase(f"parsed {len(plan.read)} log partitions into facts"):
+        with phase(f"parsed {len(plan.read)} log partitions into facts"):
             _store_facts(spark, options, listing, plan)
+        with phase("counted their input"):
             inputs |= _partition_inputs(read_facts(spark, options.out), plan.read)
     return FactsUpdate(plan, inputs, shared, kept.timeline_widths)
 
@@ -224,11 +252,12 @@ def _update_partials(
     labels = sorted(update.inputs)
     todo = homes_to_recompute(plan, labels, (), widths, bucket_ms)
     if todo is not None and plan.read:
-        shared = {*update.shared_before, *_partitions_sharing(all_facts, plan.read)}
+        with phase("found the partitions sharing a message with them"):
+            shared = {*update.shared_before, *_partitions_sharing(all_facts, plan.read)}
         todo = homes_to_recompute(plan, labels, shared, widths, bucket_ms)
     if todo == ():
         return widths
-    with _phase(f"summed up the messages of {'all' if todo is None else len(todo)} partitions"):
+    with phase(f"summed up the messages of {'all' if todo is None else len(todo)} partitions"):
         summaries.update_partials(
             spark,
             all_facts,
@@ -337,14 +366,6 @@ def _facts_writer(batch: DataFrame) -> DataFrameWriter:
         .option("parquet.bloom.filter.enabled#message_id", "true")
         .option("parquet.enable.dictionary#message_id", "false")
     )
-
-
-@contextmanager
-def _phase(description: str) -> Iterator[None]:
-    """Log how long a step took: the figures that tell where a slow report spends its time."""
-    started = time.perf_counter()
-    yield
-    LOG.info("%s in %.1f s", description, time.perf_counter() - started)
 
 
 def _report_data(

@@ -18,15 +18,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructType
 
-from gateway.pipeline import storage, traces
+from gateway.pipeline import phase, storage, traces
 from gateway.pipeline.storage import under
 from gateway.pipeline.transforms import (
     attention,
-    deliveries,
     facts,
     homes,
     partials,
-    queues,
     tables,
 )
 
@@ -110,15 +108,10 @@ def update_partials(
             return
         # The merged facts are not kept in memory: caching 3 million wide rows costs more than
         # letting each partial kind read the few columns it needs (docs/pipeline.md#performance).
-        merged = facts.merge_homed(source)
-        per_message = deliveries.message_deliveries(
-            merged, join_publications=update.join_publications
-        )
         rows = partials.partial_summaries(
-            per_message,
-            deliveries.publications(merged),
-            queues.queue_message_lifecycles(merged),
-            update.bucket_ms,
+            facts.merge_homed(source),
+            join_publications=update.join_publications,
+            bucket_ms=update.bucket_ms,
         )
         rows.write.mode("append").partitionBy(homes.HOME).parquet(target)
     finally:
@@ -178,19 +171,22 @@ def write_tables_and_traces(
     failing endpoints the last outcome and error of those traces (in the page and the table)."""
     subscriptions = tables.subscriptions(all_partials).persist()
     try:
-        built = build_tables(all_partials, subscriptions, bucket_ms)
-        rows = write_tables(built, out)
+        with phase("wrote the tables"):
+            built = build_tables(all_partials, subscriptions, bucket_ms)
+            rows = write_tables(built, out)
     finally:
         subscriptions.unpersist()
     failing = [row for row in rows["endpoint_health"] if row["currently_failing"]]
-    chosen = attention.attention_messages(
-        all_partials,
-        failing,
-        dead_letters=ATTENTION_DEAD_LETTERS,
-        per_endpoint=ATTENTION_PER_ENDPOINT,
-    ).collect()
+    with phase("picked the messages that need attention"):
+        chosen = attention.attention_messages(
+            all_partials,
+            failing,
+            dead_letters=ATTENTION_DEAD_LETTERS,
+            per_endpoint=ATTENTION_PER_ENDPOINT,
+        ).collect()
     rows["attention"] = [row.asDict() for row in chosen]
-    found = traces.read_traces(spark, source, [row.message_id for row in chosen])
+    with phase(f"read the traces of {len(chosen)} messages"):
+        found = traces.read_traces(spark, source, [row.message_id for row in chosen])
     if failing:
         traces.complete_failing_endpoints(rows["endpoint_health"], found)
         health = rows_frame(spark, rows["endpoint_health"], built["endpoint_health"].schema)

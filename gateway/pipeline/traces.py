@@ -8,8 +8,9 @@ when no ``message_traces`` table was written (``--traces``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -21,7 +22,20 @@ from gateway.pipeline.storage import Listing
 from gateway.pipeline.transforms import facts, parsing
 
 Event = dict[str, object]
-PartitionReader = Callable[[SparkSession, Listing, Sequence[str]], DataFrame]
+
+
+class PartitionReader(Protocol):
+    """Parses the lines of some log partitions (:func:`.spark_job.read_partitions`); with
+    ``mentioning``, it may skip lines whose text contains none of those strings."""
+
+    def __call__(
+        self,
+        spark: SparkSession,
+        listing: Listing,
+        labels: Sequence[str],
+        *,
+        mentioning: Sequence[str] = (),
+    ) -> DataFrame: ...
 
 
 def collect_trace(events: DataFrame, message_id: str) -> list[Event]:
@@ -54,9 +68,9 @@ def read_traces(
     labels = partitions_of(source.all_facts, wanted, listing)
     if not labels:
         return {}
-    events = events_of(spark, listing, labels, source.settings, reader=source.reader).where(
-        F.col("message_id").isin(wanted)
-    )
+    reader = source.reader
+    events = events_of(spark, listing, labels, source.settings, reader=reader, mentioning=wanted)
+    events = events.where(F.col("message_id").isin(wanted))
     found: dict[str, list[Event]] = defaultdict(list)
     for row in events.drop(facts.PARTITION).collect():
         event = row.asDict()
@@ -84,9 +98,11 @@ def events_of(
     settings: Settings,
     *,
     reader: PartitionReader,
+    mentioning: Sequence[str] = (),
 ) -> DataFrame:
-    """The usable events of some log partitions inside the report's window."""
-    parsed = reader(spark, listing, labels)
+    """The usable events of some log partitions inside the report's window (only those whose
+    line mentions one of ``mentioning``, when given)."""
+    parsed = reader(spark, listing, labels, mentioning=mentioning)
     return parsing.within_time_window(
         parsing.usable_events(parsed), settings.since_ms, settings.until_ms
     )

@@ -56,30 +56,44 @@ def message_deliveries(merged: DataFrame, *, join_publications: bool = True) -> 
     record; ``join_publications=False`` skips looking for the latter, for logs where every push
     record has a PublishTime (the gateway's own), saving a join over all deliveries.
     """
-    rows = merged.where(F.col("subscription_name").isNotNull())
-    published = F.col("publish_time_ms")
-    if join_publications:
-        found = publications(merged).select("topic_name", "message_id", "published_ms")
-        rows = rows.drop("published_ms").join(found, ["topic_name", "message_id"], "left")
-        published = F.coalesce(published, F.col("published_ms"))
-    return rows.select(
-        *SUBSCRIPTION_KEYS,
-        "message_id",
-        "attempts",
-        "failed_attempts",
-        F.col("first_success_ms").isNotNull().alias("delivered"),
-        F.col("first_success_ms").alias("delivered_ms"),
-        F.coalesce(F.col("first_attempt_key") % 2 == 0, F.lit(False)).alias(
-            "first_attempt_succeeded"
-        ),
-        F.col("dead_letter_ms").isNotNull().alias("dead_lettered"),
-        "replays",
-        published.alias("published_ms"),
-        (F.col("first_success_ms") - published).alias("delivery_latency_ms"),
-        F.floor(F.col("first_attempt_key") / 2).cast("long").alias("first_attempt_ms"),
-        *TIMES[1:],
-        *_home(merged),
+    rows = with_publications(merged, join_publications=join_publications)
+    return rows.where(F.col("subscription_name").isNotNull()).select(
+        *SUBSCRIPTION_KEYS, "message_id", *_aliased(delivery_columns()), *_home(merged)
     )
+
+
+def _aliased(columns: dict[str, Column]) -> list[Column]:
+    return [column.alias(name) for name, column in columns.items()]
+
+
+def with_publications(merged: DataFrame, *, join_publications: bool) -> DataFrame:
+    """The merged facts with ``_publication_ms``, the PublishMessage time of their message
+    (null without ``join_publications``), for :func:`delivery_columns`."""
+    if not join_publications:
+        return merged.withColumn("_publication_ms", F.lit(None).cast("long"))
+    found = publications(merged).select(
+        "topic_name", "message_id", F.col("published_ms").alias("_publication_ms")
+    )
+    return merged.join(found, ["topic_name", "message_id"], "left")
+
+
+def delivery_columns() -> dict[str, Column]:
+    """What :func:`message_deliveries` tells of a delivery, by column name, from a row of
+    :func:`with_publications`; meaningless (but harmless) on other rows."""
+    published = F.coalesce(F.col("publish_time_ms"), F.col("_publication_ms"))
+    return {
+        "attempts": F.col("attempts"),
+        "failed_attempts": F.col("failed_attempts"),
+        "delivered": F.col("first_success_ms").isNotNull(),
+        "delivered_ms": F.col("first_success_ms"),
+        "first_attempt_succeeded": F.coalesce(F.col("first_attempt_key") % 2 == 0, F.lit(False)),
+        "dead_lettered": F.col("dead_letter_ms").isNotNull(),
+        "replays": F.col("replays"),
+        "published_ms": published,
+        "delivery_latency_ms": F.col("first_success_ms") - published,
+        "first_attempt_ms": F.floor(F.col("first_attempt_key") / 2).cast("long"),
+        **{name: F.col(name) for name in TIMES[1:]},
+    }
 
 
 def timeline_start() -> Column:

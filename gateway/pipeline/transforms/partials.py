@@ -23,8 +23,14 @@ from pyspark.sql.types import DataType, IntegerType, LongType, StringType, Struc
 
 from gateway.pipeline.transforms import facts, histograms
 from gateway.pipeline.transforms.columns import join_null_safe
-from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS, timeline_start
+from gateway.pipeline.transforms.deliveries import (
+    SUBSCRIPTION_KEYS,
+    delivery_columns,
+    timeline_start,
+    with_publications,
+)
 from gateway.pipeline.transforms.homes import HOME
+from gateway.pipeline.transforms.queues import lifecycle_columns
 
 
 class Kind(StrEnum):
@@ -90,46 +96,66 @@ def _type(name: str, texts: tuple[str, ...]) -> DataType:
     return IntegerType() if name == "last_status_code" else LongType()
 
 
-def partial_summaries(
-    per_message: DataFrame, publications: DataFrame, lifecycles: DataFrame, bucket_ms: int
-) -> DataFrame:
-    """Every kind of partial summary, by home, from the messages' deliveries
-    (:func:`.deliveries.message_deliveries`), publications and queue lifecycles, each carrying
-    its message's ``home_partition``. ``bucket_ms``: the delivery timeline's bucket width."""
-    subscriptions = _subscriptions(per_message)
-    parts = [
-        subscriptions,
-        _publications(publications),
-        _histogram(Kind.DELIVERY_LATENCY, per_message, SUBSCRIPTION_KEYS, "delivery_latency_ms"),
-        _attempts(per_message),
-        _timeline(per_message, bucket_ms),
-        _failures(per_message, subscriptions),
-        _dead_letters(per_message, lifecycles),
-        _queues(lifecycles),
-        _histogram(Kind.QUEUE_LATENCY, lifecycles, ("queue_name",), "send_to_delete_ms"),
-    ]
-    result = parts[0]
-    for part in parts[1:]:
-        result = result.unionByName(part)
-    return result
+def partial_summaries(merged: DataFrame, *, join_publications: bool, bucket_ms: int) -> DataFrame:
+    """Every kind of partial summary, by home, from merged facts carrying their message's
+    ``home_partition``. ``bucket_ms``: the delivery timeline's bucket width.
+
+    Four passes over the merged facts, whatever the number of kinds: the counts of every
+    subscription endpoint, topic and queue in one aggregation, the four histograms in another,
+    then the failures and the dead letters. Each pass reads the facts again (caching millions of
+    wide rows costs more), so fewer passes is what makes a full report cheaper."""
+    rows = message_rows(merged, join_publications=join_publications)
+    counts = _counts(rows)
+    return (
+        counts.unionByName(_histograms(rows, bucket_ms))
+        .unionByName(_failures(rows, counts))
+        .unionByName(_dead_letters(rows))
+    )
+
+
+def message_rows(merged: DataFrame, *, join_publications: bool) -> DataFrame:
+    """One row per message key and home with its ``kind`` (a delivery to a subscription
+    endpoint, a publication, a queue message) and what the partials are computed from: the
+    columns of :func:`.deliveries.message_deliveries` and :func:`.queues.queue_message_lifecycles`
+    side by side, each meaningful for its kind only."""
+    rows = with_publications(merged, join_publications=join_publications)
+    kind = (
+        F.when(F.col("subscription_name").isNotNull(), F.lit(Kind.SUBSCRIPTION.value))
+        .when(F.col("queue_name").isNotNull(), F.lit(Kind.QUEUE.value))
+        .otherwise(F.lit(Kind.PUBLICATION.value))
+    )
+    # Both sides tell of dead letters alike: one column each.
+    columns = {**delivery_columns(), **lifecycle_columns()}
+    return rows.select(
+        HOME,
+        kind.alias(KIND),
+        *facts.KEYS,
+        F.col("publishes"),
+        *[column.alias(name) for name, column in columns.items()],
+    )
 
 
 def of_kind(partials: DataFrame, kind: Kind) -> DataFrame:
     return partials.where(F.col(KIND) == F.lit(kind.value))
 
 
-def _conform(rows: DataFrame, kind: Kind) -> DataFrame:
-    """Rows of one kind with every column of the table, null where the kind has none."""
+def _conform(rows: DataFrame) -> DataFrame:
+    """Rows with every column of the table, null where their kind has none."""
     present = set(rows.columns)
-    columns: list[Column] = [F.lit(kind.value).alias(KIND)]
-    for field in schema().fields[1:]:
-        column = F.col(field.name) if field.name in present else F.lit(None)
-        columns.append(column.cast(field.dataType).alias(field.name))
+    columns = [
+        (F.col(field.name) if field.name in present else F.lit(None))
+        .cast(field.dataType)
+        .alias(field.name)
+        for field in schema().fields
+    ]
     return rows.select(*columns)
 
 
-def _subscriptions(per_message: DataFrame) -> DataFrame:
-    rows = per_message.groupBy(HOME, *SUBSCRIPTION_KEYS).agg(
+def _counts(rows: DataFrame) -> DataFrame:
+    """Per home and subscription endpoint, topic or queue: the counts and latest times."""
+    redelivered = F.coalesce(F.col("max_dequeue_count"), F.col("receives")) > 1
+    was_sent = F.col("sent_ms").isNotNull()
+    counted = rows.groupBy(HOME, KIND, *_KEY_COLUMNS).agg(
         F.count(F.lit(1)).alias("messages"),
         F.count_if("delivered").alias("delivered"),
         F.sum("attempts").alias("attempts"),
@@ -140,90 +166,95 @@ def _subscriptions(per_message: DataFrame) -> DataFrame:
         F.max("last_attempt_ms").alias("last_attempt_ms"),
         F.max("last_success_ms").alias("last_success_ms"),
         F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
+        F.sum("publishes").alias("published"),
+        F.sum("sends").alias("sent"),
+        F.sum("receives").alias("received"),
+        F.count_if(F.col("deleted_ms").isNotNull()).alias("deleted"),
+        F.count_if(redelivered).alias("redelivered"),
+        F.count_if(was_sent & (F.col("receives") == 0)).alias("never_consumed"),
+        F.count_if(was_sent & F.col("deleted_ms").isNull()).alias("not_deleted"),
     )
-    return _conform(rows, Kind.SUBSCRIPTION)
+    return _conform(counted)
 
 
-def _publications(publications: DataFrame) -> DataFrame:
-    rows = publications.groupBy(HOME, "topic_name").agg(F.sum("publishes").alias("published"))
-    return _conform(rows, Kind.PUBLICATION)
+#: The keys a count or histogram row is about (no message id).
+_KEY_COLUMNS: Final = ("topic_name", "subscription_name", "endpoint", "queue_name")
 
 
-def _histogram(kind: Kind, rows: DataFrame, keys: tuple[str, ...], duration: str) -> DataFrame:
-    counted = (
-        rows.where(F.col(duration).isNotNull())
-        .groupBy(HOME, *keys, histograms.bucket(F.col(duration)).alias("bucket"))
-        .agg(F.count(F.lit(1)).alias("messages"))
-    )
-    return _conform(counted, kind)
-
-
-def _attempts(per_message: DataFrame) -> DataFrame:
-    rows = (
-        per_message.where(F.col("attempts") > 0)
-        .groupBy(HOME, *SUBSCRIPTION_KEYS, F.col("attempts").alias("bucket"))
-        .agg(F.count(F.lit(1)).alias("messages"))
-    )
-    return _conform(rows, Kind.ATTEMPTS)
-
-
-def _timeline(per_message: DataFrame, bucket_ms: int) -> DataFrame:
+def _histograms(rows: DataFrame, bucket_ms: int) -> DataFrame:
+    """The latency, attempts and timeline histograms of deliveries and the send-to-delete
+    histogram of queue messages, in one aggregation: every message row counts once in each
+    histogram that applies to it."""
+    delivery = F.col(KIND) == F.lit(Kind.SUBSCRIPTION.value)
+    queue = F.col(KIND) == F.lit(Kind.QUEUE.value)
     started = timeline_start()
-    bucket = (started - F.pmod(started, F.lit(bucket_ms))).alias("bucket")
-    rows = (
-        per_message.where(started.isNotNull())
-        .groupBy(HOME, *SUBSCRIPTION_KEYS, bucket)
-        .agg(
-            F.count(F.lit(1)).alias("messages"),
-            F.count_if("delivered").alias("delivered"),
-            F.sum("attempts").alias("attempts"),
-        )
-        .withColumn("bucket_width_ms", F.lit(bucket_ms))
+    entries = [
+        (Kind.DELIVERY_LATENCY, delivery, histograms.bucket(F.col("delivery_latency_ms"))),
+        (Kind.ATTEMPTS, delivery & (F.col("attempts") > 0), F.col("attempts")),
+        (Kind.TIMELINE, delivery, started - F.pmod(started, F.lit(bucket_ms))),
+        (Kind.QUEUE_LATENCY, queue, histograms.bucket(F.col("send_to_delete_ms"))),
+    ]
+    structs = [
+        F.struct(F.lit(kind.value).alias("kind"), F.when(applies, value).alias("bucket"))
+        for kind, applies, value in entries
+    ]
+    entry = F.explode(F.filter(F.array(*structs), lambda item: item["bucket"].isNotNull()))
+    exploded = rows.select(HOME, *_KEY_COLUMNS, "delivered", "attempts", entry.alias("_entry"))
+    counted = exploded.groupBy(
+        HOME,
+        F.col("_entry.kind").alias(KIND),
+        *_KEY_COLUMNS,
+        F.col("_entry.bucket").alias("bucket"),
+    ).agg(
+        F.count(F.lit(1)).alias("messages"),
+        F.count_if("delivered").alias("delivered"),
+        F.sum("attempts").alias("attempts"),
     )
-    return _conform(rows, Kind.TIMELINE)
+    timeline = F.col(KIND) == F.lit(Kind.TIMELINE.value)
+    return _conform(counted.withColumn("bucket_width_ms", F.when(timeline, F.lit(bucket_ms))))
 
 
-def _failures(per_message: DataFrame, subscriptions: DataFrame) -> DataFrame:
-    """Messages with a failure after the latest success among the messages of their home and
+def _failures(rows: DataFrame, counts: DataFrame) -> DataFrame:
+    """Deliveries with a failure after the latest success among the messages of their home and
     endpoint. The endpoint's latest success over all homes is no earlier, so a failure at or
     before this one cannot be in the endpoint's current failing streak: only these rows are
-    kept for it (:func:`.deliveries.endpoint_health`)."""
-    local = subscriptions.select(
+    kept for it (:func:`.tables.endpoint_health`)."""
+    local = of_kind(counts, Kind.SUBSCRIPTION).select(
         HOME, *SUBSCRIPTION_KEYS, F.col("last_success_ms").alias("_home_success")
     )
-    failed = per_message.where(F.col("failed_attempts") > 0)
-    joined = join_null_safe(failed, F.broadcast(local), (HOME, *SUBSCRIPTION_KEYS))
+    failed = rows.where(
+        (F.col(KIND) == F.lit(Kind.SUBSCRIPTION.value)) & (F.col("failed_attempts") > 0)
+    )
+    joined = join_null_safe(failed, local, (HOME, *SUBSCRIPTION_KEYS))
     after = F.col("_home_success").isNull() | (F.col("last_failure_ms") > F.col("_home_success"))
-    rows = joined.where(after).select(
+    kept = joined.where(after).select(
         HOME,
+        F.lit(Kind.FAILURE.value).alias(KIND),
         *SUBSCRIPTION_KEYS,
         "message_id",
         "first_failure_ms",
         "last_failure_ms",
         "failed_attempts",
     )
-    return _conform(rows, Kind.FAILURE)
+    return _conform(kept)
 
 
-def _dead_letters(per_message: DataFrame, lifecycles: DataFrame) -> DataFrame:
+def _dead_letters(rows: DataFrame) -> DataFrame:
     """The latest dead letters of every home, topic deliveries and queue messages alike."""
-    topic_dead = per_message.where("dead_lettered").select(
-        HOME, *SUBSCRIPTION_KEYS, "message_id", F.col("dead_letter_ms").alias("at_ms")
-    )
-    queue_dead = lifecycles.where("dead_lettered").select(
+    dead = rows.where("dead_lettered").select(
         HOME,
-        "queue_name",
+        F.lit(Kind.DEAD_LETTER.value).alias(KIND),
+        *_KEY_COLUMNS,
         "message_id",
-        F.coalesce("dead_letter_ms", "sent_ms").alias("at_ms"),
+        F.col("dead_letter_ms").alias("at_ms"),
     )
-    both = topic_dead.unionByName(queue_dead, allowMissingColumns=True)
     latest = Window.partitionBy(HOME).orderBy(*latest_first())
-    rows = (
-        both.withColumn("_rank", F.row_number().over(latest))
+    kept = (
+        dead.withColumn("_rank", F.row_number().over(latest))
         .where(F.col("_rank") <= DEAD_LETTERS_PER_HOME)
         .drop("_rank")
     )
-    return _conform(rows, Kind.DEAD_LETTER)
+    return _conform(kept)
 
 
 def latest_first() -> list[Column]:
@@ -231,20 +262,5 @@ def latest_first() -> list[Column]:
     a report picks the same rows whichever homes it recomputed."""
     return [
         F.desc_nulls_last("at_ms"),
-        *[F.asc_nulls_first(key) for key in (*SUBSCRIPTION_KEYS, "queue_name", "message_id")],
+        *[F.asc_nulls_first(key) for key in (*_KEY_COLUMNS, "message_id")],
     ]
-
-
-def _queues(lifecycles: DataFrame) -> DataFrame:
-    redelivered = F.coalesce(F.col("max_dequeue_count"), F.col("receives")) > 1
-    was_sent = F.col("sent_ms").isNotNull()
-    rows = lifecycles.groupBy(HOME, "queue_name").agg(
-        F.sum("sends").alias("sent"),
-        F.sum("receives").alias("received"),
-        F.count_if(F.col("deleted_ms").isNotNull()).alias("deleted"),
-        F.count_if(redelivered).alias("redelivered"),
-        F.count_if(was_sent & (F.col("receives") == 0)).alias("never_consumed"),
-        F.count_if(was_sent & F.col("deleted_ms").isNull()).alias("not_deleted"),
-        F.count_if("dead_lettered").alias("dead_letters"),
-    )
-    return _conform(rows, Kind.QUEUE)

@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from gateway.pipeline.schema import event_schema, raw_log_schema
-from gateway.pipeline.transforms import deliveries, facts, homes, partials, queues
+from gateway.pipeline.transforms import facts, homes, partials
 
 Records = list[Mapping[str, object]]
 
@@ -75,9 +75,4 @@ DAY_MS = 86_400_000
 def partials_of(events: DataFrame, bucket_ms: int = DAY_MS, partition: str = "p") -> DataFrame:
     """The partial summaries of one log partition's events: what the tables are summed from."""
     merged = merged_facts(events, partition).withColumn(homes.HOME, F.lit(partition))
-    return partials.partial_summaries(
-        deliveries.message_deliveries(merged),
-        deliveries.publications(merged),
-        queues.queue_message_lifecycles(merged),
-        bucket_ms,
-    )
+    return partials.partial_summaries(merged, join_publications=True, bucket_ms=bucket_ms)

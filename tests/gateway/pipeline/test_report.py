@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
-from gateway.pipeline import PipelineError
+from gateway.pipeline import PipelineError, spark_job, storage
 from gateway.pipeline.report import (
     add_report_arguments,
     format_trace_line,
@@ -339,3 +340,24 @@ def test_job_script_runs_as_spark_submit_would_run_it() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "--logs" in result.stdout
+
+
+def test_lines_found_by_their_text_parse_as_when_every_line_is_parsed(
+    spark: SparkSession, logs: Path
+) -> None:
+    """The page's traces read only the lines mentioning their messages; those lines, from text
+    and gzip files alike, come out as the full parse gives them, and a malformed line that
+    mentions one is still counted malformed."""
+    listing = storage.list_logs(spark, str(logs))
+    labels = sorted(listing.paths)
+
+    def parsed(mentioning: list[str]) -> list[dict[str, object]]:
+        rows = spark_job.read_partitions(spark, listing, labels, mentioning=mentioning)
+        wanted = rows.where(F.col("message_id").isin("m1", "c"))
+        return sorted((row.asDict() for row in wanted.collect()), key=repr)
+
+    everything = parsed([])
+    assert len(everything) == 5
+    assert parsed(["m1", "c"]) == everything
+    malformed = spark_job.read_partitions(spark, listing, labels, mentioning=["Action"])
+    assert malformed.where("is_malformed").count() == 1  # '{"Time": 1, "Action": '
