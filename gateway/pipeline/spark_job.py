@@ -251,27 +251,47 @@ def _update_partials(
     plan, widths = update.plan, update.timeline_widths
     labels = sorted(update.inputs)
     todo = homes_to_recompute(plan, labels, (), widths, bucket_ms)
-    if todo is not None and plan.read:
-        with phase("found the partitions sharing a message with them"):
-            shared = {*update.shared_before, *_partitions_sharing(all_facts, plan.read)}
-        todo = homes_to_recompute(plan, labels, shared, widths, bucket_ms)
-    if todo == ():
-        return widths
-    with phase(f"summed up the messages of {'all' if todo is None else len(todo)} partitions"):
-        summaries.update_partials(
-            spark,
-            all_facts,
-            under(out, PARTIALS_TABLE),
-            summaries.PartialsUpdate(
-                labels=tuple(labels),
-                homes=todo,
-                removed=plan.touched,
-                resolve_handles=plan.settings.with_handles,
-                join_publications=bool(summary["pushes_without_publish_time"]),
-                bucket_ms=bucket_ms,
-            ),
-        )
+    read = sorted(set(plan.read) & set(labels))
+    spans = None
+    if todo is not None and read:
+        spans, shared = _spans_of_partitions_read(all_facts, labels, read)
+        todo = homes_to_recompute(plan, labels, {*update.shared_before, *shared}, widths, bucket_ms)
+    try:
+        if todo == ():
+            return widths
+        with phase(f"summed up the messages of {'all' if todo is None else len(todo)} partitions"):
+            summaries.update_partials(
+                spark,
+                all_facts,
+                under(out, PARTIALS_TABLE),
+                summaries.PartialsUpdate(
+                    labels=tuple(labels),
+                    homes=todo,
+                    removed=plan.touched,
+                    resolve_handles=plan.settings.with_handles,
+                    join_publications=bool(summary["pushes_without_publish_time"]),
+                    bucket_ms=bucket_ms,
+                ),
+                # Spans within the partitions read are the spans within the homes to compute
+                # when no other home shares a message with them (the usual new hour).
+                spans if set(todo or ()) == set(read) else None,
+            )
+    finally:
+        if spans is not None:
+            spans.unpersist()
     return (bucket_ms,) if todo is None else tuple(sorted({*widths, bucket_ms}))
+
+
+def _spans_of_partitions_read(
+    all_facts: DataFrame, labels: Sequence[str], read: Sequence[str]
+) -> tuple[DataFrame, set[str]]:
+    """The spans of the messages in the partitions read (kept in memory) and the partitions
+    that were those messages' homes before: their partial summaries change too."""
+    with phase("found the partitions sharing a message with them"):
+        spans = homes.message_spans(homes.message_keys(all_facts), labels, within=read).persist()
+        previous = spans.where(F.col(homes.PREVIOUS).isNotNull()).select(homes.PREVIOUS)
+        shared = {labels[row[0]] for row in previous.distinct().collect()}
+    return spans, shared
 
 
 def _partitions_sharing(all_facts: DataFrame, labels: Sequence[str]) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from gateway.pipeline import phase, storage, traces
 from gateway.pipeline.storage import under
 from gateway.pipeline.transforms import (
     attention,
+    deliveries,
     facts,
     homes,
     partials,
@@ -83,10 +84,15 @@ class PartialsUpdate:
 
 
 def update_partials(
-    spark: SparkSession, all_facts: DataFrame, target: str, update: PartialsUpdate
+    spark: SparkSession,
+    all_facts: DataFrame,
+    target: str,
+    update: PartialsUpdate,
+    spans: DataFrame | None = None,
 ) -> None:
     """Compute the partial summaries of ``update.homes`` from the facts of the messages homed
-    there and replace theirs under ``target``."""
+    there and replace theirs under ``target``. ``spans``: :func:`.homes.message_spans` within
+    ``update.homes``, when the caller has them already."""
     if update.homes is None:
         storage.delete(spark, target)
     else:
@@ -99,7 +105,8 @@ def update_partials(
     labels = list(update.labels)
     # Kept in memory: every partial kind below joins with it, and it is small (the messages of
     # the homes to compute; with a full update only those spanning several partitions).
-    spans = homes.message_spans(homes.message_keys(keyed), labels, within=update.homes)
+    if spans is None:
+        spans = homes.message_spans(homes.message_keys(keyed), labels, within=update.homes)
     # Facts that carry receipt handles are several rows per key and partition: merge them all.
     merging = (spans if update.resolve_handles else homes.spanning(spans)).persist()
     try:
@@ -113,7 +120,9 @@ def update_partials(
             join_publications=update.join_publications,
             bucket_ms=update.bucket_ms,
         )
-        rows.write.mode("append").partitionBy(homes.HOME).parquet(target)
+        # One file per home: the tables read the partials of every home, and hundreds of tiny
+        # files (one per home and shuffle partition) cost more to open than to read.
+        rows.repartition(homes.HOME).write.mode("append").partitionBy(homes.HOME).parquet(target)
     finally:
         merging.unpersist()
 
@@ -187,9 +196,16 @@ def write_tables_and_traces(
     rows["attention"] = [row.asDict() for row in chosen]
     with phase(f"read the traces of {len(chosen)} messages"):
         found = traces.read_traces(spark, source, [row.message_id for row in chosen])
-    if failing:
-        traces.complete_failing_endpoints(rows["endpoint_health"], found)
-        health = rows_frame(spark, rows["endpoint_health"], built["endpoint_health"].schema)
+    completed = traces.complete_failing_endpoints(rows["endpoint_health"], found)
+    if completed:
+        # The few completed rows as literals, joined into the table computed again from the
+        # cached partials: literals for every row would cost a py4j call per value.
+        schema = built["endpoint_health"].schema
+        columns = [*deliveries.SUBSCRIPTION_KEYS, *tables.LAST_OUTCOME]
+        outcomes = StructType([schema[name] for name in columns])
+        health = tables.with_last_outcomes(
+            built["endpoint_health"], rows_frame(spark, completed, outcomes)
+        )
         health.coalesce(1).write.mode("overwrite").parquet(under(out, "endpoint_health"))
     return rows, found
 

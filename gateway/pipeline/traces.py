@@ -110,9 +110,10 @@ def events_of(
 
 def complete_failing_endpoints(
     endpoints: Sequence[MutableMapping[str, object]], found: Mapping[str, Sequence[Event]]
-) -> None:
+) -> list[MutableMapping[str, object]]:
     """Fill the last outcome, status and error of failing endpoints from the traces: the facts
-    keep no text, and the latest failures of every failing endpoint are among the traces."""
+    keep no text, and the latest failures of every failing endpoint are among the traces.
+    Returns the rows filled in."""
     latest: dict[tuple[object, ...], Event] = {}
     for trace in found.values():
         for event in trace:
@@ -121,6 +122,7 @@ def complete_failing_endpoints(
             key = (event.get("topic_name"), event.get("subscription_name"), event.get("endpoint"))
             if key not in latest or _order(event) > _order(latest[key]):
                 latest[key] = event
+    completed = []
     for row in endpoints:
         if not row.get("currently_failing"):
             continue
@@ -130,6 +132,8 @@ def complete_failing_endpoints(
             row["last_outcome"] = event.get("outcome")
             row["last_status_code"] = event.get("status_code")
             row["last_error"] = event.get("error")
+            completed.append(row)
+    return completed
 
 
 def _order(event: Mapping[str, object]) -> tuple[int, int, int]:

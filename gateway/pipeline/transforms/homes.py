@@ -29,6 +29,7 @@ MESSAGE_HASH: Final = "message_hash"
 PARTITION: Final = "log_partition"
 FIRST: Final = "_first_order"
 LAST: Final = "_home_order"
+PREVIOUS: Final = "_previous_home_order"
 
 
 def message_hash() -> Column:
@@ -69,12 +70,23 @@ def message_spans(
     keys: DataFrame, labels: Sequence[str], *, within: Sequence[str] | None = None
 ) -> DataFrame:
     """(message_hash, positions of the first and the home partition) of every message, or of
-    the messages with facts in one of the partitions ``within`` (``labels``: all partitions)."""
+    the messages with facts in one of the partitions ``within`` (``labels``: all partitions).
+    With ``within``, also the position of the newest partition outside ``within`` holding the
+    message (``_previous_home_order``): its home before ``within`` was read."""
     order = partition_order(labels)
-    if within is not None:
-        inside = keys.where(F.col(PARTITION).isin(list(within))).select(MESSAGE_HASH).distinct()
-        keys = keys.join(inside, MESSAGE_HASH, "left_semi")
-    return keys.groupBy(MESSAGE_HASH).agg(F.min(order).alias(FIRST), F.max(order).alias(LAST))
+    if within is None:
+        return keys.groupBy(MESSAGE_HASH).agg(F.min(order).alias(FIRST), F.max(order).alias(LAST))
+    inside = F.col(PARTITION).isin(list(within))
+    messages = keys.where(inside).select(MESSAGE_HASH).distinct()
+    return (
+        keys.join(messages, MESSAGE_HASH, "left_semi")
+        .groupBy(MESSAGE_HASH)
+        .agg(
+            F.min(order).alias(FIRST),
+            F.max(order).alias(LAST),
+            F.max(F.when(~inside, order)).alias(PREVIOUS),
+        )
+    )
 
 
 def spanning(spans: DataFrame) -> DataFrame:

@@ -138,6 +138,27 @@ def endpoint_health(partials: DataFrame, summed: DataFrame) -> DataFrame:
     )
 
 
+#: What the traces tell of a failing endpoint's last attempt (:func:`with_last_outcomes`).
+LAST_OUTCOME: Final = ("last_outcome", "last_status_code", "last_error")
+
+
+def with_last_outcomes(health: DataFrame, outcomes: DataFrame) -> DataFrame:
+    """The endpoint health with the last outcome, status code and error of the endpoints in
+    ``outcomes`` (subscription keys and :data:`LAST_OUTCOME`) taken from there, nulls included:
+    the facts keep no text, the traces of the endpoints' latest failures do."""
+    found = outcomes.select(
+        *SUBSCRIPTION_KEYS,
+        F.lit(True).alias("_found"),
+        *[F.col(name).alias(f"_found_{name}") for name in LAST_OUTCOME],
+    )
+    joined = join_null_safe(health, F.broadcast(found), SUBSCRIPTION_KEYS)
+    replaced = {
+        name: F.when(F.col("_found"), F.col(f"_found_{name}")).otherwise(F.col(name)).alias(name)
+        for name in LAST_OUTCOME
+    }
+    return joined.select(*[replaced.get(name, F.col(name)) for name in health.columns])
+
+
 def _failures_since_last_success(partials: DataFrame, per_endpoint: DataFrame) -> DataFrame:
     """Per endpoint, the first failure after its last success and how many failed since."""
     since_success = F.col("last_success_ms")

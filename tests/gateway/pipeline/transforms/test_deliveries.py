@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from pyspark.sql import DataFrame, Row
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import deliveries, tables
@@ -312,4 +312,33 @@ def test_status_code_decides_success_when_outcome_is_missing(make_events: EventF
     assertDataFrameEqual(
         per_message(make_events(records)).select("message_id", "delivered"),
         [Row(message_id="m1", delivered=True), Row(message_id="m2", delivered=False)],
+    )
+
+
+def test_the_traces_complete_the_last_outcome_of_failing_endpoints(
+    history: DataFrame, spark: SparkSession
+) -> None:
+    """billing is failing; its trace says the last attempt timed out (no status code)."""
+    outcomes = spark.createDataFrame(
+        [("orders", "billing", "http://b", "timeout", None, "no answer in 5 s")],
+        "topic_name string, subscription_name string, endpoint string,"
+        " last_outcome string, last_status_code int, last_error string",
+    )
+    health = tables.with_last_outcomes(health_table(history), outcomes)
+    assertDataFrameEqual(
+        health.select("subscription_name", *tables.LAST_OUTCOME),
+        [
+            Row(
+                subscription_name="billing",
+                last_outcome="timeout",
+                last_status_code=None,
+                last_error="no answer in 5 s",
+            ),
+            Row(
+                subscription_name="audit",
+                last_outcome="success",
+                last_status_code=200,
+                last_error=None,
+            ),
+        ],
     )
