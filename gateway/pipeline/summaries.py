@@ -35,12 +35,11 @@ Traces = dict[str, list[dict[str, object]]]
 #: How many messages of each kind the page shows the trace of.
 ATTENTION_DEAD_LETTERS: Final = 10
 ATTENTION_PER_ENDPOINT: Final = 3
-#: Tables written one after another in one thread; the threads run at the same time, so
-#: single-task stages do not leave a core idle.
-WRITE_CHAINS: Final = (
+#: Tables written one after another in one thread, while the endpoint health and the
+#: traces it calls for are written and read in another.
+OTHER_TABLES: Final = (
     ("subscription_summary", "attempts_histogram"),
-    ("endpoint_health", "delivery_timeline"),
-    ("queue_summary",),
+    ("queue_summary", "delivery_timeline"),
 )
 #: Candidate widths of the delivery-timeline buckets: the narrowest giving fewer than
 #: MAX_TIMELINE_BUCKETS points over the reported span is used, so a one-minute run gets
@@ -177,25 +176,23 @@ def write_tables_and_traces(
     source: traces.TraceSource,
 ) -> tuple[dict[str, Rows], Traces]:
     """Write the tables, read the traces of the messages that need attention, and give the
-    failing endpoints the last outcome and error of those traces (in the page and the table)."""
+    failing endpoints the last outcome and error of those traces (in the page and the table).
+
+    Each table is a Spark job whose last stages run one task (the result is tiny): the other
+    tables are written from two threads while this one writes the endpoint health and reads the
+    traces it calls for, so that cores do not sit idle."""
     subscriptions = tables.subscriptions(all_partials).persist()
     try:
-        with phase("wrote the tables"):
-            built = build_tables(all_partials, subscriptions, bucket_ms)
-            rows = write_tables(built, out)
+        built = build_tables(all_partials, subscriptions, bucket_ms)
+        with ThreadPoolExecutor(max_workers=len(OTHER_TABLES)) as pool:
+            others = [pool.submit(_write_chain, built, chain, out) for chain in OTHER_TABLES]
+            rows = _write_chain(built, ("endpoint_health",), out)
+            chosen, found = _attention_traces(spark, all_partials, rows["endpoint_health"], source)
+            for chain in others:
+                rows.update(chain.result())
     finally:
         subscriptions.unpersist()
-    failing = [row for row in rows["endpoint_health"] if row["currently_failing"]]
-    with phase("picked the messages that need attention"):
-        chosen = attention.attention_messages(
-            all_partials,
-            failing,
-            dead_letters=ATTENTION_DEAD_LETTERS,
-            per_endpoint=ATTENTION_PER_ENDPOINT,
-        ).collect()
-    rows["attention"] = [row.asDict() for row in chosen]
-    with phase(f"read the traces of {len(chosen)} messages"):
-        found = traces.read_traces(spark, source, [row.message_id for row in chosen])
+    rows["attention"] = chosen
     completed = traces.complete_failing_endpoints(rows["endpoint_health"], found)
     if completed:
         # The few completed rows as literals, joined into the table computed again from the
@@ -210,25 +207,34 @@ def write_tables_and_traces(
     return rows, found
 
 
-def write_tables(built: Mapping[str, DataFrame], out: str) -> dict[str, Rows]:
-    """Write each table and return its rows for the HTML. Each table is a Spark job whose last
-    stages run one task (the result is tiny); running the jobs from a few threads keeps every
-    core busy meanwhile. A table is cached while written, so collecting it costs nothing."""
+def _attention_traces(
+    spark: SparkSession, all_partials: DataFrame, health: Rows, source: traces.TraceSource
+) -> tuple[Rows, Traces]:
+    """The messages that need attention (given the endpoint health) and their traces."""
+    failing = [row for row in health if row["currently_failing"]]
+    with phase("picked the messages that need attention"):
+        chosen = attention.attention_messages(
+            all_partials,
+            failing,
+            dead_letters=ATTENTION_DEAD_LETTERS,
+            per_endpoint=ATTENTION_PER_ENDPOINT,
+        ).collect()
+    with phase(f"read the traces of {len(chosen)} messages"):
+        found = traces.read_traces(spark, source, [row.message_id for row in chosen])
+    return [row.asDict() for row in chosen], found
 
-    def write_chain(names: Sequence[str]) -> dict[str, Rows]:
-        collected: dict[str, Rows] = {}
-        for name in names:
+
+def _write_chain(built: Mapping[str, DataFrame], names: Sequence[str], out: str) -> dict[str, Rows]:
+    """Write tables one after another and return their rows for the HTML. A table is cached
+    while written, so collecting it costs nothing."""
+    collected: dict[str, Rows] = {}
+    for name in names:
+        with phase(f"wrote {name}"):
             table = built[name].coalesce(1).persist()
             table.write.mode("overwrite").parquet(under(out, name))
             collected[name] = [row.asDict() for row in table.collect()]
             table.unpersist()
-        return collected
-
-    rows: dict[str, Rows] = {}
-    with ThreadPoolExecutor(max_workers=len(WRITE_CHAINS)) as pool:
-        for finished in [pool.submit(write_chain, chain) for chain in WRITE_CHAINS]:
-            rows.update(finished.result())
-    return rows
+    return collected
 
 
 def write_input_summary(
