@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.pipeline.spark_job import read_logs
+from gateway.pipeline.reader import read_logs
 from gateway.pipeline.transforms import facts, parsing
 
 

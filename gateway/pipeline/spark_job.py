@@ -16,7 +16,6 @@ tables are summed from the partials of every home.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -37,8 +36,8 @@ from gateway.pipeline.increments import (
     plan_run,
     total_inputs,
 )
+from gateway.pipeline.reader import read_logs, read_partitions
 from gateway.pipeline.report import ReportOptions
-from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
 from gateway.pipeline.storage import Listing, under
 from gateway.pipeline.transforms import facts, homes, parsing
 
@@ -63,8 +62,6 @@ INPUT_COUNTS: Final = (
 INPUT_FIGURES: Final = (*INPUT_COUNTS, "first_time_ms", "last_time_ms")
 STATE_NAME: Final = "report_state.json"
 HTML_NAME: Final = "report.html"
-#: Text a lookup may search the raw lines for: nothing JSON could escape into another spelling.
-PLAIN_TEXT: Final = re.compile(r"[A-Za-z0-9_.:-]+")
 #: Columns whose values are (nearly) all distinct: dictionary encoding and min/max statistics
 #: only cost time there. A Bloom filter on message_id lets a trace lookup skip row groups.
 UNIQUE_COLUMNS: Final = (
@@ -99,54 +96,6 @@ def build_session(options: ReportOptions) -> SparkSession:
     if LISTING_THRESHOLD not in options.spark_conf:
         spark.conf.set(LISTING_THRESHOLD, "100000")
     return spark
-
-
-def read_logs(spark: SparkSession, logs: str | Sequence[str]) -> DataFrame:
-    """Log files (a directory is read recursively; compressed files too) as JSON lines with the
-    explicit schema; lines that are not JSON objects land in the corrupt-record column."""
-    reader = (
-        spark.read.schema(raw_log_schema())
-        .option("mode", "PERMISSIVE")
-        .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
-        .option("recursiveFileLookup", "true")
-    )
-    try:
-        return reader.json(logs if isinstance(logs, str) else list(logs))
-    except AnalysisException as error:
-        raise PipelineError(f"cannot read --logs {logs}: {error.getMessage()}") from error
-
-
-def read_partitions(
-    spark: SparkSession,
-    listing: Listing,
-    labels: Sequence[str],
-    *,
-    mentioning: Sequence[str] = (),
-) -> DataFrame:
-    """The parsed lines of some log partitions, each with its ``log_partition``. With
-    ``mentioning``, only lines whose text contains one of those strings may be returned: the
-    page's traces need a few lines of an hour, and finding them in the text costs a fraction of
-    parsing every line. Strings JSON could spell another way (escapes) read every line."""
-    files = [path for label in labels for path in listing.paths[label]]
-    if mentioning and all(PLAIN_TEXT.fullmatch(text) for text in mentioning):
-        raw = _lines_mentioning(spark, files, listing.root_path, mentioning)
-    else:
-        raw = facts.label_partitions(read_logs(spark, files), listing.root_path)
-    return parsing.parse_records(raw)
-
-
-def _lines_mentioning(
-    spark: SparkSession, files: Sequence[str], root_path: str, mentioning: Sequence[str]
-) -> DataFrame:
-    """The lines of ``files`` containing one of ``mentioning``, parsed as :func:`read_logs`
-    parses every line (a line that is no JSON object has it in the corrupt-record column)."""
-    lines = facts.label_partitions(spark.read.text(list(files)), root_path)
-    wanted = F.lit(False)
-    for text in mentioning:
-        wanted |= F.col("value").contains(text)
-    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_RECORD}
-    parsed = F.from_json("value", raw_log_schema(), options).alias("_json")
-    return lines.where(wanted).select(parsed, facts.PARTITION).select("_json.*", facts.PARTITION)
 
 
 def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int | None]:

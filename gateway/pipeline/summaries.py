@@ -35,11 +35,11 @@ Traces = dict[str, list[dict[str, object]]]
 #: How many messages of each kind the page shows the trace of.
 ATTENTION_DEAD_LETTERS: Final = 10
 ATTENTION_PER_ENDPOINT: Final = 3
-#: Tables written one after another in one thread, while the endpoint health and the
-#: traces it calls for are written and read in another.
-OTHER_TABLES: Final = (
+#: Tables written one after another in one thread, the chains at the same time, while another
+#: thread picks the messages that need attention and reads their traces.
+TABLE_CHAINS: Final = (
     ("subscription_summary", "attempts_histogram"),
-    ("queue_summary", "delivery_timeline"),
+    ("endpoint_health", "queue_summary", "delivery_timeline"),
 )
 #: Candidate widths of the delivery-timeline buckets: the narrowest giving fewer than
 #: MAX_TIMELINE_BUCKETS points over the reported span is used, so a one-minute run gets
@@ -102,16 +102,14 @@ def update_partials(
             return
     keyed = facts.keyed_facts(all_facts, resolve_handles=update.resolve_handles)
     labels = list(update.labels)
-    # Kept in memory: every partial kind below joins with it, and it is small (the messages of
-    # the homes to compute; with a full update only those spanning several partitions).
     if spans is None:
         spans = homes.message_spans(homes.message_keys(keyed), labels, within=update.homes)
     # Facts that carry receipt handles are several rows per key and partition: merge them all.
+    # Kept in memory: every partial kind joins with it, and it is small (with a full update
+    # only the messages spanning several partitions, usually few).
     merging = (spans if update.resolve_handles else homes.spanning(spans)).persist()
     try:
         source = _homed_facts(keyed, merging, update)
-        if source is None:
-            return
         # The merged facts are not kept in memory: caching 3 million wide rows costs more than
         # letting each partial kind read the few columns it needs (docs/pipeline.md#performance).
         rows = partials.partial_summaries(
@@ -126,15 +124,13 @@ def update_partials(
         merging.unpersist()
 
 
-def _homed_facts(keyed: DataFrame, merging: DataFrame, update: PartialsUpdate) -> DataFrame | None:
+def _homed_facts(keyed: DataFrame, merging: DataFrame, update: PartialsUpdate) -> DataFrame:
     """The facts of the messages homed in ``update.homes``, each with its home; read from the
-    earliest partition holding one of them on. None when no message is homed there.
-    ``merging``: the spans of the messages whose facts must be merged."""
+    earliest partition holding one of them on. ``merging``: the spans of the messages whose
+    facts must be merged."""
     labels = list(update.labels)
     if update.homes is None:
         return homes.with_homes(keyed, merging, labels, homes=None)
-    if not update.homes:
-        return None
     # A message in one partition only starts in its home; the others are all in ``merging``.
     earliest = merging.agg(homes.first_partition_of_homes(update.homes, labels)).first()
     starts = [sorted(labels).index(label) for label in update.homes]
@@ -178,18 +174,17 @@ def write_tables_and_traces(
     """Write the tables, read the traces of the messages that need attention, and give the
     failing endpoints the last outcome and error of those traces (in the page and the table).
 
-    Each table is a Spark job whose last stages run one task (the result is tiny): the other
-    tables are written from two threads while this one writes the endpoint health and reads the
-    traces it calls for, so that cores do not sit idle."""
+    Each table is a Spark job whose last stages run one task (the result is tiny): the tables
+    are written from two threads while this one picks the messages that need attention (the
+    endpoint health computed again on the way, from the cached partials) and reads their
+    traces, so that cores do not sit idle."""
     subscriptions = tables.subscriptions(all_partials).persist()
     try:
         built = build_tables(all_partials, subscriptions, bucket_ms)
-        with ThreadPoolExecutor(max_workers=len(OTHER_TABLES)) as pool:
-            others = [pool.submit(_write_chain, built, chain, out) for chain in OTHER_TABLES]
-            rows = _write_chain(built, ("endpoint_health",), out)
-            chosen, found = _attention_traces(spark, all_partials, rows["endpoint_health"], source)
-            for chain in others:
-                rows.update(chain.result())
+        with ThreadPoolExecutor(max_workers=len(TABLE_CHAINS)) as pool:
+            chains = [pool.submit(_write_chain, built, chain, out) for chain in TABLE_CHAINS]
+            chosen, found = _attention_traces(spark, all_partials, built["endpoint_health"], source)
+            rows = {name: table for chain in chains for name, table in chain.result().items()}
     finally:
         subscriptions.unpersist()
     rows["attention"] = chosen
@@ -208,14 +203,13 @@ def write_tables_and_traces(
 
 
 def _attention_traces(
-    spark: SparkSession, all_partials: DataFrame, health: Rows, source: traces.TraceSource
+    spark: SparkSession, all_partials: DataFrame, health: DataFrame, source: traces.TraceSource
 ) -> tuple[Rows, Traces]:
     """The messages that need attention (given the endpoint health) and their traces."""
-    failing = [row for row in health if row["currently_failing"]]
     with phase("picked the messages that need attention"):
         chosen = attention.attention_messages(
             all_partials,
-            failing,
+            health,
             dead_letters=ATTENTION_DEAD_LETTERS,
             per_endpoint=ATTENTION_PER_ENDPOINT,
         ).collect()

@@ -25,7 +25,7 @@ Event = dict[str, object]
 
 
 class PartitionReader(Protocol):
-    """Parses the lines of some log partitions (:func:`.spark_job.read_partitions`); with
+    """Parses the lines of some log partitions (:func:`.reader.read_partitions`); with
     ``mentioning``, it may skip lines whose text contains none of those strings."""
 
     def __call__(

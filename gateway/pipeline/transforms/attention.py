@@ -5,12 +5,12 @@ failures that can belong to a failing streak."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Final
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from gateway.pipeline.transforms.columns import join_null_safe
 from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS
 from gateway.pipeline.transforms.partials import Kind, latest_first, of_kind
 from gateway.pipeline.transforms.tables import failures
@@ -29,31 +29,28 @@ COLUMNS: Final = (
 
 
 def attention_messages(
-    partials: DataFrame,
-    failing: Sequence[Mapping[str, object]],
-    *,
-    dead_letters: int,
-    per_endpoint: int,
+    partials: DataFrame, health: DataFrame, *, dead_letters: int, per_endpoint: int
 ) -> DataFrame:
     """(reason, keys, message_id, at_ms): the ``dead_letters`` latest dead-lettered deliveries
-    and queue messages, and for each ``failing`` endpoint (rows of the endpoint-health table)
-    its ``per_endpoint`` latest messages that failed since it started failing."""
+    and queue messages, and for each endpoint failing now (``health``: the endpoint-health
+    table, :func:`.tables.endpoint_health`) its ``per_endpoint`` latest messages that failed
+    since it started failing."""
     latest_dead = (
         of_kind(partials, Kind.DEAD_LETTER)
         .orderBy(*latest_first())
         .limit(dead_letters)
         .select(F.lit(DEAD_LETTER).alias("reason"), *COLUMNS[1:])
     )
-    if not failing:
-        return latest_dead
-    failed = failures(partials).select(
+    failing = health.where("currently_failing").select(*SUBSCRIPTION_KEYS, "failing_since_ms")
+    failed = join_null_safe(failures(partials), failing, SUBSCRIPTION_KEYS, "inner").select(
         "*",
         F.lit(None).cast("string").alias("queue_name"),
         F.col("last_failure_ms").alias("at_ms"),
     )
+    since = F.col("last_failure_ms") >= F.coalesce(F.col("failing_since_ms"), F.lit(0))
     recent = Window.partitionBy(*SUBSCRIPTION_KEYS).orderBy(*latest_first())
     chosen = (
-        failed.where(_failed_since(failing))
+        failed.where(since)
         .withColumn("_rank", F.row_number().over(recent))
         .where(F.col("_rank") <= per_endpoint)
         .select(
@@ -65,14 +62,3 @@ def attention_messages(
         )
     )
     return latest_dead.unionByName(chosen)
-
-
-def _failed_since(failing: Sequence[Mapping[str, object]]) -> Column:
-    condition = F.lit(False)
-    for endpoint in failing:
-        same = F.lit(True)
-        for key in SUBSCRIPTION_KEYS:
-            same &= F.col(key).eqNullSafe(F.lit(endpoint[key]))
-        since = endpoint.get("failing_since_ms") or 0
-        condition |= same & (F.col("last_failure_ms") >= F.lit(since))
-    return condition

@@ -11,9 +11,11 @@ facts: scanning a long column of every fact is cheap where the id strings are no
 the same hash only share a home, which is harmless: a home's figures are still computed per
 message key.
 
-When new logs arrive only some homes change: the partitions read, and those sharing a message
-with them (:func:`partitions_sharing`). Recomputing a home needs the facts of every message
-homed there, from whichever partitions hold them (:func:`homed_messages`).
+When new logs arrive only some homes change: the partitions read, and the partitions that were
+the home of a message found in them (:func:`message_spans` within the partitions read; for
+facts being replaced, :func:`partitions_sharing`). Recomputing a home needs the facts of every
+message homed there, from whichever partitions hold them (:func:`with_homes`); only the
+messages found in more than one partition are merged (:func:`spanning`).
 """
 
 from __future__ import annotations
@@ -102,14 +104,15 @@ def first_partition_of_homes(homes: Sequence[str], labels: Sequence[str]) -> Col
 
 
 def with_homes(
-    all_facts: DataFrame, spanning: DataFrame, labels: Sequence[str], *, homes: Sequence[str] | None
+    all_facts: DataFrame, merging: DataFrame, labels: Sequence[str], *, homes: Sequence[str] | None
 ) -> DataFrame:
-    """The facts about messages, each with its ``home_partition`` and ``_spans`` (its message
-    has facts in other partitions too); limited to the messages homed in ``homes`` when given.
-    A message not in ``spanning`` lies in one partition, which is its home."""
+    """The facts about messages, each with its ``home_partition`` and ``_spans`` (its facts are
+    to be merged); limited to the messages homed in ``homes`` when given. ``merging``: spans of
+    the messages to merge (:func:`spanning`); any other message lies in one partition, which is
+    its home, and its facts are one row per key already."""
     order = partition_order(labels)
     joined = all_facts.where(F.col(MESSAGE_HASH).isNotNull()).join(
-        F.broadcast(spanning.select(MESSAGE_HASH, LAST)), MESSAGE_HASH, "left"
+        F.broadcast(merging.select(MESSAGE_HASH, LAST)), MESSAGE_HASH, "left"
     )
     home_order = F.coalesce(F.col(LAST), order)
     result = joined.withColumn(HOME, partition_label(labels, home_order)).withColumn(

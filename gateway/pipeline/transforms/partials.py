@@ -5,11 +5,12 @@ figure the tables show is computed from the merged facts of the messages homed i
 partition and stored as one row kind of the ``partial_summaries`` table, partitioned by home:
 counts and sums, latest times, latency histograms (:mod:`.histograms`), the top few dead
 letters, and the failures that can still belong to an endpoint's current failing streak. The
-tables are these rows summed over all homes (:func:`.deliveries.subscription_summary` and its
+tables are these rows summed over all homes (:func:`.tables.subscription_summary` and its
 siblings).
 
-An incremental run recomputes only the homes the new logs can change, the partitions that share
-a message with them, and sums the rest as they are: the cost follows what is new, not the day.
+An incremental run recomputes only the homes the new logs can change (the partitions read, and
+those that were the home of a message found in them) and sums the rest as they are: the cost
+follows what is new, not the whole day.
 """
 
 from __future__ import annotations

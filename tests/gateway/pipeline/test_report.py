@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from gateway.pipeline import PipelineError, spark_job, storage
+from gateway.pipeline import PipelineError, reader, storage
 from gateway.pipeline.report import (
     add_report_arguments,
     format_trace_line,
@@ -352,12 +352,12 @@ def test_lines_found_by_their_text_parse_as_when_every_line_is_parsed(
     labels = sorted(listing.paths)
 
     def parsed(mentioning: list[str]) -> list[dict[str, object]]:
-        rows = spark_job.read_partitions(spark, listing, labels, mentioning=mentioning)
+        rows = reader.read_partitions(spark, listing, labels, mentioning=mentioning)
         wanted = rows.where(F.col("message_id").isin("m1", "c"))
         return sorted((row.asDict() for row in wanted.collect()), key=repr)
 
     everything = parsed([])
     assert len(everything) == 5
     assert parsed(["m1", "c"]) == everything
-    malformed = spark_job.read_partitions(spark, listing, labels, mentioning=["Action"])
+    malformed = reader.read_partitions(spark, listing, labels, mentioning=["Action"])
     assert malformed.where("is_malformed").count() == 1  # '{"Time": 1, "Action": '

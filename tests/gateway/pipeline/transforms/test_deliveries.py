@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
-from gateway.pipeline.transforms import deliveries, tables
+from gateway.pipeline.transforms import attention, deliveries, tables
 from tests.gateway.pipeline.conftest import Records, merged_facts, partials_of
 
 EventFactory = Callable[[Records], DataFrame]
@@ -339,6 +339,29 @@ def test_the_traces_complete_the_last_outcome_of_failing_endpoints(
                 last_outcome="success",
                 last_status_code=200,
                 last_error=None,
+            ),
+        ],
+    )
+
+
+def test_the_messages_that_need_attention(history: DataFrame) -> None:
+    """m2 was dead-lettered; billing has been failing since m2's last attempt (+8100), so of its
+    failed messages only m2 counts, not m1's earlier timeout."""
+    summed = partials_of(history)
+    chosen = attention.attention_messages(
+        summed, health_table(history), dead_letters=10, per_endpoint=3
+    )
+    assertDataFrameEqual(
+        chosen.select("reason", "subscription_name", "message_id", "at_ms"),
+        [
+            Row(
+                reason="dead letter", subscription_name="billing", message_id="m2", at_ms=T0 + 8200
+            ),
+            Row(
+                reason="failing endpoint",
+                subscription_name="billing",
+                message_id="m2",
+                at_ms=T0 + 8100,
             ),
         ],
     )
