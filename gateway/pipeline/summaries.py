@@ -36,10 +36,11 @@ Traces = dict[str, list[dict[str, object]]]
 ATTENTION_DEAD_LETTERS: Final = 10
 ATTENTION_PER_ENDPOINT: Final = 3
 #: Tables written one after another in one thread, the chains at the same time, while another
-#: thread picks the messages that need attention and reads their traces.
-TABLE_CHAINS: Final = (
+#: thread writes the endpoint health, picks the messages that need attention and reads their
+#: traces.
+OTHER_TABLES: Final = (
     ("subscription_summary", "attempts_histogram"),
-    ("endpoint_health", "queue_summary", "delivery_timeline"),
+    ("queue_summary", "delivery_timeline"),
 )
 #: Candidate widths of the delivery-timeline buckets: the narrowest giving fewer than
 #: MAX_TIMELINE_BUCKETS points over the reported span is used, so a one-minute run gets
@@ -174,17 +175,20 @@ def write_tables_and_traces(
     """Write the tables, read the traces of the messages that need attention, and give the
     failing endpoints the last outcome and error of those traces (in the page and the table).
 
-    Each table is a Spark job whose last stages run one task (the result is tiny): the tables
-    are written from two threads while this one picks the messages that need attention (the
-    endpoint health computed again on the way, from the cached partials) and reads their
+    Each table is a Spark job whose last stages run one task (the result is tiny): the other
+    tables are written from two threads while this one writes the endpoint health, picks the
+    messages that need attention (given the failing endpoints, as literals) and reads their
     traces, so that cores do not sit idle."""
     subscriptions = tables.subscriptions(all_partials).persist()
     try:
         built = build_tables(all_partials, subscriptions, bucket_ms)
-        with ThreadPoolExecutor(max_workers=len(TABLE_CHAINS)) as pool:
-            chains = [pool.submit(_write_chain, built, chain, out) for chain in TABLE_CHAINS]
-            chosen, found = _attention_traces(spark, all_partials, built["endpoint_health"], source)
-            rows = {name: table for chain in chains for name, table in chain.result().items()}
+        with ThreadPoolExecutor(max_workers=len(OTHER_TABLES)) as pool:
+            chains = [pool.submit(_write_chain, built, chain, out) for chain in OTHER_TABLES]
+            rows = _write_chain(built, ("endpoint_health",), out)
+            failing = _failing_endpoints(spark, rows["endpoint_health"], built["endpoint_health"])
+            chosen, found = _attention_traces(spark, all_partials, failing, source)
+            for chain in chains:
+                rows.update(chain.result())
     finally:
         subscriptions.unpersist()
     rows["attention"] = chosen
@@ -200,6 +204,13 @@ def write_tables_and_traces(
         )
         health.coalesce(1).write.mode("overwrite").parquet(under(out, "endpoint_health"))
     return rows, found
+
+
+def _failing_endpoints(spark: SparkSession, health: Rows, table: DataFrame) -> DataFrame:
+    """The endpoint-health rows of the endpoints failing now, as a small frame of literals."""
+    columns = (*deliveries.SUBSCRIPTION_KEYS, "failing_since_ms", "currently_failing")
+    failing = [row for row in health if row["currently_failing"]]
+    return rows_frame(spark, failing, StructType([table.schema[name] for name in columns]))
 
 
 def _attention_traces(
