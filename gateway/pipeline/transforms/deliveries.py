@@ -1,8 +1,7 @@
 """The topic side of the report, per message: from merged facts (:func:`.facts.merge_facts`)
-the deliveries of each message to each subscription endpoint, and the publications. The tables
-are summed up from these by way of :mod:`.partials` (:mod:`.tables`).
-
-Rows keep the ``home_partition`` of their message when the merged facts have one."""
+what a message's delivery to one subscription endpoint tells (:func:`delivery_columns`), with
+its publish time from the PublishMessage record when needed (:func:`with_publications`). The
+partial summaries are computed from these (:func:`.partials.message_rows`)."""
 
 from __future__ import annotations
 
@@ -11,24 +10,12 @@ from typing import Final
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gateway.pipeline.transforms.homes import HOME
-
 SUBSCRIPTION_KEYS: Final = ("topic_name", "subscription_name", "endpoint")
-
-DELIVERY_FIGURES: Final = (
+#: Merged figures a delivery's row keeps as they are.
+KEPT_FIGURES: Final = (
     "attempts",
     "failed_attempts",
-    "delivered",
-    "delivered_ms",
-    "first_attempt_succeeded",
-    "dead_lettered",
     "replays",
-    "published_ms",
-    "delivery_latency_ms",
-)
-#: Further columns of :func:`message_deliveries` that the endpoint health and timeline use.
-TIMES: Final = (
-    "first_attempt_ms",
     "last_attempt_ms",
     "last_success_ms",
     "first_failure_ms",
@@ -44,31 +31,15 @@ def publications(merged: DataFrame) -> DataFrame:
         F.col("topic_name").isNotNull()
         & F.col("subscription_name").isNull()
         & (F.col("publishes") > 0)
-    ).select("topic_name", "message_id", "published_ms", "publishes", *_home(merged))
-
-
-def message_deliveries(merged: DataFrame, *, join_publications: bool = True) -> DataFrame:
-    """One row per message and subscription endpoint: attempts, whether and when it was
-    delivered, whether the first attempt succeeded, dead-lettering, replays, and
-    publish-to-delivery latency.
-
-    The publish time comes from the push records' PublishTime, else from the PublishMessage
-    record; ``join_publications=False`` skips looking for the latter, for logs where every push
-    record has a PublishTime (the gateway's own), saving a join over all deliveries.
-    """
-    rows = with_publications(merged, join_publications=join_publications)
-    return rows.where(F.col("subscription_name").isNotNull()).select(
-        *SUBSCRIPTION_KEYS, "message_id", *_aliased(delivery_columns()), *_home(merged)
-    )
-
-
-def _aliased(columns: dict[str, Column]) -> list[Column]:
-    return [column.alias(name) for name, column in columns.items()]
+    ).select("topic_name", "message_id", "published_ms", "publishes")
 
 
 def with_publications(merged: DataFrame, *, join_publications: bool) -> DataFrame:
-    """The merged facts with ``_publication_ms``, the PublishMessage time of their message
-    (null without ``join_publications``), for :func:`delivery_columns`."""
+    """The merged facts with ``_publication_ms``, the PublishMessage time of their message,
+    for :func:`delivery_columns`. A delivery's publish time comes from the push records'
+    PublishTime, else from the PublishMessage record; ``join_publications=False`` skips looking
+    for the latter (null), for logs where every push record has a PublishTime (the gateway's
+    own), saving a join over all deliveries."""
     if not join_publications:
         return merged.withColumn("_publication_ms", F.lit(None).cast("long"))
     found = publications(merged).select(
@@ -78,31 +49,26 @@ def with_publications(merged: DataFrame, *, join_publications: bool) -> DataFram
 
 
 def delivery_columns() -> dict[str, Column]:
-    """What :func:`message_deliveries` tells of a delivery, by column name, from a row of
-    :func:`with_publications`; meaningless (but harmless) on other rows."""
+    """What a message's delivery to a subscription endpoint tells, by column name, from a row
+    of :func:`with_publications`: attempts, whether and when it was delivered, whether the
+    first attempt succeeded, dead-lettering, replays, publish-to-delivery latency and the
+    times the endpoint health uses. Meaningless (but harmless) on other rows."""
     published = F.coalesce(F.col("publish_time_ms"), F.col("_publication_ms"))
     return {
-        "attempts": F.col("attempts"),
-        "failed_attempts": F.col("failed_attempts"),
         "delivered": F.col("first_success_ms").isNotNull(),
         "delivered_ms": F.col("first_success_ms"),
         "first_attempt_succeeded": F.coalesce(F.col("first_attempt_key") % 2 == 0, F.lit(False)),
         "dead_lettered": F.col("dead_letter_ms").isNotNull(),
-        "replays": F.col("replays"),
         "published_ms": published,
         "delivery_latency_ms": F.col("first_success_ms") - published,
         "first_attempt_ms": F.floor(F.col("first_attempt_key") / 2).cast("long"),
-        **{name: F.col(name) for name in TIMES[1:]},
+        **{name: F.col(name) for name in KEPT_FIGURES},
     }
 
 
 def timeline_start() -> Column:
     """When a delivery counts in the timeline: its message's publication, else its first push."""
     return F.coalesce("published_ms", "first_attempt_ms")
-
-
-def _home(rows: DataFrame) -> list[str]:
-    return [HOME] if HOME in rows.columns else []
 
 
 def pushed_into_queues(deliveries: DataFrame) -> DataFrame:

@@ -117,8 +117,8 @@ def partial_summaries(merged: DataFrame, *, join_publications: bool, bucket_ms: 
 def message_rows(merged: DataFrame, *, join_publications: bool) -> DataFrame:
     """One row per message key and home with its ``kind`` (a delivery to a subscription
     endpoint, a publication, a queue message) and what the partials are computed from: the
-    columns of :func:`.deliveries.message_deliveries` and :func:`.queues.queue_message_lifecycles`
-    side by side, each meaningful for its kind only."""
+    columns of :func:`.deliveries.delivery_columns` and :func:`.queues.lifecycle_columns` side
+    by side, each meaningful for its kind only."""
     rows = with_publications(merged, join_publications=join_publications)
     kind = (
         F.when(F.col("subscription_name").isNotNull(), F.lit(Kind.SUBSCRIPTION.value))

@@ -1,30 +1,18 @@
-"""The queue side of the report, per message: the lifecycle of every queue message, from merged
-facts (:func:`.facts.merge_facts`). The queue table is summed up from these by way of
-:mod:`.partials` (:func:`.tables.queue_summary`)."""
+"""The queue side of the report, per message: what a queue message's merged facts
+(:func:`.facts.merge_facts`) tell of its lifecycle. The partial summaries are computed from
+these (:func:`.partials.message_rows`) and summed into the queue table
+(:func:`.tables.queue_summary`)."""
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column
 from pyspark.sql import functions as F
-
-from gateway.pipeline.transforms.homes import HOME
-
-
-def queue_message_lifecycles(merged: DataFrame) -> DataFrame:
-    """One row per queue message: when sent, how often received, highest DequeueCount seen,
-    when deleted and how long after the send, whether it was dead-lettered."""
-    home = [HOME] if HOME in merged.columns else []
-    return merged.where(F.col("queue_name").isNotNull()).select(
-        "queue_name",
-        "message_id",
-        *[column.alias(name) for name, column in lifecycle_columns().items()],
-        *home,
-    )
 
 
 def lifecycle_columns() -> dict[str, Column]:
-    """What :func:`queue_message_lifecycles` tells of a queue message, by column name, from its
-    merged facts."""
+    """What a queue message's merged facts tell, by column name: when sent, how often received,
+    the highest DequeueCount seen, when deleted and how long after the send, whether it was
+    dead-lettered."""
     return {
         "sends": F.col("sends"),
         "sent_ms": F.col("sent_ms"),

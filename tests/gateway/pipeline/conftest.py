@@ -76,3 +76,13 @@ def partials_of(events: DataFrame, bucket_ms: int = DAY_MS, partition: str = "p"
     """The partial summaries of one log partition's events: what the tables are summed from."""
     merged = merged_facts(events, partition).withColumn(homes.HOME, F.lit(partition))
     return partials.partial_summaries(merged, join_publications=True, bucket_ms=bucket_ms)
+
+
+def message_rows(
+    events: DataFrame, kind: partials.Kind, *, join_publications: bool = True
+) -> DataFrame:
+    """What the partials are computed from, for the messages of one kind (deliveries to
+    subscription endpoints, queue messages...) among one log partition's events."""
+    merged = merged_facts(events).withColumn(homes.HOME, F.lit("p"))
+    rows = partials.message_rows(merged, join_publications=join_publications)
+    return partials.of_kind(rows, kind)

@@ -15,7 +15,9 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import attention, deliveries, tables
-from tests.gateway.pipeline.conftest import Records, merged_facts, partials_of
+from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS
+from gateway.pipeline.transforms.partials import Kind
+from tests.gateway.pipeline.conftest import Records, message_rows, partials_of
 
 EventFactory = Callable[[Records], DataFrame]
 
@@ -23,7 +25,9 @@ T0 = 1_704_067_200_000
 
 
 def per_message(events: DataFrame, *, join_publications: bool = True) -> DataFrame:
-    return deliveries.message_deliveries(merged_facts(events), join_publications=join_publications)
+    """Each message's delivery to each subscription endpoint."""
+    rows = message_rows(events, Kind.SUBSCRIPTION, join_publications=join_publications)
+    return rows.select(*SUBSCRIPTION_KEYS, "message_id", *deliveries.delivery_columns())
 
 
 def summary_table(events: DataFrame) -> DataFrame:

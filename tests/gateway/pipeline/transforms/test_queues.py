@@ -14,7 +14,8 @@ from pyspark.sql import DataFrame, Row
 from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import queues, tables
-from tests.gateway.pipeline.conftest import Records, merged_facts, partials_of
+from gateway.pipeline.transforms.partials import Kind
+from tests.gateway.pipeline.conftest import Records, message_rows, partials_of
 
 EventFactory = Callable[[Records], DataFrame]
 
@@ -54,7 +55,8 @@ HISTORY: Records = [
 
 @pytest.fixture
 def lifecycles(make_events: EventFactory) -> DataFrame:
-    return queues.queue_message_lifecycles(merged_facts(make_events(HISTORY)))
+    rows = message_rows(make_events(HISTORY), Kind.QUEUE)
+    return rows.select("queue_name", "message_id", *queues.lifecycle_columns())
 
 
 def test_queue_message_lifecycles(lifecycles: DataFrame) -> None:
