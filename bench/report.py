@@ -218,7 +218,10 @@ class ReportTiming:
 def print_timing(timing: ReportTiming, records: int, label: str) -> None:
     elapsed = timing.wall_seconds
     print(f"{label}: {elapsed:.1f} s, {records / elapsed:,.0f} rows/s")
-    phases = re.findall(r"spark_job: ((?:full|incremental) run: .*|.* in [\d.]+ s)", timing.stderr)
+    phases = re.findall(
+        r"gateway\.pipeline(?:\.spark_job)?: ((?:full|incremental) run: .*|.* in [\d.]+ s)",
+        timing.stderr,
+    )
     for phase in phases or re.findall(r"^(.* in [\d.]+ s)$", timing.stdout, re.MULTILINE):
         print(f"  {phase}")
     cores = os.cpu_count() or 1

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from gateway.protocol.errors import GatewayError
 
-LOG = logging.getLogger("gateway.pipeline.spark_job")
+LOG = logging.getLogger(__name__)
 
 
 class PipelineError(GatewayError):

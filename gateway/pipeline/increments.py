@@ -24,9 +24,19 @@ STATE_VERSION: Final = 2
 FileStamps = Mapping[str, tuple[int, int]]
 #: input figure -> value, for one log partition (``lines``, ``first_time_ms``, ...)
 Inputs = Mapping[str, int | None]
-#: Input figures that combine by taking the earliest / the latest; all others add up.
-EARLIEST_INPUTS: Final = ("first_time_ms",)
-LATEST_INPUTS: Final = ("last_time_ms",)
+#: The input summary's counts, in the order of its table; they add up over partitions.
+INPUT_COUNTS: Final = (
+    "lines",
+    "malformed_lines",
+    "unusable_records",
+    "events_in_window",
+    "events_without_message_id",
+    "pushes_without_publish_time",
+)
+#: Its first and last event times: the earliest and the latest over partitions.
+FIRST_TIME: Final = "first_time_ms"
+LAST_TIME: Final = "last_time_ms"
+INPUT_FIGURES: Final = (*INPUT_COUNTS, FIRST_TIME, LAST_TIME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +159,8 @@ def total_inputs(inputs: Mapping[str, Inputs]) -> dict[str, int | None]:
     for figures in inputs.values():
         for name, value in figures.items():
             current = total.get(name)
-            if name in EARLIEST_INPUTS or name in LATEST_INPUTS:
-                pick = min if name in EARLIEST_INPUTS else max
+            if name in (FIRST_TIME, LAST_TIME):
+                pick = min if name == FIRST_TIME else max
                 known = [v for v in (current, value) if v is not None]
                 total[name] = pick(known) if known else None
             else:

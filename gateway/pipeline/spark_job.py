@@ -28,6 +28,8 @@ from pyspark.sql import functions as F
 from gateway.pipeline import PipelineError, phase, storage, summaries, traces
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.increments import (
+    INPUT_COUNTS,
+    INPUT_FIGURES,
     Inputs,
     Plan,
     Settings,
@@ -50,16 +52,6 @@ FACTS_TABLE: Final = "message_facts"
 EVENTS_TABLE: Final = "message_traces"
 SUMMARY_TABLE: Final = "input_summary"
 PARTIALS_TABLE: Final = "partial_summaries"
-#: The input summary's figures, in the order of its table: counts, then the first and last time.
-INPUT_COUNTS: Final = (
-    "lines",
-    "malformed_lines",
-    "unusable_records",
-    "events_in_window",
-    "events_without_message_id",
-    "pushes_without_publish_time",
-)
-INPUT_FIGURES: Final = (*INPUT_COUNTS, "first_time_ms", "last_time_ms")
 STATE_NAME: Final = "report_state.json"
 HTML_NAME: Final = "report.html"
 #: Columns whose values are (nearly) all distinct: dictionary encoding and min/max statistics

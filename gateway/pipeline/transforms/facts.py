@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from gateway.oplog import Action, Outcome
+from gateway.pipeline.increments import FIRST_TIME, INPUT_COUNTS, LAST_TIME
 from gateway.pipeline.schema import (
     DELETED_ACTIONS,
     HANDLE_ISSUING_ACTIONS,
@@ -310,19 +311,14 @@ def partition_inputs(facts: DataFrame) -> DataFrame:
     """Per log partition: lines read, malformed and unusable lines skipped, events in the
     window, events without a MessageId, pushes without a PublishTime, the first and last event;
     and ``handle_only_rows``, the facts of operations logged with only a receipt handle."""
+    # Every input count is the sum of the fact of the same name, but for the events counted.
+    source = {"events_in_window": "events"}
     return facts.groupBy(PARTITION).agg(
         *[
-            F.coalesce(F.sum(name), F.lit(0)).alias(alias)
-            for name, alias in (
-                ("lines", "lines"),
-                ("malformed_lines", "malformed_lines"),
-                ("unusable_records", "unusable_records"),
-                ("events", "events_in_window"),
-                ("events_without_message_id", "events_without_message_id"),
-                ("pushes_without_publish_time", "pushes_without_publish_time"),
-            )
+            F.coalesce(F.sum(source.get(figure, figure)), F.lit(0)).alias(figure)
+            for figure in INPUT_COUNTS
         ],
-        F.min("first_ms").alias("first_time_ms"),
-        F.max("last_ms").alias("last_time_ms"),
+        F.min("first_ms").alias(FIRST_TIME),
+        F.max("last_ms").alias(LAST_TIME),
         F.count_if(handle_only()).alias(HANDLE_ONLY_ROWS),
     )
