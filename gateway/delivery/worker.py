@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -43,6 +44,10 @@ class WorkerOptions:
     retry_scale: float = 1.0
     idle_wait: float = 0.25
     expiry_interval: float = 60.0
+    #: A dispatcher that has not come round its loop for this long is stuck (in a store call
+    #: that never returns: a database gone silent) and counts as dead to the liveness probe.
+    #: Each round takes a claim and at most ``idle_wait``; a healthy database answers in far less.
+    stall_seconds: float = 120.0
 
 
 class DeliveryWorker:
@@ -56,6 +61,7 @@ class DeliveryWorker:
         oplog: OperationLog | None = None,
         rng: random.Random | None = None,
         account_id: str = "",
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.senders = senders
@@ -77,19 +83,27 @@ class DeliveryWorker:
         self._next_expiry = 0.0
         self._dry: frozenset[str] | None = None
         self._dry_until = 0.0
+        #: The dispatcher's schedule (dry claims, expiry, its heartbeat) runs on ``monotonic``;
+        #: waits for threads to finish are real waits and keep time.monotonic.
+        self._monotonic = monotonic
+        self._beat = 0.0
 
     # lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
         """Run the dispatcher, woken by publishes and replays in this process or any other
         sharing the database."""
         self.store.wakeups.on_deliveries(self.wake)
+        self._beat = self._monotonic()
         self._thread = threading.Thread(target=self._run, name="mns-dispatch", daemon=True)
         self._thread.start()
 
     def running(self) -> bool:
-        """Whether the dispatcher is claiming and starting pushes (what a liveness probe asks:
-        a worker whose dispatcher died pushes nothing, though its process lives on)."""
-        return self._thread is not None and self._thread.is_alive()
+        """Whether the dispatcher is claiming and starting pushes, what a liveness probe asks:
+        its thread lives and has come round its loop within ``stall_seconds``. A worker whose
+        dispatcher died, or hangs in a store call, pushes nothing though its process lives on."""
+        if self._thread is None or not self._thread.is_alive():
+            return False
+        return self._monotonic() - self._beat < self.options.stall_seconds
 
     def wake(self) -> None:
         """Look for work now (deliveries were published or replayed)."""
@@ -152,7 +166,7 @@ class DeliveryWorker:
             held, cap = self._held(), 2 * self.options.max_per_route
             skip = frozenset(route for route, n in held.items() if 2 * n > cap)
             limit = min(room, cap - max((n for n in held.values() if 2 * n <= cap), default=0))
-        if self._dry is not None and skip >= self._dry and time.monotonic() < self._dry_until:
+        if self._dry is not None and skip >= self._dry and self._monotonic() < self._dry_until:
             return
         jobs = self.store.claim(self.owner, self.options.lease_seconds, limit, skip)
         if len(jobs) < limit:
@@ -160,7 +174,7 @@ class DeliveryWorker:
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
             # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
             # interval has passed; a publish anywhere calls wake().
-            self._dry, self._dry_until = skip, time.monotonic() + self.options.idle_wait
+            self._dry, self._dry_until = skip, self._monotonic() + self.options.idle_wait
         handed_back = []
         with self._idle:
             for job in jobs:
@@ -213,6 +227,7 @@ class DeliveryWorker:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._beat = self._monotonic()
             try:
                 started = self._dispatch()
                 self._expire_if_due()
@@ -241,7 +256,7 @@ class DeliveryWorker:
         return min(self.options.idle_wait, until_due) if until_due > 0 else self.options.idle_wait
 
     def _expire_if_due(self) -> None:
-        now = time.monotonic()
+        now = self._monotonic()
         if now >= self._next_expiry:
             self._next_expiry = now + self.options.expiry_interval
             for filed in self.store.expire():

@@ -404,6 +404,59 @@ def test_expired_deliveries_go_there_too_and_a_missing_queue_is_noted(
     assert len(store.deliveries.list_dead_letters().items) == 2  # both kept here all the same
 
 
+class HangingClaims(DeliveryStore):
+    """The store's deliveries, whose claims hang once ``hang`` is set until ``resume`` is:
+    a database that stopped answering. ``claiming`` is set whenever a claim starts and
+    ``hanging`` when one hangs."""
+
+    def __init__(self, deliveries: DeliveryStore) -> None:
+        super().__init__(
+            deliveries.database,
+            deliveries.clock,
+            wakeups=deliveries.wakeups,
+            queues=deliveries.queues,
+        )
+        self.hang, self.resume = threading.Event(), threading.Event()
+        self.claiming, self.hanging = threading.Event(), threading.Event()
+
+    def claim(
+        self, owner: str, lease_seconds: float, limit: int, skip_routes: frozenset[str]
+    ) -> list[DeliveryJob]:
+        self.claiming.set()
+        if self.hang.is_set():
+            self.hanging.set()
+            self.resume.wait(10)
+        return super().claim(owner, lease_seconds, limit, skip_routes)
+
+
+def test_a_dispatcher_stuck_in_a_store_call_is_not_running(store: Store) -> None:
+    """A worker whose database stopped answering mid-claim pushes nothing: after
+    ``stall_seconds`` its liveness probe says so, and once the call returns it is alive again."""
+    ticks = Clock()
+    deliveries = HangingClaims(store.deliveries)
+    options = WorkerOptions(threads=4, max_per_route=2, stall_seconds=60)
+    sender = SenderRegistry(ScriptedSender())  # type: ignore[arg-type]
+    worker = DeliveryWorker(deliveries, sender, options, monotonic=ticks)
+    worker.start()
+    try:
+        deliveries.hang.set()
+        worker.wake()
+        assert deliveries.hanging.wait(5)
+        ticks.now += 59
+        assert worker.running()  # a slow store call, not yet a stuck one
+        ticks.now += 2
+        assert not worker.running()
+        # Nothing else claims while the dispatcher hangs: the next claim is its next round.
+        deliveries.hang.clear()
+        deliveries.claiming.clear()
+        deliveries.resume.set()
+        assert deliveries.claiming.wait(5)
+        assert worker.running()
+    finally:
+        deliveries.resume.set()
+        worker.stop(5.0)
+
+
 def test_running_is_whether_the_dispatcher_lives(store: Store) -> None:
     """What ``mns-gateway worker``'s liveness probe reports (docs/deploy.md#delivery-workers)."""
     worker = make_worker(store, ScriptedSender())
