@@ -1,7 +1,7 @@
 """Benchmark: the delivery report over N synthetic operation-log records, end to end.
 
     .venv/bin/python bench/report.py [--records 5000000] [--master local[2]] [--workdir DIR] \
-        [--repeat 3] [--class-archive FILE]
+        [--repeat 3] [--class-archive FILE] [--late-share 0.01]
 
 Generates a day of records as JSON lines in hourly partitions (not timed; several processes,
 pre-formatted strings), then, ``--repeat`` times and interleaved so that a busy machine weighs
@@ -21,7 +21,9 @@ incremental run as a share of the full one, and the ranges over all repetitions.
 of the full report.
 
 The records (``bench/synthetic_oplog.py``) mimic a gateway with 20 topics of 3 HTTP
-subscriptions, retries and dead letters, and 20 queues with redeliveries.
+subscriptions, retries and dead letters, and 20 queues with redeliveries; each record is in
+the hour partition of its own time, so messages near the end of an hour span two partitions, and
+``--late-share`` makes that share of queue messages be received and deleted hours later.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="repetitions (default 3)")
     parser.add_argument("--conf", action="append", default=[], help="extra Spark KEY=VALUE")
     parser.add_argument(
+        "--late-share",
+        type=float,
+        default=0.0,
+        help="share of queue messages received and deleted 1-3 hours after the send (default 0)",
+    )
+    parser.add_argument(
         "--class-archive",
         type=Path,
         help="run every job with this JVM class-data archive (made first, untimed, if absent)",
@@ -67,7 +75,7 @@ def main() -> int:
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mns-report-bench-"))
     try:
-        written = generate_logs(workdir / "logs", args.records)
+        written = generate_logs(workdir / "logs", args.records, args.late_share)
         conf = list(args.conf)
         if args.class_archive:
             conf += class_archive_java_options(args)
@@ -158,21 +166,22 @@ def print_ranges(results: list[Repetition]) -> None:
     print(f"incremental / full (same repetition): {span(shares, '')} (target at most 0.25)")
 
 
-def generate_logs(logs: Path, records: int) -> int:
+def generate_logs(logs: Path, records: int, late_share: float) -> int:
     """Generate the logs, or reuse the ones an earlier run left in ``--workdir`` for the same
     record count: regenerating 1.4 GB for every measurement of 5 million records is wasted time."""
     marker = logs.parent / "records.txt"  # not in logs/: the report reads every file there
-    if marker.exists() and marker.read_text().strip() == f"{records} hourly v2":
+    layout = f"{records} hourly v3, late share {late_share}"
+    if marker.exists() and marker.read_text().strip() == layout:
         size = sum(path.stat().st_size for path in logs.rglob("*.jsonl"))
         print(f"reusing {records:,} records ({size / 2**20:,.0f} MiB) in {logs}")
         return records
     shutil.rmtree(logs, ignore_errors=True)
     started = time.perf_counter()
-    written = generate(logs, records, workers=2)
+    written = generate(logs, records, workers=2, late_share=late_share)
     generation = time.perf_counter() - started
     size = sum(path.stat().st_size for path in logs.rglob("*.jsonl"))
     print(f"generated {written:,} records ({size / 2**20:,.0f} MiB) in {generation:.1f} s")
-    marker.write_text(f"{records} hourly v2\n")
+    marker.write_text(f"{layout}\n")
     return written
 
 
