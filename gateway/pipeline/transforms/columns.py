@@ -4,11 +4,15 @@ and queues test an Action or a missing column the same way."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gateway.oplog import Action
+
+#: The column naming the log partition (the directory of the file) a line or fact came from.
+PARTITION: Final = "log_partition"
 
 
 def action_is(action: Action) -> Column:

@@ -30,10 +30,9 @@ from gateway.pipeline.schema import (
     SENT_ACTIONS,
 )
 from gateway.pipeline.transforms import parsing
-from gateway.pipeline.transforms.columns import action_is
+from gateway.pipeline.transforms.columns import PARTITION, action_is
 from gateway.pipeline.transforms.homes import HOME, MESSAGE_HASH, message_hash
 
-PARTITION: Final = "log_partition"
 #: Columns that identify what a fact is about; null where they do not apply.
 KEYS: Final = (
     "topic_name",

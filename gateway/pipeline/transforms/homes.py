@@ -26,9 +26,10 @@ from typing import Final
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from gateway.pipeline.transforms.columns import PARTITION
+
 HOME: Final = "home_partition"
 MESSAGE_HASH: Final = "message_hash"
-PARTITION: Final = "log_partition"
 FIRST: Final = "_first_order"
 LAST: Final = "_home_order"
 PREVIOUS: Final = "_previous_home_order"

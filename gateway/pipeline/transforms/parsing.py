@@ -19,9 +19,10 @@ from gateway.pipeline.schema import (
     LONG_FIELDS,
     TIME_FIELDS,
 )
+from gateway.pipeline.transforms.columns import PARTITION
 
 #: Columns of the raw input kept as they are: the log partition a line was read from.
-PASSED_THROUGH = ("log_partition",)
+PASSED_THROUGH = (PARTITION,)
 
 
 def parse_records(raw: DataFrame) -> DataFrame:
