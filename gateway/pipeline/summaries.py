@@ -147,8 +147,7 @@ def read_partials(spark: SparkSession, target: str) -> DataFrame:
     try:
         return spark.read.schema(partials.schema()).parquet(target)
     except AnalysisException:
-        fields = partials.schema().fields
-        return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in fields])
+        return rows_frame(spark, (), partials.schema())
 
 
 def build_tables(
