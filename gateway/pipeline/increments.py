@@ -168,6 +168,12 @@ def total_inputs(inputs: Mapping[str, Inputs]) -> dict[str, int | None]:
     return total
 
 
+def timeline_width_fits(stored_ms: int, bucket_ms: int) -> bool:
+    """Whether timeline partials kept at ``stored_ms`` can be summed into ``bucket_ms``
+    buckets (both aligned to the epoch)."""
+    return bucket_ms % stored_ms == 0
+
+
 def homes_to_recompute(
     plan: Plan,
     labels: Collection[str],
@@ -179,7 +185,9 @@ def homes_to_recompute(
     the partitions read or removed and those sharing a message with them (``sharing``, found
     in the facts before and after), when the kept partials can be summed with this run's
     timeline bucket width. Homes of removed partitions are only dropped."""
-    widths_fit = bool(previous_widths) and all(bucket_ms % width == 0 for width in previous_widths)
+    widths_fit = bool(previous_widths) and all(
+        timeline_width_fits(width, bucket_ms) for width in previous_widths
+    )
     if plan.full or plan.settings.with_handles or not widths_fit:
         return None
     return tuple(sorted({*plan.touched, *sharing} & set(labels)))

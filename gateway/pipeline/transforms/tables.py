@@ -81,7 +81,8 @@ def delivery_timeline(partials: DataFrame, bucket_ms: int) -> DataFrame:
     time is unknown) in the bucket, how many of them were delivered, and the push attempts they
     took. ``success_ratio`` is by message: a subscription that delivers every message after a
     retry is at 100 %, however many attempts failed on the way. Homes keep narrower buckets
-    whose width divides ``bucket_ms`` (:func:`timeline_width_fits`)."""
+    whose width divides ``bucket_ms``
+    (:func:`gateway.pipeline.increments.timeline_width_fits`)."""
     start = F.col("bucket") - F.pmod(F.col("bucket"), F.lit(bucket_ms))
     return (
         of_kind(partials, Kind.TIMELINE)
@@ -93,12 +94,6 @@ def delivery_timeline(partials: DataFrame, bucket_ms: int) -> DataFrame:
         )
         .withColumn("success_ratio", F.col("delivered") / F.col("messages"))
     )
-
-
-def timeline_width_fits(stored_ms: int, bucket_ms: int) -> bool:
-    """Whether timeline partials kept at ``stored_ms`` can be summed into ``bucket_ms``
-    buckets (both aligned to the epoch)."""
-    return bucket_ms % stored_ms == 0
 
 
 def endpoint_health(partials: DataFrame, summed: DataFrame) -> DataFrame:
