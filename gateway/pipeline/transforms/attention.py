@@ -42,6 +42,7 @@ def attention_messages(
         .select(F.lit(DEAD_LETTER).alias("reason"), *COLUMNS[1:])
     )
     failing = health.where("currently_failing").select(*SUBSCRIPTION_KEYS, "failing_since_ms")
+    # A null queue_name and at_ms as for the dead letters: the order below reads both.
     failed = join_null_safe(failures(partials), failing, SUBSCRIPTION_KEYS, "inner").select(
         "*",
         F.lit(None).cast("string").alias("queue_name"),
@@ -53,12 +54,6 @@ def attention_messages(
         failed.where(since)
         .withColumn("_rank", F.row_number().over(recent))
         .where(F.col("_rank") <= per_endpoint)
-        .select(
-            F.lit(FAILING_ENDPOINT).alias("reason"),
-            *SUBSCRIPTION_KEYS,
-            F.lit(None).cast("string").alias("queue_name"),
-            "message_id",
-            "at_ms",
-        )
+        .select(F.lit(FAILING_ENDPOINT).alias("reason"), *COLUMNS[1:])
     )
     return latest_dead.unionByName(chosen)
