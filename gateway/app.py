@@ -53,7 +53,10 @@ def create_app(
     oplog: OperationLog | None = None,
     metrics: GatewayMetrics | None = None,
     certificates: CertificateSource | None = None,
+    alive: Callable[[], bool] = lambda: True,
 ) -> Flask:
+    """The gateway's WSGI app over ``store``. ``alive`` is what ``/healthz`` asks: whether the
+    process can do its work (:func:`gateway.server.build_app` asks its delivery worker)."""
     app = Flask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.wsgi_app = OriginFormTargets(app.wsgi_app)  # type: ignore[method-assign]
@@ -76,7 +79,7 @@ def create_app(
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)
-    app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics))
+    app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
 
 

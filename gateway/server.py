@@ -100,6 +100,10 @@ class Runtime:
     oplog: OperationLog
     worker: DeliveryWorker | None = None
 
+    def alive(self) -> bool:
+        """What a liveness probe asks: the delivery worker, if the process has one, runs."""
+        return self.worker is None or self.worker.running()
+
     def begin_shutdown(self) -> None:
         """Claim no more deliveries; pushes in flight finish while requests drain."""
         if self.worker is not None:
@@ -181,7 +185,9 @@ def _queue_sender(runtime: Runtime, transport: PushTransport) -> QueueSender:
 
 
 def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
-    """The WSGI app for one process, with its delivery worker running beside it."""
+    """The WSGI app for one process, with its delivery worker running beside it. Its
+    ``/healthz`` fails while that worker's dispatcher is dead or stuck, as ``mns-gateway
+    worker``'s does: the process answers requests but pushes nothing."""
     runtime = runtime or build_runtime(settings, with_worker=True)
     keys, generated = resolve_access_keys(
         settings.access_keys, settings.data_dir, shared_settings(settings, runtime.store.database)
@@ -197,4 +203,5 @@ def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
         oplog=runtime.oplog,
         metrics=runtime.metrics,
         certificates=runtime.keyring,
+        alive=runtime.alive,
     )
