@@ -76,9 +76,12 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             "graceful_timeout": self.settings.graceful_timeout,
             "post_worker_init": _begin_shutdown_on_sigterm,
             "proc_name": "mns-gateway",
-            # Several gateways may run on one host (tests, demos): no shared control socket.
-            "control_socket_disable": True,
         }
+        if "control_socket_disable" in self.cfg.settings:
+            # gunicorn 26 and later open a control socket at a fixed path; several gateways may
+            # run on one host (tests, demos), so none is opened. Earlier versions have none and
+            # would refuse the unknown setting (pyproject.toml allows gunicorn 22 on).
+            options["control_socket_disable"] = True
         for key, value in options.items():
             self.cfg.set(key, value)
 

@@ -65,11 +65,15 @@ def test_sigterm_lets_a_long_poll_in_flight_finish(tmp_path: Path, worker_class:
         gateway.stop()
 
 
-def test_idle_keep_alive_connections_do_not_hold_a_stopping_gateway(tmp_path: Path) -> None:
+@pytest.mark.parametrize("worker_class", ["gevent", "gthread"])
+def test_idle_keep_alive_connections_do_not_hold_a_stopping_gateway(
+    tmp_path: Path, worker_class: str
+) -> None:
     """A client's kept-alive connection is closed at SIGTERM, not waited for: the process exits
     long before its graceful timeout, while a request in flight on another connection is still
     answered, with ``Connection: close``."""
-    gateway = start_gateway(tmp_path, {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "60"})
+    settings = {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "60", "MNS_GATEWAY_WORKER_CLASS": worker_class}
+    gateway = start_gateway(tmp_path, settings)
     raw = gateway.raw()
     assert raw.send("PUT", "/queues/held", f"<Queue {XMLNS}/>".encode()).status == 201
     idle = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from gunicorn.config import Config
 
 from tests.conftest import (
     ACCESS_KEY_ID,
@@ -26,6 +27,11 @@ from tests.conftest import (
 from tests.http_wire import read_message
 
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+#: gunicorn 26 and later open a control socket at a fixed path unless told not to (several
+#: gunicorns may run at once here); earlier versions have none and refuse the flag.
+NO_CONTROL_SOCKET = (
+    ("--no-control-socket",) if "control_socket_disable" in Config().settings else ()
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +51,7 @@ def port(tmp_path_factory: pytest.TempPathFactory, access_log: Path) -> Iterator
     }
     command = [
         *(sys.executable, "-m", "gunicorn", "-k", "gateway.pywsgi_worker.PyWSGIWorker"),
-        *("--keep-alive", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket"),
+        *("--keep-alive", "1", "-b", f"127.0.0.1:{port}", *NO_CONTROL_SOCKET),
         *("--access-logfile", str(access_log)),
         "gateway.wsgi:app",
     ]
