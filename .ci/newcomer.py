@@ -11,6 +11,9 @@
 4. docs/testing.md's promise, in the same virtualenv: the quickstart has installed mns-push with
    the SDK (the ``client`` extra), pytest is the one more package a user's suite needs, and the
    page's example test passes in a project of its own, with no checkout on its path.
+5. The oldest gunicorn ``pyproject.toml`` allows, in that virtualenv: ``mns-gateway serve`` and
+   step 2 again. A fresh install gets the newest gunicorn, which hid for a while that ``serve``
+   did not start on versions before 26 (docs/deploy.md#gunicorn-versions).
 
 Prints each step's wall time. Run from the checkout: ``.venv/bin/python .ci/newcomer.py``.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,7 +94,7 @@ def check_base_install(session: Session) -> None:
     )
 
 
-def drive(session: Session) -> None:
+def drive(session: Session, name: str = "newcomer") -> None:
     shown = subprocess.run(
         [session.workdir / ".venv/bin/mns-gateway", "credentials", "show", "--json"],
         capture_output=True,
@@ -112,21 +116,22 @@ def drive(session: Session) -> None:
         )
         return response.body
 
+    Recorder.received.clear()
     endpoint = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=endpoint.serve_forever, daemon=True).start()
     try:
         ns = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
-        call("PUT", "/topics/newcomer", f"<Topic {ns}/>", 201)
+        call("PUT", f"/topics/{name}", f"<Topic {ns}/>", 201)
         url = f"http://127.0.0.1:{endpoint.server_address[1]}/push"
         call(
             "PUT",
-            "/topics/newcomer/subscriptions/s",
+            f"/topics/{name}/subscriptions/s",
             f"<Subscription {ns}><Endpoint>{url}</Endpoint></Subscription>",
             201,
         )
         published = call(
             "POST",
-            "/topics/newcomer/messages",
+            f"/topics/{name}/messages",
             f"<Message {ns}><MessageBody>hello</MessageBody></Message>",
             201,
         )
@@ -139,18 +144,18 @@ def drive(session: Session) -> None:
         expect(
             push["x-mns-message-id"] == message_id and push["authorization"] != "", f"push: {push}"
         )
-        call("PUT", "/queues/newcomer", f"<Queue {ns}/>", 201)
+        call("PUT", f"/queues/{name}", f"<Queue {ns}/>", 201)
         call(
             "POST",
-            "/queues/newcomer/messages",
+            f"/queues/{name}/messages",
             f"<Message {ns}><MessageBody>job</MessageBody></Message>",
             201,
         )
-        received = fromstring(call("GET", "/queues/newcomer/messages?waitseconds=3", status=200))
+        received = fromstring(call("GET", f"/queues/{name}/messages?waitseconds=3", status=200))
         expect(child_text(received, "MessageBody") == "job", "the queue message did not come back")
         call(
             "DELETE",
-            f"/queues/newcomer/messages?ReceiptHandle={child_text(received, 'ReceiptHandle')}",
+            f"/queues/{name}/messages?ReceiptHandle={child_text(received, 'ReceiptHandle')}",
             status=204,
         )
     finally:
@@ -181,6 +186,26 @@ def run_users_suite(session: Session) -> None:
         f"docs/testing.md's example with mns-push, the SDK and pytest only:\n{done.stdout}"
         f"{done.stderr}",
     )
+
+
+def oldest_gunicorn() -> str:
+    """The floor of pyproject.toml's gunicorn requirement, as a version pip can install."""
+    found = re.search(r'"gunicorn\[gevent\]>=([\d.]+)"', (ROOT / "pyproject.toml").read_text())
+    if found is None:
+        raise SystemExit("newcomer: FAILED: pyproject.toml has no gunicorn[gevent]>=X requirement")
+    return found.group(1)
+
+
+def serve_on_oldest_gunicorn(session: Session, version: str) -> None:
+    pip = session.workdir / ".venv" / "bin" / "pip"
+    installed = subprocess.run(
+        [pip, "install", "-q", f"gunicorn=={version}"], capture_output=True, text=True, timeout=300
+    )
+    expect(installed.returncode == 0, f"pip install gunicorn=={version}: {installed.stderr}")
+    serve = Block("sh", ".venv/bin/mns-gateway serve", "background http://127.0.0.1:8080/healthz")
+    session.play(serve)
+    drive(session, name="oldest-gunicorn")
+    session.close()
 
 
 def main() -> int:
@@ -217,6 +242,12 @@ def main() -> int:
             step(
                 "a user's suite: docs/testing.md's example, with mns-push, the SDK and pytest",
                 lambda: run_users_suite(session),
+            )
+            session.close()
+            version = oldest_gunicorn()
+            step(
+                f"gunicorn {version}, the oldest allowed: serve, publish, push, queue",
+                lambda: serve_on_oldest_gunicorn(session, version),
             )
         finally:
             session.close()
