@@ -19,10 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
-from xml.etree.ElementTree import ParseError
 
 from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring
+
+# defusedxml's own ParseError: in defusedxml 0.7.0 it is not xml.etree's class, so catching
+# xml.etree's let a malformed push body through as an unhandled error.
+from defusedxml.ElementTree import ParseError, fromstring
 
 from receiver.exceptions import MalformedNotificationError
 

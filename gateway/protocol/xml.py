@@ -9,11 +9,14 @@ trailing slash, or none at all (docs/protocol.md#version-and-namespace).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from xml.etree.ElementTree import Element, ParseError
+from xml.etree.ElementTree import Element
 from xml.sax.saxutils import escape
 
 from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring
+
+# defusedxml's own ParseError: in defusedxml 0.7.0 it is not xml.etree's class (its parser comes
+# from a second copy of that module), so catching xml.etree's let malformed XML through as a 500.
+from defusedxml.ElementTree import ParseError, fromstring
 
 from gateway.protocol.errors import MNSError
 
