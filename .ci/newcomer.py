@@ -11,9 +11,10 @@
 4. docs/testing.md's promise, in the same virtualenv: the quickstart has installed mns-push with
    the SDK (the ``client`` extra), pytest is the one more package a user's suite needs, and the
    page's example test passes in a project of its own, with no checkout on its path.
-5. The oldest gunicorn ``pyproject.toml`` allows, in that virtualenv: ``mns-gateway serve`` and
-   step 2 again. A fresh install gets the newest gunicorn, which hid for a while that ``serve``
-   did not start on versions before 26 (docs/deploy.md#gunicorn-versions).
+5. The oldest versions ``pyproject.toml`` allows of every base dependency, in that virtualenv:
+   ``mns-gateway serve`` and step 2 again. A fresh install gets the newest of each, which hid
+   for a while that ``serve`` did not start on gunicorn before 26, and that malformed XML was a
+   500 on defusedxml 0.7.0 (docs/deploy.md#dependency-versions).
 
 Prints each step's wall time. Run from the checkout: ``.venv/bin/python .ci/newcomer.py``.
 """
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
@@ -158,6 +160,11 @@ def drive(session: Session, name: str = "newcomer") -> None:
             f"/queues/{name}/messages?ReceiptHandle={child_text(received, 'ReceiptHandle')}",
             status=204,
         )
+        malformed = client.send("POST", f"/queues/{name}/messages", b"<Message><MessageBody>x")
+        expect(
+            (malformed.status, malformed.error_code()) == (400, "MalformedXML"),
+            f"malformed XML: {malformed.status} {malformed.body!r}",
+        )
     finally:
         endpoint.shutdown()
 
@@ -188,23 +195,27 @@ def run_users_suite(session: Session) -> None:
     )
 
 
-def oldest_gunicorn() -> str:
-    """The floor of pyproject.toml's gunicorn requirement, as a version pip can install."""
-    found = re.search(r'"gunicorn\[gevent\]>=([\d.]+)"', (ROOT / "pyproject.toml").read_text())
-    if found is None:
-        raise SystemExit("newcomer: FAILED: pyproject.toml has no gunicorn[gevent]>=X requirement")
-    return found.group(1)
+def oldest_allowed() -> list[str]:
+    """Every base dependency of pyproject.toml pinned to its floor: ``name>=V`` as ``name==V``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = []
+    for requirement in project["dependencies"]:
+        found = re.fullmatch(r"([A-Za-z0-9_.-]+(?:\[[a-z,]+\])?)>=([\d.]+)", requirement)
+        if found is None:
+            raise SystemExit(f"newcomer: FAILED: {requirement!r} is not NAME>=VERSION")
+        pins.append(f"{found.group(1)}=={found.group(2)}")
+    return pins
 
 
-def serve_on_oldest_gunicorn(session: Session, version: str) -> None:
+def serve_on_oldest_allowed(session: Session, pins: list[str]) -> None:
     pip = session.workdir / ".venv" / "bin" / "pip"
     installed = subprocess.run(
-        [pip, "install", "-q", f"gunicorn=={version}"], capture_output=True, text=True, timeout=300
+        [pip, "install", "-q", *pins], capture_output=True, text=True, timeout=300
     )
-    expect(installed.returncode == 0, f"pip install gunicorn=={version}: {installed.stderr}")
+    expect(installed.returncode == 0, f"pip install {' '.join(pins)}: {installed.stderr}")
     serve = Block("sh", ".venv/bin/mns-gateway serve", "background http://127.0.0.1:8080/healthz")
     session.play(serve)
-    drive(session, name="oldest-gunicorn")
+    drive(session, name="oldest-allowed")
     session.close()
 
 
@@ -244,10 +255,10 @@ def main() -> int:
                 lambda: run_users_suite(session),
             )
             session.close()
-            version = oldest_gunicorn()
+            pins = oldest_allowed()
             step(
-                f"gunicorn {version}, the oldest allowed: serve, publish, push, queue",
-                lambda: serve_on_oldest_gunicorn(session, version),
+                "the oldest dependencies allowed: serve, publish, push, queue, malformed XML",
+                lambda: serve_on_oldest_allowed(session, pins),
             )
         finally:
             session.close()
