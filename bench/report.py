@@ -83,9 +83,9 @@ def main() -> int:
         conf = list(args.conf)
         if args.class_archive:
             conf += class_archive_java_options(args)
-        baseline = prepare_incremental(workdir, args.master, conf)
+        prepared = prepare_incremental(workdir, args.master, conf)
         results = [
-            run_once(workdir, baseline, args.master, conf, written, index)
+            run_once(workdir, prepared, args.master, conf, written, index)
             for index in range(1, args.repeat + 1)
         ]
         print_ranges(results)
@@ -110,7 +110,13 @@ class Repetition:
         return self.bare_new_hour.wall_seconds / (FULL_TARGET * self.bare.wall_seconds)
 
 
-def prepare_incremental(workdir: Path, master: str, conf: list[str]) -> Path:
+@dataclass(frozen=True)
+class PreparedIncremental:
+    baseline: Path  # an --out up to date with every hour but new_hour
+    new_hour: Path  # the partition an incremental run into a copy of baseline reads
+
+
+def prepare_incremental(workdir: Path, master: str, conf: list[str]) -> PreparedIncremental:
     """An --out brought up to date with every hour but the newest, which is held back meanwhile
     (moved, so its files keep their modification times)."""
     logs, baseline = workdir / "logs", workdir / "out-all-but-newest-hour"
@@ -124,7 +130,7 @@ def prepare_incremental(workdir: Path, master: str, conf: list[str]) -> Path:
     finally:
         held.rename(newest)
     print(f"prepared {baseline.name}: every hour but {newest.relative_to(logs)}")
-    return baseline
+    return PreparedIncremental(baseline, newest)
 
 
 def newest_full_hour(logs: Path) -> Path:
@@ -139,20 +145,25 @@ def newest_full_hour(logs: Path) -> Path:
 
 
 def run_once(
-    workdir: Path, baseline: Path, master: str, conf: list[str], records: int, index: int
+    workdir: Path,
+    prepared: PreparedIncremental,
+    master: str,
+    conf: list[str],
+    records: int,
+    index: int,
 ) -> Repetition:
     logs = workdir / "logs"
     print(f"--- repetition {index}, load average {os.getloadavg()[0]:.2f}")
     bare = time_job(BARE_JOB, ["--logs", str(logs)], master, conf)
     print_timing(bare, records, "bare job (parse + one grouped aggregate)")
-    bare_new_hour = time_job(BARE_JOB, ["--logs", str(newest_full_hour(logs))], master, conf)
+    bare_new_hour = time_job(BARE_JOB, ["--logs", str(prepared.new_hour)], master, conf)
     print_timing(bare_new_hour, parsed_records(bare_new_hour), "bare job over the new hour alone")
     shutil.rmtree(workdir / "out-full", ignore_errors=True)
     full = time_report(logs, workdir / "out-full", master, conf)
     print_timing(full, records, "full report")
     incremental_out = workdir / "out-incremental"
     shutil.rmtree(incremental_out, ignore_errors=True)
-    shutil.copytree(baseline, incremental_out)
+    shutil.copytree(prepared.baseline, incremental_out)
     incremental = time_report(logs, incremental_out, master, conf)
     print_timing(incremental, records, "incremental report (one new hour)")
     print(
