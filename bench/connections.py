@@ -33,8 +33,8 @@ from collections.abc import Iterator
 
 from harness import running_gateway, worker_rss_mb
 
-from gateway.config import Settings
-from gateway.http1.peer import client_closed
+from gateway.config.settings import Settings
+from gateway.serving.http1.peer import client_closed
 
 SLOW_HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-slow: "
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"

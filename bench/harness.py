@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gateway.config import Settings  # noqa: E402
+from gateway.config.settings import Settings  # noqa: E402
 from tests.conftest import free_port, wait_until_ready  # noqa: E402
 from tests.mns_http import RawClient  # noqa: E402
 
@@ -71,7 +71,8 @@ class BenchServer:
 def running_gateway(
     mode: str, workers: int = 1, *, code: Path = ROOT, **env: str
 ) -> Iterator[BenchServer]:
-    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn gateway.wsgi:app);
+    """``mode`` is ``serve`` (mns-gateway serve) or ``gunicorn`` (gunicorn
+    gateway.serving.wsgi:app);
     ``env`` adds ``MNS_GATEWAY_*`` settings (``MNS_GATEWAY_DATABASE_URL`` among them); ``code``
     is the checkout the gateway runs from (another version's, for bench/compare.py)."""
     port = free_port()
@@ -108,7 +109,7 @@ def running_gateway(
                 "-b",
                 f"127.0.0.1:{port}",
                 "--no-control-socket",
-                "gateway.wsgi:app",
+                "gateway.serving.wsgi:app",
             ]
         process = subprocess.Popen(
             command,

@@ -1,6 +1,7 @@
 """PublishMessage throughput and latency over real HTTP, SDK-style signed requests.
 
-Runs ``mns-gateway serve`` (one worker process) and ``gunicorn gateway.wsgi:app`` with 2 workers,
+Runs ``mns-gateway serve`` (one worker process) and ``gunicorn gateway.serving.wsgi:app`` with 2
+workers,
 each against a topic with 1 and with 10 subscriptions, and prints requests/s, p50/p99 latency and
 the CPU each publish cost the gateway (and, on PostgreSQL, the database server). Delivery workers
 are turned off so the figures describe the publish path alone; bench/fanout.py measures

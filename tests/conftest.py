@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store.database import Database
-from gateway.store.sqlite import SQLiteDatabase
+from gateway.store.backends.database import Database
+from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.testing.process import GatewayProcess, free_port  # noqa: F401 - for test modules
 from tests.mns_http import RawClient
 from tests.postgres import PostgresServer, postgres_server
@@ -115,7 +115,7 @@ def open_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Op
             return SQLiteDatabase(path, synchronous="NORMAL")
 
     else:
-        from gateway.store.postgres import PostgresDatabase
+        from gateway.store.backends.postgres import PostgresDatabase
 
         url = request.getfixturevalue("postgres").new_database()
 

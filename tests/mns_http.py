@@ -12,7 +12,7 @@ from email.utils import formatdate
 
 from defusedxml.ElementTree import fromstring
 
-from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
+from gateway.auth.signatures import IncomingRequest, sign, string_to_sign
 from gateway.protocol.xml import local_name
 
 

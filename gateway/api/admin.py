@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway import dead_letters
+from gateway.admin import dead_letters
 from gateway.api.context import gateway, query_params, request_facts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range

@@ -15,21 +15,21 @@ from urllib.parse import quote, unquote
 
 from flask import Response, current_app, g, request
 
-from gateway.oplog import Field, NullOperationLog, OperationLog, RequestFacts
-from gateway.protocol.auth import IncomingRequest
+from gateway.auth.signatures import IncomingRequest
+from gateway.auth.temporary_credentials import AccessKeys
+from gateway.observability.oplog import Field, NullOperationLog, OperationLog, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.request_target import parse_request_target
 from gateway.protocol.xml import XmlNode, render_document
-from gateway.temporary_credentials import AccessKeys
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
     from gateway.api.certs import CertificateSource
-    from gateway.config import Settings
-    from gateway.metrics import GatewayMetrics
+    from gateway.config.settings import Settings
+    from gateway.observability.metrics import GatewayMetrics
     from gateway.store.base import Store
 
 XML_CONTENT_TYPE = "text/xml;charset=utf-8"

@@ -24,8 +24,7 @@ from gateway.api.context import (
     query_params,
     xml_response,
 )
-from gateway.http1.environ import CLIENT_CONNECTED
-from gateway.oplog import Action, Field, RequestFacts
+from gateway.observability.oplog import Action, Field, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, children, parse_document, render_document
@@ -46,8 +45,9 @@ from gateway.queues.wire import (
     root_name,
     sent_nodes,
 )
-from gateway.store.dead_letter_queue_sql import Moved
+from gateway.serving.http1.environ import CLIENT_CONNECTED
 from gateway.store.queues import QueueStore
+from gateway.store.sql.dead_letter_queue_sql import Moved
 
 blueprint = Blueprint("messages", __name__)
 

@@ -16,7 +16,7 @@ from gateway.api.context import (
     with_meta,
     xml_response,
 )
-from gateway.oplog import Action, Field
+from gateway.observability.oplog import Action, Field
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
 from gateway.store.topics import TopicStore

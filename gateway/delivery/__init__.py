@@ -7,8 +7,8 @@ that tests can pin byte for byte, and the only IO lives in two thin shells:
 - :mod:`~gateway.delivery.formats`   body, headers, string to sign, request path (pure).
 - :mod:`~gateway.delivery.signing`   RSA-SHA1 signatures and the key ring (files in ``keys/``).
 - :mod:`~gateway.delivery.egress`    which resolved addresses a push may connect to (pure).
-- :mod:`~gateway.delivery.transport` one attempt on a pooled keep-alive socket; the answer is
-                                     parsed by httptools in :mod:`~gateway.delivery.response`.
+- :mod:`~gateway.pushing.transport` one attempt on a pooled keep-alive socket; the answer is
+                                     parsed by httptools in :mod:`~gateway.pushing.response`.
 
 One attempt, as the delivery worker performs it::
 

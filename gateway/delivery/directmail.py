@@ -3,7 +3,7 @@
 The endpoint names the recipient; the publisher's ``DirectMail`` message attribute
 (docs/protocol.md#publishing) picks the subject, the sender, HTML or plain text and the Reply-To.
 Turning a delivery into that mail is kept here, pure and free of IO, apart from the SMTP shell in
-:mod:`gateway.delivery.mail` that sends it, so what a publisher gets can be decided and tested
+:mod:`gateway.pushing.mail` that sends it, so what a publisher gets can be decided and tested
 without a relay.
 """
 
@@ -16,9 +16,9 @@ from email.utils import formatdate
 from typing import Final
 
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.senders import PermanentDeliveryError
 from gateway.protocol.endpoints import MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
+from gateway.pushing.senders import PermanentDeliveryError
 from gateway.topics.direct import (
     ADDRESS,
     DIRECT_MAIL,

@@ -2,7 +2,7 @@
 
 Subscribers choose the endpoint URL, so without a policy anyone allowed to subscribe could make
 the gateway POST to the cloud metadata service (169.254.169.254, fd00:ec2::254) or to link-local
-neighbours. The check is applied by :mod:`~gateway.delivery.transport` to each *resolved* address
+neighbours. The check is applied by :mod:`~gateway.pushing.transport` to each *resolved* address
 just before connecting: checking the URL text would miss hostnames that resolve there, and
 checking at subscribe time would miss DNS answers that change later.
 

@@ -217,7 +217,7 @@ def push_path(endpoint_url: str) -> str:
     An endpoint without a path gets ``/notifications`` (docs/protocol.md#push-request). The
     normalisation is urllib3's own (percent-encoding of unsafe characters, dot segments removed), so
     the path that is signed is byte for byte the one
-    :class:`~gateway.delivery.transport.PushTransport` writes in the request line.
+    :class:`~gateway.pushing.transport.PushTransport` writes in the request line.
     """
     try:
         url = parse_url(endpoint_url)

@@ -1,7 +1,7 @@
 """Push signatures (RSA PKCS#1 v1.5 over SHA-1): signing keys, their certificates, signed pushes.
 
 The ring of keys a gateway signs with, kept in files or in the database, is
-:mod:`gateway.delivery.keyring`.
+:mod:`gateway.pushing.keyring`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What an SmsEndpoint subscription sends for one message: the text messages and their
 receivers, decided from the endpoint and the ``DirectSMS`` attribute, pure and free of IO.
 
-The providers (:mod:`gateway.delivery.sms_providers`: the Alibaba Cloud SMS API, a webhook, the
+The providers (:mod:`gateway.pushing.sms_providers`: the Alibaba Cloud SMS API, a webhook, the
 inbox) take an :class:`OutgoingSms` and only differ in where it goes. Who receives what
 (docs/delivery.md#sms-endpoints):
 
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.senders import PermanentDeliveryError
 from gateway.protocol.endpoints import SmsEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
+from gateway.pushing.senders import PermanentDeliveryError
 from gateway.topics.direct import (
     DIRECT_SMS,
     DirectSms,

@@ -2,7 +2,7 @@
 development setup and CI can see exactly what would have gone out (docs/delivery.md#the-inbox).
 
 ``records`` turns a delivery's prepared SMS or mail into entries (pure), ``sender`` is the
-:class:`~gateway.delivery.senders.Sender` that stores them, and ``commands`` is
+:class:`~gateway.pushing.senders.Sender` that stores them, and ``commands`` is
 ``mns-gateway inbox sms|mail``. The entries live in the store
 (:mod:`gateway.store.inbox`), so every replica sharing a database sees the same inbox; the
 HTTP views are :mod:`gateway.api.dev`.

@@ -1,7 +1,8 @@
 """``x-mns-request-id`` values: 24 uppercase hex characters, like the service's.
 
 ``{epoch seconds:08X}{process token:8}{counter:08X}``: every API response and every push carries
-one, so the token and counter come from a :class:`~gateway.process_sequence.ProcessSequence`
+one, so the token and counter come from a
+:class:`~gateway.protocol.process_sequence.ProcessSequence`
 (unique across processes, redrawn after a fork) rather than a random draw per request.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from gateway.process_sequence import ProcessSequence
+from gateway.protocol.process_sequence import ProcessSequence
 
 _sequence = ProcessSequence()
 

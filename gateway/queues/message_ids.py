@@ -2,14 +2,14 @@
 
 Receive breaks ties between messages that became Active in the same millisecond by MessageId, so
 ids must grow with send order; the per-process token and counter of a
-:class:`~gateway.process_sequence.ProcessSequence` keep ids unique across gunicorn workers
+:class:`~gateway.protocol.process_sequence.ProcessSequence` keep ids unique across gunicorn workers
 sharing one database without any coordination, also when the factory was created before
 gunicorn forked them.
 """
 
 from __future__ import annotations
 
-from gateway.process_sequence import ProcessSequence
+from gateway.protocol.process_sequence import ProcessSequence
 
 
 class MessageIdFactory:

@@ -2,18 +2,18 @@
 
 The views build these only for queues with ``LoggingEnabled`` and hand them to the ``oplog``
 service; a batch operation yields one record per message, tagged with the batch action, which is
-how :mod:`gateway.oplog` expects them.
+how :mod:`gateway.observability.oplog` expects them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gateway.oplog import Action, Field, RequestFacts
+from gateway.observability.oplog import Action, Field, RequestFacts
 from gateway.queues.records import QueueMessage, SentMessage, VisibilityChange
 
 if TYPE_CHECKING:
-    from gateway.store.dead_letter_queue_sql import Moved
+    from gateway.store.sql.dead_letter_queue_sql import Moved
 
 
 def sent_records(facts: RequestFacts, action: Action, sent: list[SentMessage]) -> list[dict]:

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from gateway.protocol.errors import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
-from gateway.queues.dead_letters import DeadLetterPolicy
+from gateway.queues.dlq_policy import DeadLetterPolicy
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ after its look therefore always either changes the generation before it sleeps o
 wake-up is lost and nothing polls the database in a loop.
 
 Wake-ups come from senders in this process (:meth:`WaiterHub.notify` after the commit) and, via
-:mod:`gateway.store.notifier`, from other processes sharing the database. Messages
+:mod:`gateway.store.notify.notifier`, from other processes sharing the database. Messages
 that become Active by the clock (a delay ending, a visibility timeout lapsing) send no wake-up:
 the receiver sleeps at most until the earliest such time it saw, and never longer than
 ``recheck_seconds``, so a lost datagram or a write from another host costs latency, never a
@@ -17,7 +17,8 @@ A sleeping receiver holds what its request is served with: a greenlet and a conn
 the default gevent worker class, a server thread with gthread. So the hub admits at most
 ``max_waiters`` of them; the rest get MessageNotExist at once, as the real service answers when
 its long-poll limit is reached, and the connections or threads stay free for senders. The
-gateway sizes the limit from its worker class (:attr:`gateway.config.Settings.waiter_limit`).
+gateway sizes the limit from its worker class
+(:attr:`gateway.config.settings.Settings.waiter_limit`).
 """
 
 from __future__ import annotations

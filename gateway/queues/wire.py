@@ -18,8 +18,8 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
 from gateway.protocol.properties import message_body, parse_properties, property_nodes
 from gateway.protocol.xml import XmlNode, child_text, children
-from gateway.queues import dead_letters
-from gateway.queues.dead_letters import PolicyUpdate
+from gateway.queues import dlq_policy as dead_letters
+from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.queues.records import (
     DELAY_SECONDS,
     MAX_BATCH_BODY_BYTES,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gateway.account import AccountAttributes
-from gateway.store.database import Database
+from gateway.account.attributes import AccountAttributes
+from gateway.store.backends.database import Database
 from gateway.store.shared import SharedSettings
 
 #: The shared setting holding the attributes (JSON).

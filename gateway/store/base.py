@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store.account import AccountStore
-from gateway.store.database import Database
+from gateway.store.backends.database import Database
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.inbox import InboxStore
-from gateway.store.notifier import Wakeups
+from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
 from gateway.store.reset import reset
 from gateway.store.temporary_credentials import TemporaryCredentialStore

@@ -10,11 +10,11 @@ from gateway.delivery.dead_letter_pushes import dead_letter_message
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
-from gateway.store import dead_letter_sql, delivery_sql
-from gateway.store.database import Database
-from gateway.store.notifier import Wakeups
+from gateway.store.backends.database import Database
+from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
-from gateway.store.sql import Connection
+from gateway.store.sql import dead_letter_sql, delivery_sql
+from gateway.store.sql.connection import Connection
 
 
 class DeliveryStore:

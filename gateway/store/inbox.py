@@ -1,4 +1,5 @@
-"""The inbox over a :class:`~gateway.store.database.Database`: entries stored in the transaction
+"""The inbox over a :class:`~gateway.store.backends.database.Database`: entries stored in the
+transaction
 that completes their delivery (neither lost nor kept twice), read back by filters, emptied."""
 
 from __future__ import annotations
@@ -7,9 +8,9 @@ import json
 from collections.abc import Callable, Sequence
 
 from gateway.inbox.records import InboxEntry, InboxKind, InboxQuery
-from gateway.store import delivery_sql
-from gateway.store.database import Database
-from gateway.store.sql import Connection, Row
+from gateway.store.backends.database import Database
+from gateway.store.sql import delivery_sql
+from gateway.store.sql.connection import Connection, Row
 
 
 def _entry_of(row: Row) -> InboxEntry:

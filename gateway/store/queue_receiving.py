@@ -1,7 +1,7 @@
 """Receiving from a queue: a first claim, then long polling until something is receivable.
 
 Part of :class:`~gateway.store.queues.QueueStore`, kept apart for its size: the claims themselves
-are :mod:`gateway.store.queue_claims`' (either kind of queue), the waiting
+are :mod:`gateway.store.sql.queue_claims`' (either kind of queue), the waiting
 :mod:`gateway.queues.waiters`'. A receive reports the messages it took and those it moved to the
 queue's dead-letter queue instead (docs/queues.md#dead-letter-queues).
 """
@@ -13,15 +13,15 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from gateway.queues import dead_letters
+from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import Queue, QueueMessage
 from gateway.queues.waiters import long_poll
-from gateway.store import queue_claims
-from gateway.store import queue_message_sql as message_sql
-from gateway.store import queue_sql as sql
-from gateway.store.dead_letter_queue_sql import Moved
-from gateway.store.sql import Connection
+from gateway.store.sql import queue_claims
+from gateway.store.sql import queue_message_sql as message_sql
+from gateway.store.sql import queue_sql as sql
+from gateway.store.sql.connection import Connection
+from gateway.store.sql.dead_letter_queue_sql import Moved
 
 if TYPE_CHECKING:
     from gateway.store.queues import QueueStore

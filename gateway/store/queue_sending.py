@@ -5,7 +5,7 @@ Part of :class:`~gateway.store.queues.QueueStore`, kept apart for its size, as i
 (:mod:`gateway.store.queue_receiving`). A message becomes a row here: its size checked against
 MaximumMessageSize (body and UserProperties together), its times computed by the rules of
 :mod:`gateway.queues.states`, an ordered queue's messages numbered within their group
-(:mod:`gateway.store.fifo_sql`).
+(:mod:`gateway.store.sql.fifo_sql`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from gateway.queues import receipts
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import NewMessage, Queue, SentMessage
 from gateway.queues.states import body_md5, body_size, effective_delay, visible_after
-from gateway.store import fifo_sql
-from gateway.store import queue_message_sql as message_sql
-from gateway.store import queue_sql as sql
-from gateway.store.queue_message_sql import StoredMessage
 from gateway.store.queue_receiving import PURGE_BATCH
-from gateway.store.sql import Connection
+from gateway.store.sql import fifo_sql
+from gateway.store.sql import queue_message_sql as message_sql
+from gateway.store.sql import queue_sql as sql
+from gateway.store.sql.connection import Connection
+from gateway.store.sql.queue_message_sql import StoredMessage
 
 if TYPE_CHECKING:
     from gateway.store.queues import QueueStore

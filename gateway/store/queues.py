@@ -1,8 +1,8 @@
 """Queue and queue-message operations: the queue model's domain methods over a Database.
 
 Every mutation is one :meth:`Database.write` job; a receive's claim re-checks in its UPDATE that
-each message is still Active (:mod:`gateway.store.queue_message_sql`), so no Active message is ever
-handed to two receivers, whether the database has one writer at a time (SQLite) or many
+each message is still Active (:mod:`gateway.store.sql.queue_message_sql`), so no Active message is
+ever handed to two receivers, whether the database has one writer at a time (SQLite) or many
 (PostgreSQL). Reads go through :meth:`Database.read` snapshots. Wake-ups for long-polling
 receivers are sent only after the commit that made a message receivable, here and, through the
 database's notifier, in every other process sharing it.
@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
-from gateway.queues import dead_letters, receipts
-from gateway.queues.dead_letters import PolicyUpdate
+from gateway.queues import dlq_policy as dead_letters
+from gateway.queues import receipts
+from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.receipts import Receipt, ReceiptSigner
 from gateway.queues.records import (
@@ -39,16 +40,16 @@ from gateway.queues.records import (
 )
 from gateway.queues.states import visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
-from gateway.store import fifo_sql, queue_claims
-from gateway.store import queue_message_sql as message_sql
-from gateway.store import queue_sql as sql
-from gateway.store.notifier import Wakeups
+from gateway.store.notify.notifier import Wakeups
 from gateway.store.queue_receiving import QueueReceiving, Received
 from gateway.store.queue_sending import QueueSending
-from gateway.store.sql import Connection
+from gateway.store.sql import fifo_sql, queue_claims
+from gateway.store.sql import queue_message_sql as message_sql
+from gateway.store.sql import queue_sql as sql
+from gateway.store.sql.connection import Connection
 
 if TYPE_CHECKING:
-    from gateway.store.database import Database
+    from gateway.store.backends.database import Database
 
 T = TypeVar("T")
 
@@ -58,7 +59,7 @@ PURGE_INTERVAL_SECONDS: Final = 60.0
 
 
 class QueueStore:
-    """Queue operations over a :class:`~gateway.store.database.Database`.
+    """Queue operations over a :class:`~gateway.store.backends.database.Database`.
 
     ``wakeups`` holds this process's long-polling receivers and reaches other processes' through
     the database's notifier; ``ids`` draws MessageIds (shared with topics); ``max_queues`` caps

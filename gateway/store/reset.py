@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from gateway.store.sql import Connection
+from gateway.store.sql.connection import Connection
 
 #: Tables that describe the gateway rather than hold its data.
 KEPT: Final = frozenset(

@@ -2,7 +2,8 @@
 access key pair, the signing key in use) and the push-signing keys with their certificates.
 
 With SQLite on one host the same things live as files in the data dir
-(:mod:`gateway.credentials`, :class:`gateway.delivery.keyring.FileKeyStorage`); with PostgreSQL
+(:mod:`gateway.auth.generated_keys`, :class:`gateway.pushing.keyring.FileKeyStorage`); with
+PostgreSQL
 every replica reads them from here, so a key rotated on one is used by all and every certificate
 is served by each.
 """
@@ -13,8 +14,8 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 
-from gateway.store.database import Database
-from gateway.store.sql import Connection
+from gateway.store.backends.database import Database
+from gateway.store.sql.connection import Connection
 
 
 def _setting(conn: Connection, name: str) -> str | None:
@@ -69,7 +70,7 @@ class SharedSettings:
 
 
 class DatabaseKeyStorage:
-    """A :class:`~gateway.delivery.keyring.KeyStorage` in the database."""
+    """A :class:`~gateway.pushing.keyring.KeyStorage` in the database."""
 
     CURRENT = "current_signing_key"
 

@@ -1,5 +1,5 @@
 """Issued temporary credentials, in the database every replica reads, and the key their
-security tokens are signed with (:mod:`gateway.temporary_credentials`).
+security tokens are signed with (:mod:`gateway.auth.temporary_credentials`).
 
 Expired pairs are deleted whenever a pair is issued, in the same transaction, so the table holds
 no more than the pairs still valid plus those that expired since the last issue.
@@ -11,10 +11,10 @@ import base64
 import secrets
 from collections.abc import Callable
 
-from gateway.store.database import Database
+from gateway.auth.temporary_credentials import TemporaryCredential, mint
+from gateway.store.backends.database import Database
 from gateway.store.shared import SharedSettings
-from gateway.store.sql import Connection
-from gateway.temporary_credentials import TemporaryCredential, mint
+from gateway.store.sql.connection import Connection
 
 #: The shared setting holding the HMAC key of security tokens (base64).
 TOKEN_KEY_NAME = "security_token_key"

@@ -8,12 +8,12 @@ from functools import partial
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import NotifyStrategy
-from gateway.queues.dead_letters import DeadLetterPolicy
+from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.message_ids import MessageIdFactory
-from gateway.store import topic_sql as sql
-from gateway.store.database import Database
-from gateway.store.notifier import Wakeups
-from gateway.store.sql import Connection
+from gateway.store.backends.database import Database
+from gateway.store.notify.notifier import Wakeups
+from gateway.store.sql import topic_sql as sql
+from gateway.store.sql.connection import Connection
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
 

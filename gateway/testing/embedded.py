@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from gateway.admin_client import AdminClient
+from gateway.cli.admin_client import AdminClient
 from gateway.testing.inbox import Inbox
 from gateway.testing.process import GatewayProcess
 from gateway.testing.pushes import PushRecorder

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Self, TypeVar
 
-from gateway.admin_client import AdminClient
+from gateway.cli.admin_client import AdminClient
 
 DEFAULT_WAIT = 10.0
 _POLL_SECONDS = 0.05

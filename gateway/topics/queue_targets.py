@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from gateway.config import Settings
+from gateway.config.settings import Settings
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
-from gateway.queues.dead_letters import check_not_own
+from gateway.queues.dlq_policy import check_not_own
 from gateway.topics.records import Subscription
 
 

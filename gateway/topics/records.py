@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
-from gateway.queues.dead_letters import DeadLetterPolicy
+from gateway.queues.dlq_policy import DeadLetterPolicy
 
 #: Messages in a topic live one day: docs/protocol.md#topics (kept and expired as in
 #: docs/delivery.md#topic-message-retention).

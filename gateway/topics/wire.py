@@ -19,7 +19,7 @@ from gateway.protocol.names import bool_attribute, int_attribute, render_bool
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
 from gateway.protocol.xml import XmlNode, child, child_text, local_name, unexpected_element
-from gateway.queues import dead_letters
+from gateway.queues import dlq_policy as dead_letters
 from gateway.topics.direct import validate_direct_attributes
 from gateway.topics.records import (
     MAX_MESSAGE_SIZE,

@@ -19,8 +19,8 @@ from mns.account import Account
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from gateway.cli import main
-from gateway.credentials import load_or_create
+from gateway.auth.generated_keys import load_or_create
+from gateway.cli.commands import main
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from gateway.config import GEVENT_WAITERS, READERS, Settings, env_name, settings_from_env
+from gateway.config.settings import GEVENT_WAITERS, READERS, Settings, env_name, settings_from_env
 from tests.readme import section
 
 

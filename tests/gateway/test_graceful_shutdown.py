@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import RunningGateway, start_gateway
 from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
 from tests.mns_http import RawClient, RawResponse

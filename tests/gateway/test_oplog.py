@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from gateway.oplog import (
+from gateway.observability.oplog import (
     Action,
     DropReason,
     Field,

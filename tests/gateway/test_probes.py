@@ -8,14 +8,14 @@ import socket
 import pytest
 from flask import Flask
 
-from gateway.metrics import GatewayMetrics
-from gateway.probes import (
+from gateway.observability.metrics import GatewayMetrics
+from gateway.serving.gunicorn_app import CannotListenError
+from gateway.serving.probes import (
     InvalidProbeAddressError,
     ProbeServer,
     create_probe_app,
     parse_address,
 )
-from gateway.serving import CannotListenError
 from tests.http_wire import http_get
 
 

@@ -2,7 +2,7 @@ import gc
 import os
 import weakref
 
-from gateway.process_sequence import ProcessSequence
+from gateway.protocol.process_sequence import ProcessSequence
 from gateway.queues.message_ids import MessageIdFactory
 
 

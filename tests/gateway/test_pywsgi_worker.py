@@ -50,10 +50,10 @@ def port(tmp_path_factory: pytest.TempPathFactory, access_log: Path) -> Iterator
         "MNS_GATEWAY_HEADER_TIMEOUT": "1",
     }
     command = [
-        *(sys.executable, "-m", "gunicorn", "-k", "gateway.pywsgi_worker.PyWSGIWorker"),
+        *(sys.executable, "-m", "gunicorn", "-k", "gateway.serving.pywsgi_worker.PyWSGIWorker"),
         *("--keep-alive", "1", "-b", f"127.0.0.1:{port}", *NO_CONTROL_SOCKET),
         *("--access-logfile", str(access_log)),
-        "gateway.wsgi:app",
+        "gateway.serving.wsgi:app",
     ]
     process = subprocess.Popen(
         command,

@@ -14,7 +14,7 @@ from mns.queue import Message
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 
-from gateway.cli import main
+from gateway.cli.commands import main
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, start_gateway
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

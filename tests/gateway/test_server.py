@@ -1,4 +1,4 @@
-"""Assembling a gateway process (``gateway/server.py``): what its liveness probe asks.
+"""Assembling a gateway process (``gateway/composition.py``): what its liveness probe asks.
 
 ``serve`` runs a delivery worker in every process beside the API. A process whose dispatcher
 died answers requests but pushes nothing, so its ``/healthz`` must fail like
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import Settings
-from gateway.server import Runtime, build_app, build_runtime
+from gateway.composition import Runtime, build_app, build_runtime
+from gateway.config.settings import Settings
 
 
 @pytest.fixture()

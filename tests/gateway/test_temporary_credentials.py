@@ -9,9 +9,8 @@ import pytest
 from mns.auth import Credentials
 from mns.mns_client import MNSClient
 
-from gateway.protocol.auth import IncomingRequest, authenticate
-from gateway.protocol.errors import MNSError
-from gateway.temporary_credentials import (
+from gateway.auth.signatures import IncomingRequest, authenticate
+from gateway.auth.temporary_credentials import (
     AccessKeys,
     TemporaryCredential,
     TokenClaims,
@@ -19,13 +18,14 @@ from gateway.temporary_credentials import (
     read_security_token,
     security_token,
 )
+from gateway.protocol.errors import MNSError
 
 NOW = 1_800_000_000.0
 TOKEN_KEY = b"k" * 32
 
 
 class IssuedPairs:
-    """An in-memory :class:`~gateway.temporary_credentials.IssuedCredentials`."""
+    """An in-memory :class:`~gateway.auth.temporary_credentials.IssuedCredentials`."""
 
     def __init__(self, *credentials: TemporaryCredential) -> None:
         self.pairs = {c.access_key_id: c.access_key_secret for c in credentials}

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping
 import helm_python
 import pytest
 
-from gateway.cli import _parser
-from gateway.config import settings_from_env
+from gateway.cli.commands import _parser
+from gateway.config.settings import settings_from_env
 from tests.helm.chart import (
     CHART,
     MATRIX,
@@ -84,7 +84,7 @@ def test_every_variable_the_chart_sets_is_read_by_the_gateway() -> None:
     named = variables_set_by_the_chart()
     for path in (REPOSITORY / "Dockerfile", REPOSITORY / "docs" / "deploy.md"):
         named |= set(_ENV_NAME.findall(path.read_text(encoding="utf-8")))
-    assert named - known == set(), "not read by gateway.config.settings_from_env"
+    assert named - known == set(), "not read by gateway.config.settings.settings_from_env"
 
 
 def test_every_setting_the_gateway_reads_is_passed_by_the_chart() -> None:

@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from gateway.config import parse_queue_bridges
+from gateway.config.settings import parse_queue_bridges
 from tests.helm.chart import (
     EXTERNAL_DATABASE_URL,
     FULLNAME,

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from werkzeug.test import EnvironBuilder
 
-from gateway.app import create_app
-from gateway.config import Settings
-from gateway.http1.environ import CLIENT_CONNECTED
-from gateway.protocol.auth import IncomingRequest, sign, string_to_sign
+from gateway.api.app import create_app
+from gateway.auth.signatures import IncomingRequest, sign, string_to_sign
+from gateway.config.settings import Settings
 from gateway.queues.records import NewMessage, QueueAttributes
+from gateway.serving.http1.environ import CLIENT_CONNECTED
+from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.http_wire import read_responses
 from tests.mns_http import RawClient, RawResponse

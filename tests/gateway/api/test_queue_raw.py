@@ -19,11 +19,11 @@ from mns.mns_exception import MNSServerException
 from mns.queue import Message, QueueMeta
 from werkzeug.serving import make_server
 
-from gateway.app import create_app
-from gateway.config import Settings
-from gateway.metrics import GatewayMetrics
+from gateway.api.app import create_app
+from gateway.config.settings import Settings
+from gateway.observability.metrics import GatewayMetrics
+from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, start_gateway
 from tests.gateway.api.sdk import NS
 from tests.mns_http import RawClient, RawResponse

@@ -17,10 +17,10 @@ from mns.queue import Message, QueueMeta
 from mns.topic import TopicMessage, TopicMeta
 from werkzeug.serving import make_server
 
-from gateway.app import create_app
-from gateway.config import Settings
+from gateway.api.app import create_app
+from gateway.config.settings import Settings
+from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
 from tests.gateway.api.sdk import server_error
 

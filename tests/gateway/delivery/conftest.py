@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from gateway.delivery.transport import PushTransport
+from gateway.pushing.transport import PushTransport
 from tests.http_wire import read_message
 from tests.local_server import local_server
 

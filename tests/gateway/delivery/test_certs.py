@@ -10,7 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from gateway.api.certs import create_certs_blueprint
-from gateway.delivery.keyring import KeyRing
+from gateway.pushing.keyring import KeyRing
 
 
 @pytest.fixture()

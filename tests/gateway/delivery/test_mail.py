@@ -24,10 +24,10 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, TopicMessage, TopicMeta
 
 from gateway.delivery.directmail import DEFAULT_SUBJECT
-from gateway.delivery.mail import MailSender, SmtpConfigError, SmtpSecurity, SmtpSettings, open_smtp
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.senders import PermanentDeliveryError
-from gateway.delivery.transport import PushOutcome
+from gateway.pushing.mail import MailSender, SmtpConfigError, SmtpSecurity, SmtpSettings, open_smtp
+from gateway.pushing.senders import PermanentDeliveryError
+from gateway.pushing.transport import PushOutcome
 from gateway.topics.records import Subscription
 from gateway.topics.records import TopicMessage as StoredMessage
 from tests.conftest import (

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.delivery.response import MalformedResponseError, read_response
+from gateway.pushing.response import MalformedResponseError, read_response
 
 LIMIT = 1024
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from gateway.delivery.records import Attempt, Settlement
-from gateway.delivery.settler import Settler
+from gateway.pushing.settler import Settler
+from gateway.store.backends.memory import MemoryDatabase
 from gateway.store.base import Store, compose_store
-from gateway.store.memory import MemoryDatabase
 from gateway.topics.records import Subscription, TopicMessage
 
 

@@ -19,9 +19,9 @@ from werkzeug.serving import make_server
 
 from gateway.api.certs import create_certs_blueprint
 from gateway.delivery.formats import ContentFormat, PushNotification, http_date, message_md5
-from gateway.delivery.keyring import KeyRing
 from gateway.delivery.signing import build_signed_push
-from gateway.delivery.transport import PushTransport
+from gateway.pushing.keyring import KeyRing
+from gateway.pushing.transport import PushTransport
 
 from .conftest import WAIT_SECONDS, Endpoint
 from .doc_verifier import received_value, verify_as_a_receiver

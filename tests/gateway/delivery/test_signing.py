@@ -17,7 +17,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from gateway.delivery.formats import ContentFormat, PushNotification, message_md5, string_to_sign
-from gateway.delivery.keyring import KeyRing
 from gateway.delivery.signing import (
     KeyRingError,
     build_signed_push,
@@ -25,6 +24,7 @@ from gateway.delivery.signing import (
     key_id_of,
     sign_headers,
 )
+from gateway.pushing.keyring import KeyRing
 
 from .conftest import WAIT_SECONDS
 

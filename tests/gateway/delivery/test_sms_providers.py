@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from gateway.delivery.senders import PermanentDeliveryError
-from gateway.delivery.sms_providers import (
+from gateway.pushing.senders import PermanentDeliveryError
+from gateway.pushing.sms_providers import (
     AliyunSmsSender,
     SmsConfigError,
     WebhookSmsSender,
     is_permanent_refusal,
 )
-from gateway.delivery.transport import PushOutcome, PushTransport
+from gateway.pushing.transport import PushOutcome, PushTransport
 from tests.conftest import free_port
 from tests.dysmsapi import ACCESS_KEY_ID, ACCESS_KEY_SECRET, SmsApi, sms_api
 

@@ -19,9 +19,9 @@ from gateway.delivery.formats import (
     push_path,
     render,
 )
-from gateway.delivery.keyring import KeyRing
 from gateway.delivery.signing import sign_headers
-from gateway.delivery.transport import (
+from gateway.pushing.keyring import KeyRing
+from gateway.pushing.transport import (
     MAX_RESPONSE_BYTES,
     PushOutcome,
     PushResult,

@@ -14,15 +14,15 @@ from collections.abc import Iterator
 import pytest
 
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.senders import PermanentDeliveryError, SenderRegistry
-from gateway.delivery.transport import PushOutcome, PushResult
-from gateway.delivery.worker import DeliveryWorker, WorkerOptions
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
-from gateway.queues.dead_letters import DeadLetterPolicy
+from gateway.pushing.senders import PermanentDeliveryError, SenderRegistry
+from gateway.pushing.transport import PushOutcome, PushResult
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
+from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import QueueAttributes
+from gateway.store.backends.memory import MemoryDatabase
 from gateway.store.base import Store, compose_store
 from gateway.store.deliveries import DeliveryStore
-from gateway.store.memory import MemoryDatabase
 from gateway.topics.records import Subscription, TopicMessage
 
 T0 = 1_800_000_000.0

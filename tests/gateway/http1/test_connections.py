@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.http1.connections import ConnectionTable
+from gateway.serving.http1.connections import ConnectionTable
 from tests.conftest import RunningGateway, start_gateway
 from tests.http_wire import read_responses
 

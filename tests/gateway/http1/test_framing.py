@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.http1.framing import Phase, Request, RequestParser
 from gateway.protocol.errors import MNSError
+from gateway.serving.http1.framing import Phase, Request, RequestParser
 
 LIMIT = 1024
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.cli import main
+from gateway.cli.commands import main
 from gateway.pipeline.report import missing_requirement
 
 

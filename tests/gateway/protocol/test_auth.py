@@ -10,14 +10,14 @@ import pytest
 from mns.auth import Credentials
 from mns.mns_client import MNSClient
 
-from gateway.protocol.auth import (
+from gateway.auth.signatures import (
     IncomingRequest,
     authenticate,
     content_md5_matches,
     string_to_sign,
 )
+from gateway.auth.temporary_credentials import AccessKeys
 from gateway.protocol.errors import MNSError
-from gateway.temporary_credentials import AccessKeys
 
 NOW = 1_800_000_000.0
 SECRETS = AccessKeys({"ak": "sk"})

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gateway.queues.states import MessageState, message_state, receive_order_key
-from gateway.store import queue_message_sql as message_sql
-from gateway.store import queue_sql
-from gateway.store.memory import MemoryDatabase
-from gateway.store.sql import Connection
+from gateway.store.backends.memory import MemoryDatabase
+from gateway.store.sql import queue_message_sql as message_sql
+from gateway.store.sql import queue_sql
+from gateway.store.sql.connection import Connection
 
 NOW = 1_000_000
 #: Times around "now" so that every state, and ties, come up often.

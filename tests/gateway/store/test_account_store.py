@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from gateway.account import AccountAttributes
+from gateway.account.attributes import AccountAttributes
 from gateway.protocol.errors import MNSError
 from gateway.store.account import AccountStore
 from tests.conftest import OpenDatabase

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from gateway.delivery.records import Attempt
-from gateway.store import delivery_sql
 from gateway.store.base import Store, compose_store
+from gateway.store.sql import delivery_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 

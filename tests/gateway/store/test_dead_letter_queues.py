@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.queues.dead_letters import DeadLetterPolicy, PolicyUpdate
+from gateway.queues.dlq_policy import DeadLetterPolicy, PolicyUpdate
 from gateway.queues.records import NewMessage, QueueType
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store.database import Database
-from gateway.store.memory import MemoryDatabase
-from gateway.store.migrations import INITIAL, MIGRATIONS, latest_version
-from gateway.store.sqlite import SQLiteDatabase, check_sqlite_version
+from gateway.store.backends.database import Database
+from gateway.store.backends.memory import MemoryDatabase
+from gateway.store.backends.sqlite import SQLiteDatabase, check_sqlite_version
+from gateway.store.sql.migrations import INITIAL, MIGRATIONS, latest_version
 from tests.postgres import PostgresServer
 
 
@@ -127,7 +127,7 @@ def test_an_sqlite_without_returning_is_refused_clearly() -> None:
 
 def test_replicas_starting_together_migrate_postgresql_once(postgres: PostgresServer) -> None:
     """The advisory lock makes concurrent migrations take turns; the later ones find nothing."""
-    from gateway.store.postgres import PostgresDatabase
+    from gateway.store.backends.postgres import PostgresDatabase
 
     url = postgres.new_database()
     applied = migrate_together(lambda: PostgresDatabase(url, migrate=False, pool_size=2))

@@ -1,4 +1,5 @@
-"""psycopg waiting on gevent's hub (:mod:`gateway.store.pg_waiting`), against a real PostgreSQL.
+"""psycopg waiting on gevent's hub (:mod:`gateway.store.backends.pg_waiting`), against a real
+PostgreSQL.
 
 Each scenario runs in a fresh interpreter (monkey-patching is for life) and prints what it saw
 as JSON; the assertions are here. Timings only bound the waits generously: a wait that blocked
@@ -23,8 +24,8 @@ monkey.patch_all()
 import gevent
 import psycopg
 from psycopg import waiting
-from gateway.store.pg_waiting import wait_on_hub
-from gateway.store.postgres import PostgresDatabase
+from gateway.store.backends.pg_waiting import wait_on_hub
+from gateway.store.backends.postgres import PostgresDatabase
 
 url = sys.argv[1]
 database = PostgresDatabase(url, pool_size=4, migrate=False)
@@ -133,7 +134,7 @@ UNPATCHED = """
 import json, sys, threading, time
 from psycopg import waiting
 own = waiting.wait
-from gateway.store.postgres import PostgresDatabase
+from gateway.store.backends.postgres import PostgresDatabase
 
 database = PostgresDatabase(sys.argv[1], pool_size=4, migrate=False)
 database.ping()

@@ -22,7 +22,7 @@ if sys.argv[2] == "psycopg-first":
 from gevent import monkey
 monkey.patch_all()
 import gevent
-from gateway.store.postgres import PostgresDatabase
+from gateway.store.backends.postgres import PostgresDatabase
 
 database = PostgresDatabase(sys.argv[1], pool_size=8, migrate=False)
 ticks = []

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from gateway.queues.records import NewMessage, QueueAttributes
-from gateway.store.queue_message_sql import next_due, ready_rows, take
 from gateway.store.queues import QueueStore
+from gateway.store.sql.queue_message_sql import next_due, ready_rows, take
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import (
     T0,

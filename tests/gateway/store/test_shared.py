@@ -7,8 +7,8 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 
-from gateway.credentials import load_or_create
-from gateway.delivery.keyring import KeyRing
+from gateway.auth.generated_keys import load_or_create
+from gateway.pushing.keyring import KeyRing
 from gateway.store.shared import DatabaseKeyStorage, SharedSettings
 from tests.conftest import OpenDatabase
 

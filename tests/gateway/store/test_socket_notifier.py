@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store.notifier import decode_queue_wakeup, encode_queue_wakeup
-from gateway.store.socket_notifier import SocketNotifier
+from gateway.store.notify.notifier import decode_queue_wakeup, encode_queue_wakeup
+from gateway.store.notify.socket_notifier import SocketNotifier
 
 
 @pytest.fixture()
@@ -18,7 +18,7 @@ def wake_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class Collector:
-    """A :class:`~gateway.store.notifier.WakeListener` that records what reaches it."""
+    """A :class:`~gateway.store.notify.notifier.WakeListener` that records what reaches it."""
 
     def __init__(self) -> None:
         self.received: queue.Queue[tuple[str, int | None] | str] = queue.Queue()
@@ -102,7 +102,7 @@ from gevent import monkey
 monkey.patch_all()
 import gevent
 from pathlib import Path
-from gateway.store.socket_notifier import SocketNotifier
+from gateway.store.notify.socket_notifier import SocketNotifier
 
 directory = Path(sys.argv[1])
 directory.mkdir()

@@ -3,8 +3,8 @@ deleted (docs/protocol.md#temporary-credentials)."""
 
 from __future__ import annotations
 
+from gateway.auth.temporary_credentials import read_security_token
 from gateway.store.temporary_credentials import TemporaryCredentialStore
-from gateway.temporary_credentials import read_security_token
 from tests.conftest import OpenDatabase
 
 

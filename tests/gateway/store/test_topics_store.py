@@ -6,8 +6,8 @@ import pytest
 
 from gateway.delivery.records import Attempt, Settlement
 from gateway.protocol.errors import MNSError
-from gateway.store import dead_letter_sql
 from gateway.store.base import Store, compose_store
+from gateway.store.sql import dead_letter_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from gateway.delivery.records import DeliveryJob
-from gateway.delivery.senders import SenderRegistry
-from gateway.delivery.transport import PushOutcome, PushResult
-from gateway.delivery.worker import DeliveryWorker, WorkerOptions
+from gateway.pushing.senders import SenderRegistry
+from gateway.pushing.transport import PushOutcome, PushResult
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store, compose_store
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store.sqlite import SQLiteDatabase
+from gateway.store.backends.sqlite import SQLiteDatabase
 
 
 @pytest.fixture()

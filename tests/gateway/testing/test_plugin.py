@@ -72,7 +72,8 @@ def test_a_suite_that_never_uses_the_fixture_pays_nothing(tmp_path: Path) -> Non
                 def test_the_plugin_loaded_nothing_heavy():
                     assert "gateway.testing.plugin" in sys.modules
                     loaded = [m for m in sys.modules if m.startswith(
-                        ("gateway.server", "gateway.testing.embedded", "gevent", "flask", "mns")
+                        ("gateway.composition", "gateway.testing.embedded", "gevent", "flask",
+                        "mns")
                     )]
                     assert loaded == []
             """

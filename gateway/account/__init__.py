@@ -1,0 +1,1 @@
+"""The account: its attributes (LoggingBucket, TraceEnabled) and their XML."""

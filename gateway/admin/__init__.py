@@ -1,0 +1,1 @@
+"""What operators do through the admin API and the CLI alike (dead letters)."""

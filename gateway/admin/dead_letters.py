@@ -1,0 +1,168 @@
+"""Dead letters as operators see them: the documents both the admin API and the CLI answer with,
+and the one replay that both run.
+
+A dead letter is a message whose subscription's retries ran out (docs/protocol.md#retry-schedules).
+Listing, showing and replaying it are the same operations whether they come from
+``/admin/dead-letters`` or from ``mns-gateway dead-letters``; keeping them here means the two
+cannot drift apart (a CLI replay writes the same ``Replay`` operation-log record as an admin one).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gateway.cli.common import iso_utc
+from gateway.delivery.records import DeadLetter
+from gateway.observability.oplog import Action, Field, OperationLog, RequestFacts
+from gateway.protocol.request_ids import new_request_id
+from gateway.store.deliveries import DeliveryStore
+
+#: The request's shared operation-log facts for a record about ``topic_name``.
+FactsFor = Callable[[Field, str], RequestFacts]
+
+
+def summary(letter: DeadLetter) -> dict[str, Any]:
+    return {
+        "Id": letter.id,
+        "MessageId": letter.message.id,
+        "TopicName": letter.message.topic_name,
+        "SubscriptionName": letter.subscription.name,
+        "Endpoint": letter.subscription.endpoint,
+        "Reason": letter.reason,
+        "Attempts": len(letter.attempts),
+        "DeadAt": letter.dead_at_ms,
+        "ReplayedAt": letter.replayed_at_ms,
+        # Where else it went: docs/delivery.md#subscription-dead-letter-queues
+        "DeadLetterQueue": _dead_letter_queue(letter),
+    }
+
+
+def _dead_letter_queue(letter: DeadLetter) -> dict[str, Any] | None:
+    """The subscription's dead-letter queue and the message's id there; MessageId ``None``
+    when the queue was gone or refused it; ``None`` without a dead-letter queue."""
+    if letter.dead_letter_queue is None:
+        return None
+    return {"Queue": letter.dead_letter_queue, "MessageId": letter.dead_letter_queue_message_id}
+
+
+def detail(letter: DeadLetter) -> dict[str, Any]:
+    message = letter.message
+    return {
+        **summary(letter),
+        "NotifyStrategy": letter.subscription.notify_strategy.value,
+        "NotifyContentFormat": letter.subscription.notify_content_format.value,
+        "MessageBody": message.body,
+        "MessageBodyMD5": message.body_md5,
+        "MessageTag": message.tag,
+        "PublishTime": message.publish_time_ms,
+        "AttemptHistory": [a.fields() for a in letter.attempts],
+    }
+
+
+def listing(store: DeliveryStore, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
+    page = store.list_dead_letters(marker, limit, topic)
+    return {"DeadLetters": [summary(d) for d in page.items], "NextMarker": page.next_marker}
+
+
+def replay(
+    store: DeliveryStore, letter_id: str, *, oplog: OperationLog, facts: FactsFor
+) -> dict[str, Any]:
+    """Deliver a dead letter again (same MessageId) and log a ``Replay`` record.
+
+    The store wakes the delivery workers of every process sharing the database.
+    """
+    delivery_id = store.replay_dead_letter(letter_id)
+    letter = store.get_dead_letter(letter_id)
+    oplog.write(
+        facts(Field.TOPIC_NAME, letter.message.topic_name).record(
+            Action.REPLAY,
+            SubscriptionName=letter.subscription.name,
+            MessageId=letter.message.id,
+            Endpoint=letter.subscription.endpoint,
+        )
+    )
+    return {"Id": letter_id, "DeliveryId": delivery_id}
+
+
+class LocalDeadLetters:
+    """The dead-letter operations on this machine's store, as ``mns-gateway dead-letters`` runs
+    them: a replay is logged with this command's own request id and no remote address."""
+
+    def __init__(self, store: DeliveryStore, oplog: OperationLog, account_id: str) -> None:
+        self._store = store
+        self._oplog = oplog
+        self._account_id = account_id
+
+    def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
+        return listing(self._store, marker, limit, topic)
+
+    def detail(self, letter_id: str) -> dict[str, Any]:
+        return detail(self._store.get_dead_letter(letter_id))
+
+    def replay(self, letter_id: str) -> dict[str, Any]:
+        started = time.monotonic()
+
+        def facts(resource: Field, name: str) -> RequestFacts:
+            elapsed_ms = (time.monotonic() - started) * 1000
+            return RequestFacts(resource, name, new_request_id(), "", self._account_id, elapsed_ms)
+
+        return replay(self._store, letter_id, oplog=self._oplog, facts=facts)
+
+
+def describe_listing(document: Mapping[str, Any]) -> str:
+    """A listing for people: one line per dead letter, times in ISO-8601 UTC."""
+    lines = [
+        f"{d['Id']}  {d['TopicName']}/{d['SubscriptionName']}  dead {iso_utc(d['DeadAt'])}  "
+        f"{d['Attempts']} attempts  {d['Reason']}"
+        + (f"  replayed {iso_utc(d['ReplayedAt'])}" if d.get("ReplayedAt") else "")
+        + (f"  also in {describe_queue(d['DeadLetterQueue'])}" if d.get("DeadLetterQueue") else "")
+        for d in document["DeadLetters"]
+    ]
+    if not lines:
+        lines.append("no dead letters")
+    if document.get("NextMarker"):
+        lines.append(f"more: --marker {document['NextMarker']}")
+    return "\n".join(lines)
+
+
+def describe_queue(where: Mapping[str, Any] | None) -> str:
+    """Where a dead letter's message went besides the dead letters: its subscription's
+    dead-letter queue (and the message's id there), or why not."""
+    if not where:
+        return "-"
+    if where.get("MessageId") is None:
+        return f"queue {where['Queue']} (not taken: missing or refused)"
+    return f"queue {where['Queue']} as {where['MessageId']}"
+
+
+def describe_detail(document: Mapping[str, Any]) -> str:
+    """One dead letter for people: its message, subscription and every attempt."""
+    fields = [
+        ("Id", document["Id"]),
+        ("MessageId", document["MessageId"]),
+        ("Topic", document["TopicName"]),
+        ("Subscription", document["SubscriptionName"]),
+        ("Endpoint", document["Endpoint"]),
+        ("NotifyStrategy", document["NotifyStrategy"]),
+        ("Format", document["NotifyContentFormat"]),
+        ("Published", iso_utc(document["PublishTime"])),
+        ("Dead", iso_utc(document["DeadAt"])),
+        ("Replayed", iso_utc(document["ReplayedAt"])),
+        ("Reason", document["Reason"]),
+        ("DeadLetterQueue", describe_queue(document.get("DeadLetterQueue"))),
+        ("MessageTag", document["MessageTag"] or "-"),
+        ("MessageBody", document["MessageBody"]),
+    ]
+    lines = [f"{name + ':':<16}{value}" for name, value in fields]
+    lines.append("Attempts:")
+    for attempt in document["AttemptHistory"]:
+        status, latency = attempt["status_code"], attempt["latency_ms"]
+        lines.append(
+            f"  #{attempt['attempt']}  {iso_utc(attempt['attempted_at_ms'])}  {attempt['outcome']}"
+            + (f"  HTTP {status}" if status is not None else "")
+            + (f"  {latency:.0f} ms" if latency is not None else "")
+            + (f"  {attempt['error']}" if attempt.get("error") else "")
+        )
+    return "\n".join(lines)

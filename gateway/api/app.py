@@ -1,0 +1,173 @@
+"""``create_app``: wires the MNS API blueprints, authentication, error mapping and health checks.
+
+Every side effect arrives as an argument (store, clock, access keys, operation log, metrics, the
+certificates of the signing keys), typed in one :class:`~gateway.api.context.GatewayContext`, so
+tests build an app on a temporary store with a fixed clock and drive it through Flask's test
+client or a real server.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, Response, g, request
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Rule
+
+from gateway.api import account, admin, dev, queues, topics
+from gateway.api.certs import CertificateSource, create_certs_blueprint
+from gateway.api.context import (
+    GatewayContext,
+    OriginFormTargets,
+    error_response,
+    gateway,
+    incoming_request,
+)
+from gateway.auth.signatures import authenticate
+from gateway.config.settings import Settings
+from gateway.observability.metrics import GatewayMetrics
+from gateway.observability.oplog import NullOperationLog, OperationLog
+from gateway.protocol import MNS_VERSION
+from gateway.protocol.errors import MNSError
+from gateway.protocol.request_ids import new_request_id
+from gateway.serving.http1.environ import REFUSAL, size_body
+from gateway.serving.http1.framing import body_too_large
+from gateway.serving.probes import create_probes_blueprint
+from gateway.store.base import Store
+
+log = logging.getLogger(__name__)
+
+#: Paths served without MNS authentication: probes, metrics and signing certificates.
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
+
+
+def create_app(
+    settings: Settings,
+    store: Store,
+    access_keys: dict[str, str],
+    *,
+    clock: Callable[[], float] = time.time,
+    oplog: OperationLog | None = None,
+    metrics: GatewayMetrics | None = None,
+    certificates: CertificateSource | None = None,
+    alive: Callable[[], bool] = lambda: True,
+) -> Flask:
+    """The gateway's WSGI app over ``store``. ``alive`` is what ``/healthz`` asks: whether the
+    process can do its work (:func:`gateway.composition.build_app` asks its delivery worker)."""
+    app = Flask("gateway")
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.wsgi_app = OriginFormTargets(app.wsgi_app)  # type: ignore[method-assign]
+    _answer_refusals(app)
+    _route_only_declared_methods(app)
+    app.extensions["mns"] = GatewayContext(
+        settings,
+        store,
+        access_keys,
+        oplog=oplog or NullOperationLog(),
+        metrics=metrics,
+        certificates=certificates,
+    )
+    app.register_blueprint(topics.blueprint)
+    app.register_blueprint(queues.blueprint)
+    app.register_blueprint(admin.blueprint)
+    app.register_blueprint(account.blueprint)
+    if settings.inbox:
+        app.register_blueprint(dev.blueprint)
+    if certificates is not None:
+        app.register_blueprint(create_certs_blueprint(certificates))
+    _install_hooks(app, clock)
+    app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
+    return app
+
+
+def _answer_refusals(app: Flask) -> None:
+    """A request the server in front refused (:mod:`gateway.serving.http1.refusal`) is answered with
+    its error before anything else runs."""
+
+    @app.before_request
+    def raise_refusal() -> None:
+        if (refusal := request.environ.get(REFUSAL)) is not None:
+            raise refusal
+
+
+class DeclaredMethodsRule(Rule):
+    """A URL rule that answers exactly the methods its view declares.
+
+    Werkzeug adds HEAD to every GET rule, running the GET view and dropping the body: on
+    ``/queues/<name>/messages`` that is a ReceiveMessage whose receipt handle nobody sees. MNS
+    documents no HEAD anywhere, so a HEAD is an unknown method like any other.
+    """
+
+    def __init__(self, string: str, *args: Any, methods: Any = None, **kwargs: Any) -> None:
+        super().__init__(string, *args, methods=methods, **kwargs)
+        declared = {method.upper() for method in methods or ()}
+        if self.methods is not None and "HEAD" not in declared:
+            self.methods.discard("HEAD")
+
+
+def _route_only_declared_methods(app: Flask) -> None:
+    """Only the documented method and path pairs reach a view; everything else is an
+    ``InvalidRequestURL`` from :func:`_install_hooks`' error mapping: no implicit HEAD or
+    OPTIONS, and no redirect (werkzeug would answer ``//`` in a path with a 308 to a URL built
+    from the client's Host header, which is not an MNS answer)."""
+    app.url_rule_class = DeclaredMethodsRule
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
+    app.url_map.merge_slashes = False
+
+    @app.before_request
+    def refuse_empty_path_segments() -> None:
+        # Werkzeug collapses leading slashes before routing ("//queues" would list queues).
+        if "//" in request.environ.get("PATH_INFO", ""):
+            raise MNSError("InvalidRequestURL")
+
+
+def enforce_body_limit(limit: int) -> None:
+    """Refuse a body over ``limit`` before anything parses it.
+
+    Behind the gateway's worker classes the body arrives sized and within the limit already
+    (docs/http.md#framing); this is the same rule for any other WSGI server. With a
+    Content-Length it is one comparison; a chunked body is read within the limit and made sized.
+    """
+    environ = request.environ
+    declared = environ.get("CONTENT_LENGTH")
+    if declared and int(declared) > limit:
+        raise body_too_large(limit)
+    size_body(environ, limit)
+
+
+def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
+    @app.before_request
+    def authenticate_request() -> None:
+        g.request_id = new_request_id()
+        g.started = time.monotonic()
+        if request.path.startswith(PUBLIC_PREFIXES):
+            return
+        enforce_body_limit(gateway().settings.max_body_bytes)
+        g.access_key_id = authenticate(incoming_request(), gateway().keys, clock())
+
+    @app.after_request
+    def mns_headers(response: Response) -> Response:
+        response.headers["x-mns-request-id"] = g.get("request_id") or new_request_id()
+        response.headers["x-mns-version"] = MNS_VERSION
+        return response
+
+    @app.errorhandler(MNSError)
+    def mns_error(error: MNSError) -> Response:
+        return error_response(error)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> Response:
+        """Werkzeug's own refusals, in MNS terms (docs/protocol.md#error-codes-and-statuses): an
+        unknown path or method is an invalid request URL; a body over the limit that arrived
+        chunked, an invalid argument."""
+        if error.code == 413:
+            return error_response(body_too_large(gateway().settings.max_body_bytes))
+        return error_response(MNSError("InvalidRequestURL"))
+
+    @app.errorhandler(Exception)
+    def internal_error(error: Exception) -> Response:
+        log.exception("unhandled error in %s %s", request.method, request.path)
+        return error_response(MNSError("InternalError"))

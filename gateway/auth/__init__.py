@@ -1,0 +1,1 @@
+"""Who may call: access keys, generated and temporary credentials, request signature checks."""

@@ -1,0 +1,207 @@
+"""Assembling a running gateway from settings: database, store, keys, delivery worker, app.
+
+Gunicorn with gevent's WSGI server (:mod:`gateway.serving.pywsgi_worker`; or gthread) holds many
+idle keep-alive and long-poll connections per process. Each worker process builds its own app (no
+preload), so every process has its own database connections, key ring and delivery worker;
+leases in the store keep their work apart, in one process, on one host or across replicas.
+Gunicorn itself is configured in :mod:`gateway.serving.gunicorn_app`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from flask import Flask
+
+from gateway.api.app import create_app
+from gateway.auth.generated_keys import announce_generated_keys, resolve_access_keys
+from gateway.config.settings import Settings
+from gateway.delivery.egress import EgressPolicy
+from gateway.observability.metrics import GatewayMetrics
+from gateway.observability.oplog import OperationLog, open_operation_log
+from gateway.pushing.keyring import KeyRing, KeyStorage
+from gateway.pushing.providers import message_senders
+from gateway.pushing.queue_bridge import QueueSender, RemoteService
+from gateway.pushing.senders import HttpSender, Sender, SenderRegistry
+from gateway.pushing.transport import PushTransport
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
+from gateway.store.backends.database import Database
+from gateway.store.backends.sqlite import SQLiteDatabase
+from gateway.store.base import Store, compose_store
+from gateway.store.shared import DatabaseKeyStorage, SharedSettings
+
+log = logging.getLogger(__name__)
+
+
+class UnsupportedDatabaseError(ValueError):
+    """``MNS_GATEWAY_DATABASE_URL`` names a database this gateway cannot use."""
+
+
+def open_database(settings: Settings, *, migrate: bool = True) -> Database:
+    """The database ``MNS_GATEWAY_DATABASE_URL`` names: SQLite in the data dir when it is empty,
+    PostgreSQL for ``postgresql://…``. Opening it brings its schema up to date, unless
+    ``migrate`` is false (``mns-gateway migrate`` then does it and reports what it applied)."""
+    url = settings.database_url
+    if not url:
+        return SQLiteDatabase(
+            settings.database_path, synchronous=settings.sqlite_synchronous, migrate=migrate
+        )
+    scheme = urlsplit(url).scheme
+    if scheme in ("postgresql", "postgres"):
+        from gateway.store.backends.postgres import PostgresDatabase  # psycopg only when asked for
+
+        return PostgresDatabase(url, migrate=migrate, pool_size=settings.database_pool_size)
+    raise UnsupportedDatabaseError(
+        f"MNS_GATEWAY_DATABASE_URL: unsupported scheme {scheme!r} (use postgresql://...)"
+    )
+
+
+def open_store(settings: Settings) -> Store:
+    return compose_store(
+        open_database(settings),
+        max_waiters=settings.waiter_limit,
+        max_queues=settings.max_queues,
+        region=settings.region,
+        account_id=settings.account_id,
+    )
+
+
+def shared_settings(settings: Settings, database: Database) -> SharedSettings | None:
+    """Where replicas keep what they share: the database when it is shared (PostgreSQL), else
+    ``None`` (SQLite: one host, the data dir's files)."""
+    return SharedSettings(database) if settings.database_url else None
+
+
+def open_keyring(settings: Settings, database: Database) -> KeyRing:
+    """The signing keys: in the database shared by replicas, else in ``data_dir/keys``.
+    Configured key and certificate files win either way."""
+    storage: KeyStorage | Path = (
+        DatabaseKeyStorage(database) if settings.database_url else settings.data_dir / "keys"
+    )
+    return KeyRing(
+        storage,
+        private_key_file=settings.signing_key_file,
+        certificate_file=settings.signing_cert_file,
+    )
+
+
+@dataclass
+class Runtime:
+    """The long-lived parts of one gateway process."""
+
+    settings: Settings
+    store: Store
+    keyring: KeyRing
+    metrics: GatewayMetrics
+    oplog: OperationLog
+    worker: DeliveryWorker | None = None
+
+    def alive(self) -> bool:
+        """What a liveness probe asks: the delivery worker, if the process has one, runs."""
+        return self.worker is None or self.worker.running()
+
+    def begin_shutdown(self) -> None:
+        """Claim no more deliveries; pushes in flight finish while requests drain."""
+        if self.worker is not None:
+            self.worker.stop_claiming()
+
+    def close(self) -> None:
+        """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
+        if self.worker is not None:
+            self.worker.stop(self.settings.graceful_timeout)
+        self.oplog.close()
+        self.store.close()
+
+
+def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
+    store = open_store(settings)
+    metrics = GatewayMetrics()
+    metrics.track_due(store.deliveries.due_count)
+    runtime = Runtime(
+        settings,
+        store,
+        open_keyring(settings, store.database),
+        metrics,
+        open_operation_log(
+            str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
+        ),
+    )
+    if with_worker and settings.delivery_threads > 0:
+        runtime.worker = build_worker(runtime)
+    return runtime
+
+
+def build_worker(runtime: Runtime) -> DeliveryWorker:
+    settings = runtime.settings
+    transport = PushTransport(
+        EgressPolicy(settings.egress_allow, settings.egress_deny),
+        max_per_host=settings.max_pushes_per_route,
+        default_timeout=settings.push_timeout,
+    )
+    http = HttpSender(
+        transport,
+        runtime.keyring,
+        public_url=settings.base_url,
+        account_id=settings.account_id,
+        timeout=settings.push_timeout,
+        clock=runtime.store.clock,
+    )
+    by_kind: dict[str, Sender] = {
+        "queue": _queue_sender(runtime, transport),
+        **message_senders(settings, runtime.store.inbox, transport),
+    }
+    options = WorkerOptions(
+        threads=settings.delivery_threads,
+        max_per_route=settings.max_pushes_per_route,
+        lease_seconds=settings.lease_seconds,
+        retry_scale=settings.retry_scale,
+    )
+    return DeliveryWorker(
+        runtime.store.deliveries,
+        SenderRegistry(http, by_kind=by_kind),
+        options,
+        metrics=runtime.metrics,
+        oplog=runtime.oplog,
+        account_id=settings.account_id,
+    )
+
+
+def _queue_sender(runtime: Runtime, transport: PushTransport) -> QueueSender:
+    """Pushes to queue endpoints: this gateway's queues, or bridged to a remote service."""
+    settings = runtime.settings
+    return QueueSender(
+        runtime.store.deliveries,
+        transport,
+        region=settings.region,
+        account_id=settings.account_id,
+        remotes={key: RemoteService(**remote) for key, remote in settings.queue_bridges.items()},
+        timeout=settings.push_timeout,
+        clock=runtime.store.clock,
+    )
+
+
+def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
+    """The WSGI app for one process, with its delivery worker running beside it. Its
+    ``/healthz`` fails while that worker's dispatcher is dead or stuck, as ``mns-gateway
+    worker``'s does: the process answers requests but pushes nothing."""
+    runtime = runtime or build_runtime(settings, with_worker=True)
+    keys, generated = resolve_access_keys(
+        settings.access_keys, settings.data_dir, shared_settings(settings, runtime.store.database)
+    )
+    announce_generated_keys(generated)
+    if runtime.worker is not None:
+        runtime.worker.start()
+    atexit.register(runtime.close)
+    return create_app(
+        settings,
+        runtime.store,
+        keys,
+        oplog=runtime.oplog,
+        metrics=runtime.metrics,
+        certificates=runtime.keyring,
+        alive=runtime.alive,
+    )

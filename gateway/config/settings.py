@@ -1,0 +1,247 @@
+"""One frozen settings object, built from command-line flags and ``MNS_GATEWAY_*`` variables.
+
+Flags win over the environment, the environment over defaults. Nothing here touches the disk:
+resolving generated credentials is :mod:`gateway.auth.generated_keys`' job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+ENV_PREFIX = "MNS_GATEWAY_"
+#: Long polls one gevent worker process holds at once unless told otherwise: each holds one of
+#: its connections (``max_connections``, of which 100 are kept for everything else) and looks
+#: at its queue at least once a second.
+GEVENT_WAITERS = 900
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
+    """Access keys from ``MNS_GATEWAY_ACCESS_KEY_ID``/``_SECRET`` and ``MNS_GATEWAY_ACCESS_KEYS``.
+
+    ``MNS_GATEWAY_ACCESS_KEYS`` holds ``id:secret`` pairs separated by commas, so several
+    applications (or a key being rotated) can be configured at once.
+    """
+    keys: dict[str, str] = {}
+    key_id = env.get(f"{ENV_PREFIX}ACCESS_KEY_ID", "").strip()
+    secret = env.get(f"{ENV_PREFIX}ACCESS_KEY_SECRET", "").strip()
+    if key_id and secret:
+        keys[key_id] = secret
+    for pair in _split_list(env.get(f"{ENV_PREFIX}ACCESS_KEYS", "")):
+        pair_id, sep, pair_secret = pair.partition(":")
+        if not sep or not pair_id or not pair_secret:
+            raise ValueError(f"{ENV_PREFIX}ACCESS_KEYS entries must be id:secret, got {pair!r}")
+        keys[pair_id] = pair_secret
+    return keys
+
+
+def parse_queue_bridges(value: str) -> dict[str, dict[str, str]]:
+    """``MNS_GATEWAY_QUEUE_BRIDGES``: a JSON object keyed by ``region:account``.
+
+    Each value names the remote service's ``url``, ``access_key_id`` and ``access_key_secret``,
+    e.g. ``{"cn-hangzhou:123": {"url": "https://123.mns.cn-hangzhou.aliyuncs.com", ...}}``.
+    """
+    if not value.strip():
+        return {}
+    bridges = json.loads(value)
+    required = {"url", "access_key_id", "access_key_secret"}
+    if not isinstance(bridges, dict) or not all(
+        isinstance(v, dict) and required <= v.keys() for v in bridges.values()
+    ):
+        raise ValueError(f"{ENV_PREFIX}QUEUE_BRIDGES entries need {sorted(required)}")
+    return {str(k): {f: str(v[f]) for f in required} for k, v in bridges.items()}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the gateway needs to know about its deployment."""
+
+    data_dir: Path = Path("./mns-data")
+    #: ``MNS_GATEWAY_DATABASE_URL``: empty for SQLite in the data dir, ``postgresql://…`` for a
+    #: PostgreSQL database several gateway replicas share.
+    database_url: str = ""
+    #: Connections each process keeps to PostgreSQL at most (``MNS_GATEWAY_DATABASE_POOL_SIZE``).
+    database_pool_size: int = 10
+    host: str = "127.0.0.1"
+    port: int = 8080
+    access_keys: Mapping[str, str] = field(default_factory=dict)
+    account_id: str = "1234567890"
+    region: str = "local"
+    public_url: str = ""
+    retry_scale: float = 1.0
+    max_body_bytes: int = 512 * 1024
+    sqlite_synchronous: str = "FULL"
+    workers: int = 1
+    threads: int = 64
+    #: "gevent" (one event loop per process: many idle long polls and keep-alive connections,
+    #: and about 60% more requests/s than threads here; served by gevent's WSGI server, see
+    #: :mod:`gateway.serving.pywsgi_worker`), "gthread", or any other gunicorn worker class
+    #: verbatim. ``mns-gateway worker`` follows it too: OS threads for its pushes with "gthread",
+    #: greenlets otherwise.
+    worker_class: str = "gevent"
+    delivery_threads: int = 32
+    max_pushes_per_route: int = 16
+    lease_seconds: float = 60.0
+    log_dir: Path | None = None
+    egress_allow: tuple[str, ...] = ()
+    egress_deny: tuple[str, ...] = ()
+    push_timeout: float = 5.0
+    signing_key_file: Path | None = None
+    signing_cert_file: Path | None = None
+    admin_access_keys: tuple[str, ...] = ()
+    #: Long polls one process holds at once; ``None`` sizes it from the worker class
+    #: (:attr:`waiter_limit`).
+    max_waiters: int | None = None
+    max_queues: int = 1000
+    #: Seconds a client has to send a request's whole head, from connecting (or, on a kept-alive
+    #: connection, from its first byte); also the longest a body may stall between two reads.
+    header_timeout: float = 10.0
+    #: Connections one worker process holds; see docs/deploy.md#connection-limits.
+    max_connections: int = 4096
+    smtp_url: str = ""
+    mail_from: str = ""
+    #: ``MNS_GATEWAY_INBOX=1``: SMS and mail are kept in the inbox instead of sent, and the
+    #: ``/dev/`` endpoints exist (docs/delivery.md#the-inbox).
+    inbox: bool = False
+    #: ``MNS_GATEWAY_SMS_PROVIDER``: "" (SMS endpoints cannot be delivered), ``aliyun`` or
+    #: ``webhook`` (docs/delivery.md#sms-providers). The inbox, when on, takes precedence.
+    sms_provider: str = ""
+    sms_endpoint: str = "https://dysmsapi.aliyuncs.com"
+    sms_access_key_id: str = ""
+    sms_access_key_secret: str = field(default="", repr=False)
+    sms_webhook_url: str = ""
+    sms_webhook_secret: str = field(default="", repr=False)
+    #: Seconds requests and pushes in flight get to finish after SIGTERM. Longer than the longest
+    #: long poll (30 s), so a rolling restart answers every ReceiveMessage it holds
+    #: (docs/deploy.md#stopping-gracefully).
+    graceful_timeout: int = 40
+    #: ``MNS_GATEWAY_WORKER_PROBES``: ``HOST:PORT`` where ``mns-gateway worker`` answers
+    #: ``/healthz``, ``/readyz`` and ``/metrics``; empty, none (docs/deploy.md#delivery-workers).
+    worker_probes: str = ""
+    #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
+    #: that QueueEndpoints of other regions or accounts are forwarded to.
+    queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def gunicorn_worker_class(self) -> str:
+        if self.worker_class == "gevent":
+            return "gateway.serving.pywsgi_worker.PyWSGIWorker"
+        if self.worker_class == "gthread":
+            return "gateway.serving.gthread_worker.ThreadWorker"
+        return self.worker_class
+
+    @property
+    def pushes_on_greenlets(self) -> bool:
+        """Whether ``mns-gateway worker`` runs its pushes on gevent rather than OS threads."""
+        return self.worker_class != "gthread"
+
+    @property
+    def waiter_limit(self) -> int:
+        """How many receives may wait for a message at once in one process.
+
+        A waiting receive holds what the worker class serves a request with: a greenlet and one
+        of ``max_connections`` connections with gevent (:data:`GEVENT_WAITERS`, and 100
+        connections kept for everything else), a server thread with gthread (16 are kept).
+        Beyond the limit a receive on an empty queue gets MessageNotExist at once instead of
+        starving senders.
+        """
+        if self.max_waiters is not None:
+            return self.max_waiters
+        if self.worker_class == "gthread":
+            return max(1, self.threads - 16)
+        return max(1, min(GEVENT_WAITERS, self.max_connections - 100))
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "gateway.sqlite3"
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _env_flag(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _optional_path(value: str) -> Path | None:
+    return Path(value.strip()) if value.strip() else None
+
+
+def _optional_int(value: str) -> int | None:
+    return int(value) if value.strip() else None
+
+
+def _strip(value: str) -> str:
+    return value.strip()
+
+
+#: How each setting is read from its variable, ``MNS_GATEWAY_`` and the field's name in
+#: capitals (``port``: ``MNS_GATEWAY_PORT``); an unset variable leaves the field's default.
+#: ``access_keys`` comes from three variables (:func:`parse_access_keys`).
+READERS: Mapping[str, Callable[[str], object]] = {
+    "data_dir": Path,
+    "database_url": _strip,
+    "database_pool_size": int,
+    "host": str,
+    "port": int,
+    "account_id": str,
+    "region": str,
+    "public_url": str,
+    "retry_scale": float,
+    "max_body_bytes": int,
+    "sqlite_synchronous": str.upper,
+    "workers": int,
+    "threads": int,
+    "worker_class": str,
+    "delivery_threads": int,
+    "max_pushes_per_route": int,
+    "lease_seconds": float,
+    "log_dir": _optional_path,
+    "egress_allow": _split_list,
+    "egress_deny": _split_list,
+    "push_timeout": float,
+    "signing_key_file": _optional_path,
+    "signing_cert_file": _optional_path,
+    "admin_access_keys": _split_list,
+    "max_waiters": _optional_int,
+    "max_queues": int,
+    "header_timeout": float,
+    "max_connections": int,
+    "smtp_url": str,
+    "mail_from": str,
+    "inbox": _env_flag,
+    "sms_provider": lambda value: value.strip().lower(),
+    "sms_endpoint": _strip,
+    "sms_access_key_id": _strip,
+    "sms_access_key_secret": _strip,
+    "sms_webhook_url": _strip,
+    "sms_webhook_secret": _strip,
+    "queue_bridges": parse_queue_bridges,
+    "graceful_timeout": int,
+    "worker_probes": _strip,
+}
+
+
+def env_name(field_name: str) -> str:
+    return f"{ENV_PREFIX}{field_name.upper()}"
+
+
+def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
+    """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
+    env = os.environ if env is None else env
+    given = {
+        name: read(env[env_name(name)]) for name, read in READERS.items() if env_name(name) in env
+    }
+    return Settings(access_keys=parse_access_keys(env), **given)  # type: ignore[arg-type]

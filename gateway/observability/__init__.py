@@ -1,0 +1,1 @@
+"""What the gateway tells operators: the operation log (oplog) and Prometheus metrics."""

@@ -1,0 +1,128 @@
+"""How a claimed delivery reaches its endpoint, one sender per endpoint kind.
+
+Every sender answers with a :class:`PushResult`; a :class:`PermanentDeliveryError` instead means
+retrying cannot help (an endpoint kind this gateway cannot reach, a message that cannot be
+rendered) and the delivery goes straight to the dead letters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from gateway.delivery import DeliveryError
+from gateway.delivery.formats import PushNotification, http_date, render
+from gateway.delivery.records import DeliveryJob
+from gateway.delivery.signing import SigningKey, build_signed_push
+from gateway.protocol.request_ids import new_request_id
+from gateway.pushing.keyring import KeyRing
+from gateway.pushing.transport import PushResult, PushTransport
+
+
+class PermanentDeliveryError(DeliveryError):
+    """The delivery can never succeed; the reason is kept on the dead letter."""
+
+
+class Sender(Protocol):
+    def send(self, job: DeliveryJob) -> PushResult: ...
+
+
+def notification_of(job: DeliveryJob, account_id: str) -> PushNotification:
+    message, subscription = job.message, job.subscription
+    return PushNotification(
+        topic_owner=account_id,
+        topic_name=message.topic_name,
+        subscriber=account_id,
+        subscription_name=subscription.name,
+        message_id=message.id,
+        message=message.body,
+        message_md5=message.body_md5,
+        message_tag=message.tag,
+        publish_time_ms=message.publish_time_ms,
+    )
+
+
+def queue_message_body(job: DeliveryJob, account_id: str) -> str:
+    """What a queue receives for a push, per NotifyContentFormat: the XML or JSON notification
+    (MessageTag included when the message has one), or the body alone (SIMPLIFIED)."""
+    fmt = job.subscription.notify_content_format
+    return render(notification_of(job, account_id), fmt).body.decode("utf-8")
+
+
+class HttpSender:
+    """Signed MNS pushes over HTTP(S), as the real service sends them.
+
+    The key ring is re-read every ``key_refresh_seconds`` so that a key rotated by another
+    process (``mns-gateway keys rotate``) is used without a restart.
+    """
+
+    key_refresh_seconds = 10.0
+
+    def __init__(
+        self,
+        transport: PushTransport,
+        keyring: KeyRing,
+        *,
+        public_url: str,
+        account_id: str,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.transport = transport
+        self.keyring = keyring
+        self.public_url = public_url
+        self.account_id = account_id
+        self.timeout = timeout
+        self.clock = clock
+        self._next_refresh = 0.0
+
+    def _signing_key(self) -> SigningKey:
+        now = self.clock()
+        if now >= self._next_refresh:
+            self._next_refresh = now + self.key_refresh_seconds
+            return self.keyring.refresh()
+        return self.keyring.current
+
+    def send(self, job: DeliveryJob) -> PushResult:
+        try:
+            signed = build_signed_push(
+                notification_of(job, self.account_id),
+                job.subscription.notify_content_format,
+                job.subscription.endpoint,
+                key=self._signing_key(),
+                public_url=self.public_url,
+                date=http_date(self.clock()),
+                request_id=new_request_id(),
+            )
+        except (DeliveryError, ValueError) as exc:
+            raise PermanentDeliveryError(f"cannot render the push: {exc}") from exc
+        return self.transport.send(
+            job.subscription.endpoint, signed.headers, signed.body, self.timeout
+        )
+
+
+class UnavailableSender:
+    """An endpoint kind this deployment cannot reach (SMS; mail without an SMTP server)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def send(self, job: DeliveryJob) -> PushResult:
+        raise PermanentDeliveryError(self.reason)
+
+
+class SenderRegistry:
+    """Chooses the sender for a delivery by its route (``http://…``, ``queue:…``, ``mail``…)."""
+
+    def __init__(self, http: Sender, by_kind: dict[str, Sender] | None = None) -> None:
+        self.http = http
+        self.by_kind = by_kind or {}
+
+    def for_route(self, route: str) -> Sender:
+        if route.startswith(("http://", "https://")):
+            return self.http
+        kind = route.split(":", 1)[0]
+        return self.by_kind.get(kind) or UnavailableSender(
+            f"this gateway has no {kind} delivery configured"
+        )

@@ -1,0 +1,350 @@
+"""One push attempt over HTTP: pooled keep-alive sockets with the egress check at connect time.
+
+This is the hot path of delivery, so a push is one ``sendall`` of bytes built in one go on a
+kept-alive socket, and the answer is parsed by llhttp (:mod:`gateway.pushing.response`): a
+small fraction of the client CPU of urllib3, which spends most of its time validating headers
+one by one (``requests`` costs twice urllib3). Connections are pooled per origin (scheme, host,
+port); at most ``max_per_host`` are in use at once and waiting for one counts against the push
+timeout, so one slow endpoint can occupy at most that many workers while healthy hosts use the
+rest.
+
+Nothing is retried or redirected here: a failed attempt is reported, and the retry schedule in
+the store decides what happens next (that is what makes retries survive a restart).
+
+The egress check happens inside the connection, on the addresses the hostname *resolves to*,
+immediately before connecting — never on the URL text — so a hostname that resolves to the
+metadata service is refused, and a refused address is never connected to.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import ssl
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from types import TracebackType
+from typing import Final, Self
+from urllib.parse import urlsplit
+
+from gateway.delivery import DeliveryError
+from gateway.delivery.egress import EgressPolicy
+from gateway.delivery.formats import push_path
+from gateway.pushing.response import read_response
+
+DEFAULT_TIMEOUT_SECONDS: Final = 5.0
+DEFAULT_MAX_PER_HOST: Final = 16
+#: Receivers answer with an empty 204; more than this is read only to be discarded, so stop
+#: and drop the connection instead of downloading whatever a hostile endpoint streams.
+MAX_RESPONSE_BYTES: Final = 64 * 1024
+_ERROR_EXCERPT_CHARS: Final = 200
+
+#: ``resolver(host, port)`` -> IP addresses to try, in order. Injected so tests can point a
+#: hostname at any address without touching DNS.
+Resolver = Callable[[str, int], Sequence[str]]
+Clock = Callable[[], float]
+
+
+class PushOutcome(StrEnum):
+    SUCCESS = "success"
+    HTTP_ERROR = "http_error"
+    TIMEOUT = "timeout"
+    CONNECTION_ERROR = "connection_error"
+    REFUSED_BY_POLICY = "refused_by_policy"
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    """What one attempt did; ``status`` is ``None`` when no response was received."""
+
+    status: int | None
+    outcome: PushOutcome
+    error: str | None
+    latency_ms: float
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is PushOutcome.SUCCESS
+
+
+class EgressRefusedError(DeliveryError):
+    """Every address the endpoint's host resolved to is refused by the egress policy."""
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """The system resolver's TCP addresses for ``host``, duplicates removed, order kept."""
+    infos = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+class PushTimeoutError(DeliveryError, TimeoutError):
+    """No free connection to the host, or no answer, within the push timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    scheme: str
+    host: str
+    port: int
+
+    @property
+    def host_header(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default_port = 443 if self.scheme == "https" else 80
+        return host if self.port == default_port else f"{host}:{self.port}"
+
+
+@lru_cache(maxsize=4096)
+def origin_of(url: str) -> Origin:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise DeliveryError(f"cannot push to {url!r}: only http and https URLs")
+    default_port = 443 if parts.scheme == "https" else 80
+    return Origin(parts.scheme, parts.hostname, parts.port or default_port)
+
+
+def encode_request(
+    path: str, host_header: str, headers: Sequence[tuple[str, str]], body: bytes
+) -> bytes:
+    """The whole request as it goes on the wire: names exactly as given, values as UTF-8 (the
+    bytes the signature covers); no Accept-Encoding, as MNS sends none."""
+    lines = [f"POST {path} HTTP/1.1", f"Host: {host_header}", f"Content-Length: {len(body)}"]
+    lines += [f"{name}: {value}" for name, value in headers]
+    if any("\r" in line or "\n" in line for line in lines):
+        raise DeliveryError("a header or the path contains a line break")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise PushTimeoutError("timed out")
+    return left
+
+
+def _is_dropped(sock: socket.socket) -> bool:
+    """A kept-alive socket the peer closed (or wrote to unasked) is readable: don't reuse it."""
+    if isinstance(sock, ssl.SSLSocket):  # TLS records cannot be peeked at
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    sock.settimeout(0)  # one non-blocking peek: cheaper than a poll object, even under gevent
+    try:
+        sock.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+class _OriginPool:
+    """Idle keep-alive sockets to one origin, and the slots bounding its concurrency."""
+
+    def __init__(self, size: int) -> None:
+        self.slots = threading.BoundedSemaphore(size)
+        self._idle: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take_idle(self) -> socket.socket | None:
+        while True:
+            with self._lock:
+                sock = self._idle.pop() if self._idle else None
+            if sock is None or not _is_dropped(sock):
+                return sock
+            sock.close()
+
+    def give_back(self, sock: socket.socket) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.append(sock)
+                return
+        sock.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for sock in idle:
+            sock.close()
+
+
+def _round_trip(sock: socket.socket, request: bytes, deadline: float) -> tuple[int, bytes, bool]:
+    """Send the request, read the answer: (status, body, whether the socket may be reused)."""
+    sock.settimeout(_remaining(deadline))
+    sock.sendall(request)
+    return read_response(sock, lambda: _remaining(deadline), MAX_RESPONSE_BYTES)
+
+
+def _classify_failure(exc: Exception) -> tuple[PushOutcome, str]:
+    if isinstance(exc, EgressRefusedError):
+        return PushOutcome.REFUSED_BY_POLICY, str(exc)
+    if isinstance(exc, TimeoutError):  # socket timeouts and PushTimeoutError
+        return PushOutcome.TIMEOUT, str(exc) or "timed out"
+    return PushOutcome.CONNECTION_ERROR, f"{type(exc).__name__}: {exc}"
+
+
+def _error_excerpt(status: int, body: bytes) -> str:
+    text = body[: _ERROR_EXCERPT_CHARS * 4].decode("utf-8", "replace")[:_ERROR_EXCERPT_CHARS]
+    return f"HTTP {status}: {text}" if text else f"HTTP {status}"
+
+
+class PushTransport:
+    """Performs push attempts; thread-safe, share one per process.
+
+    ``send`` never raises for anything the endpoint or the network does: every such failure is a
+    :class:`PushResult`. ``ssl_context`` defaults to the system CAs with hostnames checked.
+    ``clock`` only measures latency; deadlines run on the monotonic clock.
+    """
+
+    def __init__(
+        self,
+        egress: EgressPolicy | None = None,
+        *,
+        max_per_host: int = DEFAULT_MAX_PER_HOST,
+        default_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        max_hosts: int = 1000,
+        resolver: Resolver = resolve_host,
+        clock: Clock = time.perf_counter,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        if max_per_host < 1:
+            raise ValueError(f"max_per_host must be >= 1, got {max_per_host}")
+        self._egress = egress or EgressPolicy()
+        self._max_per_host = max_per_host
+        self._default_timeout = default_timeout
+        self._max_hosts = max_hosts
+        self._resolver = resolver
+        self._clock = clock
+        self._ssl_context = ssl_context or ssl.create_default_context()
+        self._pools: OrderedDict[Origin, _OriginPool] = OrderedDict()
+        self._pools_lock = threading.Lock()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        with self._pools_lock:
+            pools, self._pools = list(self._pools.values()), OrderedDict()
+        for pool in pools:
+            pool.close()
+
+    def send(
+        self,
+        url: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes,
+        timeout: float | None = None,
+    ) -> PushResult:
+        """POST ``body`` to ``push_path(url)`` on the URL's host: the path the signature covers.
+
+        Success is a 2xx received within ``timeout`` seconds of the call (waiting for a free
+        connection to a saturated host counts); a 2xx that arrives later is a ``timeout``.
+        Header names in ``headers`` must be unique; they are sent exactly as spelled.
+        """
+        return self.post(url, headers, body, timeout)[0]
+
+    def post(
+        self,
+        url: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes,
+        timeout: float | None = None,
+    ) -> tuple[PushResult, bytes]:
+        """:meth:`send`, and the response body (up to :data:`MAX_RESPONSE_BYTES`; empty without
+        a response), for callers that read the answer: an SMS provider's API."""
+        timeout = self._default_timeout if timeout is None else timeout
+        started = self._clock()
+        try:
+            origin = origin_of(url)
+            request = encode_request(push_path(url), origin.host_header, headers, body)
+            status, response_body = self._exchange(origin, request, timeout)
+        except (DeliveryError, OSError) as exc:
+            outcome, error = _classify_failure(exc)
+            return PushResult(None, outcome, error, self._elapsed_ms(started)), b""
+        latency_ms = self._elapsed_ms(started)
+        if latency_ms > timeout * 1000:
+            error = f"HTTP {status} after {latency_ms:.0f} ms, over the {timeout:g} s timeout"
+            return PushResult(status, PushOutcome.TIMEOUT, error, latency_ms), response_body
+        if 200 <= status < 300:
+            return PushResult(status, PushOutcome.SUCCESS, None, latency_ms), response_body
+        error = _error_excerpt(status, response_body)
+        return PushResult(status, PushOutcome.HTTP_ERROR, error, latency_ms), response_body
+
+    def _exchange(self, origin: Origin, request: bytes, timeout: float) -> tuple[int, bytes]:
+        deadline = time.monotonic() + timeout
+        pool = self._pool(origin)
+        if not pool.slots.acquire(timeout=timeout):
+            raise PushTimeoutError(f"no free connection to the host within {timeout:g} s")
+        try:
+            sock = pool.take_idle() or self._connect(origin, deadline)
+            reusable = False
+            try:
+                status, body, reusable = _round_trip(sock, request, deadline)
+            finally:
+                if reusable:
+                    pool.give_back(sock)
+                else:
+                    sock.close()
+            return status, body
+        finally:
+            pool.slots.release()
+
+    def _pool(self, origin: Origin) -> _OriginPool:
+        with self._pools_lock:
+            pool = self._pools.get(origin)
+            if pool is not None:
+                self._pools.move_to_end(origin)
+                return pool
+            pool = self._pools[origin] = _OriginPool(self._max_per_host)
+            evicted = (
+                self._pools.popitem(last=False)[1] if len(self._pools) > self._max_hosts else None
+            )
+        if evicted is not None:
+            evicted.close()
+        return pool
+
+    def _connect(self, origin: Origin, deadline: float) -> socket.socket:
+        """Resolve, keep only addresses the egress policy permits, connect to the first that
+        answers (as ``socket.create_connection`` does), then TLS for https."""
+        addresses = self._resolver(origin.host, origin.port)
+        permitted = [address for address in addresses if self._egress.permits(address)]
+        if not permitted:
+            raise EgressRefusedError(
+                f"{origin.host} resolves to {', '.join(addresses) or 'nothing'}, "
+                f"refused by {self._egress!r}"
+            )
+        sock = self._connect_first(permitted, origin.port, deadline)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if origin.scheme == "https":
+            sock.settimeout(_remaining(deadline))
+            return self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
+        return sock
+
+    @staticmethod
+    def _connect_first(addresses: Sequence[str], port: int, deadline: float) -> socket.socket:
+        *earlier, last = addresses
+        for address in earlier:
+            try:
+                return socket.create_connection((address, port), _remaining(deadline))
+            except OSError:
+                continue
+        return socket.create_connection((last, port), _remaining(deadline))
+
+    def _elapsed_ms(self, started: float) -> float:
+        return (self._clock() - started) * 1000

@@ -1,0 +1,365 @@
+"""The delivery worker: claims due deliveries under a lease and pushes them on a thread pool.
+
+One dispatcher thread claims work; a pool of threads sends it. Concurrency is bounded in two
+places: in total (the pool size) and per route (scheme, host and port), so a slow or dead endpoint
+can hold at most ``max_per_route`` threads while healthy endpoints use the rest. Claims skip routes
+that are already full, and anything a claim returns beyond a route's free slots is handed back.
+
+All time comes from the injected clock through the store, and retry delays come from the pure
+schedules in :mod:`gateway.delivery.retry`, so tests drive the whole loop deterministically with
+:meth:`DeliveryWorker.dispatch_once` and :meth:`DeliveryWorker.drain`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
+from gateway.delivery.retry import retry_delay
+from gateway.observability.metrics import GatewayMetrics
+from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
+from gateway.pushing.senders import PermanentDeliveryError, SenderRegistry
+from gateway.pushing.settler import Settler
+from gateway.pushing.transport import PushResult
+from gateway.store.deliveries import DeliveryStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    threads: int = 32
+    max_per_route: int = 16
+    lease_seconds: float = 60.0
+    retry_scale: float = 1.0
+    idle_wait: float = 0.25
+    expiry_interval: float = 60.0
+    #: A dispatcher that has not come round its loop for this long is stuck (in a store call
+    #: that never returns: a database gone silent) and counts as dead to the liveness probe.
+    #: Each round takes a claim and at most ``idle_wait``; a healthy database answers in far less.
+    stall_seconds: float = 120.0
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        store: DeliveryStore,
+        senders: SenderRegistry,
+        options: WorkerOptions = WorkerOptions(),
+        *,
+        metrics: GatewayMetrics | None = None,
+        oplog: OperationLog | None = None,
+        rng: random.Random | None = None,
+        account_id: str = "",
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.senders = senders
+        self.options = options
+        self.metrics = metrics or GatewayMetrics()
+        self.oplog = oplog or NullOperationLog()
+        self.rng = rng or random.Random()
+        self.account_id = account_id
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._inflight: Counter[str] = Counter()
+        self._ready: list[DeliveryJob] = []
+        self._idle = threading.Condition()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._unsettled = 0
+        self._pool = ThreadPoolExecutor(options.threads, thread_name_prefix="mns-push")
+        self._settler = Settler(store, self.owner, self._settled)
+        self._thread: threading.Thread | None = None
+        self._next_expiry = 0.0
+        self._dry: frozenset[str] | None = None
+        self._dry_until = 0.0
+        #: The dispatcher's schedule (dry claims, expiry, its heartbeat) runs on ``monotonic``;
+        #: waits for threads to finish are real waits and keep time.monotonic.
+        self._monotonic = monotonic
+        self._beat = 0.0
+
+    # lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Run the dispatcher, woken by publishes and replays in this process or any other
+        sharing the database."""
+        self.store.wakeups.on_deliveries(self.wake)
+        self._beat = self._monotonic()
+        self._thread = threading.Thread(target=self._run, name="mns-dispatch", daemon=True)
+        self._thread.start()
+
+    def running(self) -> bool:
+        """Whether the dispatcher is claiming and starting pushes, what a liveness probe asks:
+        its thread lives and has come round its loop within ``stall_seconds``. A worker whose
+        dispatcher died, or hangs in a store call, pushes nothing though its process lives on."""
+        if self._thread is None or not self._thread.is_alive():
+            return False
+        return self._monotonic() - self._beat < self.options.stall_seconds
+
+    def wake(self) -> None:
+        """Look for work now (deliveries were published or replayed)."""
+        self._dry = None
+        self._wake.set()
+
+    def stop_claiming(self) -> None:
+        """Claim nothing more; pushes in flight go on. The first step of a graceful stop.
+
+        It runs inside a SIGTERM handler, so it only sets flags and never blocks.
+        """
+        self._stop.set()
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop claiming, and give pushes in flight ``timeout`` seconds to finish and be recorded.
+
+        Deliveries claimed but not started are handed back at once, for any process to take. A
+        push still running at the deadline keeps its lease and is made again once the lease
+        lapses: at least once, never lost.
+        """
+        deadline = time.monotonic() + timeout
+        self.store.wakeups.remove_delivery_callback(self.wake)
+        self.stop_claiming()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        with self._idle:
+            unstarted, self._ready = self._ready, []
+        if unstarted:
+            try:
+                self.store.release(self.owner, [job.delivery_id for job in unstarted])
+            except Exception:  # their leases lapse instead
+                log.exception("handing back %d unstarted deliveries failed", len(unstarted))
+        self.drain(max(0.0, deadline - time.monotonic()))
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._settler.stop()
+
+    # dispatching --------------------------------------------------------------------------
+    # Claimed deliveries wait in ``_ready`` (still leased) until a thread and a slot on their
+    # route are free. Claiming a batch at a time keeps claims to one write per batch; capping
+    # what each route may hold (in flight plus ready) keeps a stuck route from filling the buffer.
+
+    def _held(self) -> Counter[str]:
+        held = Counter(self._inflight)
+        held.update(job.route for job in self._ready)
+        return held
+
+    def _refill(self) -> None:
+        """Claim a batch, unless the last claim showed there is nothing it could get.
+
+        A route is topped up only once it has drained to half its cap, and a claim asks for at
+        most what the fullest route left in it can still take. So a busy route is refilled in
+        batches of half a cap rather than one delivery per finished push (each claim is a write
+        transaction), and nothing claimed has to be handed back.
+        """
+        with self._idle:
+            room = 2 * self.options.threads - sum(self._inflight.values()) - len(self._ready)
+            if len(self._ready) >= self.options.threads or room <= 0:
+                return
+            held, cap = self._held(), 2 * self.options.max_per_route
+            skip = frozenset(route for route, n in held.items() if 2 * n > cap)
+            limit = min(room, cap - max((n for n in held.values() if 2 * n <= cap), default=0))
+        if self._dry is not None and skip >= self._dry and self._monotonic() < self._dry_until:
+            return
+        jobs = self.store.claim(self.owner, self.options.lease_seconds, limit, skip)
+        if len(jobs) < limit:
+            # Everything due outside ``skip`` is taken: claiming again with the same routes (or
+            # more) skipped would only scan their backlog in vain. Work that falls due later (a
+            # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
+            # interval has passed; a publish anywhere calls wake().
+            self._dry, self._dry_until = skip, self._monotonic() + self.options.idle_wait
+        handed_back = []
+        with self._idle:
+            for job in jobs:
+                if held[job.route] >= cap:
+                    handed_back.append(job.delivery_id)
+                    continue
+                held[job.route] += 1
+                self._ready.append(job)
+        if handed_back:
+            self.store.release(self.owner, handed_back)
+
+    def _start_ready(self) -> int:
+        started: list[DeliveryJob] = []
+        with self._idle:
+            free = self.options.threads - sum(self._inflight.values())
+            waiting: list[DeliveryJob] = []
+            for job in self._ready:
+                if len(started) < free and self._inflight[job.route] < self.options.max_per_route:
+                    self._inflight[job.route] += 1
+                    started.append(job)
+                else:
+                    waiting.append(job)
+            self._ready = waiting
+        for job in started:
+            self._pool.submit(self._process, job)
+        return len(started)
+
+    def dispatch_once(self) -> int:
+        """Claim what is due and fits, start what can run now; return how many started."""
+        self._dry = None
+        return self._dispatch()
+
+    def _dispatch(self) -> int:
+        self._refill()
+        return self._start_ready()
+
+    def drain(self, timeout: float = 10.0) -> None:
+        """Wait until no push is in flight or unrecorded (tests call it after dispatch_once).
+
+        Claimed deliveries still waiting for a thread are not waited for: only the next
+        :meth:`dispatch_once` starts them.
+        """
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._busy() and time.monotonic() < deadline:
+                self._idle.wait(deadline - time.monotonic())
+
+    def _busy(self) -> bool:
+        return bool(sum(self._inflight.values()) or self._unsettled)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._beat = self._monotonic()
+            try:
+                started = self._dispatch()
+                self._expire_if_due()
+            except Exception:  # the store may be briefly unavailable; keep the worker alive
+                log.exception("delivery dispatch failed")
+                started = 0
+            if started and len(self._ready) < self.options.threads:
+                continue
+            if not self._wake.wait(self._idle_wait(busy=bool(started))):
+                self._dry = None  # a poll, or the earliest retry fell due: look again
+            self._wake.clear()
+
+    def _idle_wait(self, busy: bool) -> float:
+        """How long to sleep when a dispatch started nothing (a finished push wakes us sooner).
+
+        A delivery that is already due but was not claimed is leased by someone else or waits
+        for a full route: only a finished push or the next poll changes that, so it must not
+        make the wait zero (that was a busy loop of empty claims). A future retry shortens it.
+        """
+        if busy:
+            return self.options.idle_wait
+        next_due = self.store.next_due_ms()
+        if next_due is None:
+            return self.options.idle_wait
+        until_due = next_due / 1000 - self.store.clock()
+        return min(self.options.idle_wait, until_due) if until_due > 0 else self.options.idle_wait
+
+    def _expire_if_due(self) -> None:
+        now = self._monotonic()
+        if now >= self._next_expiry:
+            self._next_expiry = now + self.options.expiry_interval
+            for filed in self.store.expire():
+                self.metrics.dead_letters.labels("expired").inc()
+                self._count_dead_letter_queue(filed)
+
+    # one delivery -------------------------------------------------------------------------
+    def _process(self, job: DeliveryJob) -> None:
+        try:
+            settlement = self._attempt(job)
+        except Exception:  # the lease will lapse and another attempt will be made
+            log.exception("delivery %s failed unexpectedly", job.delivery_id)
+            settlement = None
+        with self._idle:
+            self._inflight[job.route] -= 1
+            if self._inflight[job.route] <= 0:
+                del self._inflight[job.route]
+            if settlement is not None:
+                self._unsettled += 1
+            self._idle.notify_all()
+        if settlement is not None:
+            self._settler.submit(settlement)
+        self._wake.set()
+
+    def _attempt(self, job: DeliveryJob) -> Settlement:
+        number = job.attempts + 1
+        started_ms = self.store.now_ms()
+        try:
+            result = self.senders.for_route(job.route).send(job)
+        except PermanentDeliveryError as exc:
+            attempt = Attempt(number, started_ms, "rejected", None, str(exc), None)
+            self._log(job, attempt)
+            return Settlement(job, attempt, dead_reason=str(exc))
+        attempt = Attempt(
+            number, started_ms, result.outcome.value, result.status, result.error, result.latency_ms
+        )
+        self._count(result)
+        self._log(job, attempt)
+        if result.ok:
+            return Settlement(job, attempt)
+        strategy = job.subscription.notify_strategy
+        delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
+        if delay is None:
+            return Settlement(job, attempt, dead_reason="retries exhausted")
+        return Settlement(job, attempt, retry_at_ms=self.store.now_ms() + int(delay * 1000))
+
+    def _settled(self, batch: list[Settlement], letters: list[Filed | None]) -> None:
+        for settlement, letter in zip(batch, letters, strict=True):
+            if letter is not None:
+                reason = settlement.dead_reason or "unknown"
+                self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
+                self._count_dead_letter_queue(letter)
+                self._log(
+                    settlement.job, None, action=Action.DEAD_LETTER, error=reason, filed=letter
+                )
+        with self._idle:
+            self._unsettled -= len(batch)
+            self._idle.notify_all()
+
+    def _count_dead_letter_queue(self, filed: Filed) -> None:
+        if filed.dead_letter_queue and filed.dead_letter_queue_message_id:
+            self.metrics.dead_letter_queue_messages.labels(
+                "subscription", filed.dead_letter_queue
+            ).inc()
+
+    def _count(self, result: PushResult) -> None:
+        self.metrics.attempts.labels(
+            "succeeded" if result.ok else "failed", result.outcome.value
+        ).inc()
+        self.metrics.push_latency.observe(result.latency_ms / 1000)
+
+    def _log(
+        self,
+        job: DeliveryJob,
+        attempt: Attempt | None,
+        *,
+        action: Action = Action.PUSH_MESSAGE,
+        error: str | None = None,
+        filed: Filed | None = None,
+    ) -> None:
+        if not job.logging_enabled:
+            return
+        record: dict[str, object] = {
+            "Time": self.store.now_ms(),
+            "Action": action.value,
+            "AccountId": self.account_id,
+            "TopicName": job.message.topic_name,
+            "SubscriptionName": job.subscription.name,
+            "MessageId": job.message.id,
+            "Endpoint": job.subscription.endpoint,
+            "PublishTime": job.message.publish_time_ms,
+        }
+        if attempt is not None:
+            record.update(
+                Attempt=attempt.attempt,
+                Outcome=attempt.outcome,
+                StatusCode=attempt.status_code,
+                LatencyMs=attempt.latency_ms,
+                Error=attempt.error,
+            )
+        elif error:
+            record["Error"] = error
+        if filed is not None and filed.dead_letter_queue_message_id:
+            record[Field.DEAD_LETTER_QUEUE.value] = filed.dead_letter_queue
+            record[Field.DEAD_LETTER_MESSAGE_ID.value] = filed.dead_letter_queue_message_id
+        self.oplog.write(record)

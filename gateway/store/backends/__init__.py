@@ -1,0 +1,1 @@
+"""Database backends: the Database seam, SQLite (group commit), PostgreSQL, in memory."""

@@ -1,0 +1,50 @@
+"""The seam a database backend implements: run a function on a connection, read or write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from gateway.store.notify.notifier import Notifier
+from gateway.store.sql.connection import Connection
+
+T = TypeVar("T")
+
+
+class Database(Protocol):
+    """SQLite (:mod:`gateway.store.backends.sqlite`), PostgreSQL
+    (:mod:`gateway.store.backends.postgres`) or the
+    in-memory stub for tests (:mod:`gateway.store.backends.memory`).
+
+    Its :attr:`notifier` carries wake-ups to the other processes sharing it; which kind depends on
+    the database, so it is the database that provides it.
+    """
+
+    @property
+    def notifier(self) -> Notifier: ...
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work(connection)`` for reading, on one consistent snapshot."""
+
+    def write(
+        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
+        """Run ``work(connection)`` in a transaction committed before this returns; if ``work``
+        raises, nothing it did is committed and the exception reaches the caller.
+
+        ``durable=False`` may skip the flush to stable storage: for writes whose loss in a
+        power cut loses nothing acknowledged (claims and attempt outcomes of deliveries,
+        which at-least-once delivery simply repeats).
+
+        ``atomic=False`` says ``work`` needs no transaction around its statements: it reads,
+        then makes at most one change that must be all or nothing, in one statement (a send:
+        look the queue up, insert the messages). A database may then run each statement on its
+        own (PostgreSQL: no BEGIN and COMMIT, about half a request's cost in the driver).
+        """
+
+    def migrate(self) -> list[int]:
+        """Apply pending schema migrations (one process at a time); the versions applied."""
+
+    def ping(self) -> bool: ...
+
+    def close(self) -> None: ...

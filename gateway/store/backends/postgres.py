@@ -1,0 +1,166 @@
+"""PostgreSQL, for several gateway replicas sharing one database: psycopg 3 and psycopg_pool.
+
+Each read runs in a ``REPEATABLE READ READ ONLY`` transaction (one snapshot for all its
+statements), each write in a READ COMMITTED one: claims rely on it, re-checking their lease
+condition on the row as another transaction left it rather than failing. Writes that lose
+nothing acknowledged when lost (``durable=False``: delivery claims and outcomes) commit with
+``synchronous_commit`` off for that transaction only; everything acknowledged to a client waits
+for the WAL flush as usual. PostgreSQL's own group commit lets concurrent commits share a flush,
+so unlike SQLite there is no writer to funnel writes through.
+
+Under gevent (gunicorn's workers, ``mns-gateway worker``) a query must block only its greenlet:
+:func:`~gateway.store.backends.pg_waiting.cooperative_waiting` makes psycopg wait on gevent's hub.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from gateway.store.backends.pg_waiting import cooperative_waiting
+from gateway.store.notify.pg_notifier import PgNotifier
+from gateway.store.sql.connection import POSTGRESQL, Dialect, Params
+from gateway.store.sql.migrations import migrate as apply_migrations
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+DEFAULT_POOL_SIZE = 10
+_READ = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
+_WRITE = {True: ("BEGIN",), False: ("BEGIN", "SET LOCAL synchronous_commit TO OFF")}
+
+
+@lru_cache(maxsize=2048)
+def translate(statement: str) -> str:
+    """A store statement in psycopg's placeholder style: ``?`` becomes ``%s`` and a literal
+    ``%`` is doubled. Store statements never put ``?`` inside a string literal. Cached: the set
+    of distinct statements is small and this runs for every one executed."""
+    return statement.replace("%", "%%").replace("?", "%s")
+
+
+class PipelinedResult:
+    """One statement's result in pipeline mode: rows and the row count are waited for only when
+    asked for (fetching already does so in psycopg; a row count needs a sync first)."""
+
+    __slots__ = ("_cursor", "_pipeline")
+
+    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline | None) -> None:
+        self._cursor = cursor
+        self._pipeline = pipeline
+
+    @property
+    def rowcount(self) -> int:
+        if self._cursor.pgresult is None and self._pipeline is not None:
+            self._pipeline.sync()
+        return self._cursor.rowcount
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor)
+
+
+class PgConnection:
+    """A psycopg connection in pipeline mode as a :class:`~gateway.store.sql.connection.Connection`.
+
+    Statements are sent without waiting for their results; the transaction waits for the
+    server only where the work reads a result (and once at COMMIT). A publish, for instance,
+    is two round trips instead of seven.
+    """
+
+    dialect: Dialect = POSTGRESQL
+
+    def __init__(
+        self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None
+    ) -> None:
+        self._connection = connection
+        self._pipeline = pipeline
+
+    def execute(self, sql: str, parameters: Params = (), /) -> PipelinedResult:
+        cursor = self._connection.cursor()
+        cursor.execute(translate(sql), parameters)
+        return PipelinedResult(cursor, self._pipeline)
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> None:
+        # psycopg's Connection has no executemany; a cursor's pipelines the statements.
+        with self._connection.cursor() as cursor:
+            cursor.executemany(translate(sql), parameters)
+
+
+class PostgresDatabase:
+    """A :class:`~gateway.store.backends.database.Database` on a PostgreSQL URL (``postgresql://…``)."""
+
+    def __init__(self, url: str, *, migrate: bool = True, pool_size: int = DEFAULT_POOL_SIZE):
+        cooperative_waiting()
+        self.url = url
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=min(2, pool_size),
+            max_size=pool_size,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            name="mns-gateway",
+            open=True,
+        )
+        self.notifier = PgNotifier(url)
+        if migrate:
+            self.migrate()
+
+    def _run(self, begin: tuple[str, ...], work: Callable[[PgConnection], T]) -> T:
+        with self._pool.connection() as connection:
+            try:
+                with connection.pipeline() as pipeline:
+                    for statement in begin:
+                        connection.execute(statement)
+                    result = work(PgConnection(connection, pipeline))
+                    connection.execute("COMMIT")
+            except BaseException:
+                # A broken connection cannot roll back; the pool discards it either way.
+                if connection.info.transaction_status != TransactionStatus.IDLE:
+                    with contextlib.suppress(psycopg.Error):
+                        connection.execute("ROLLBACK")
+                raise
+            return result
+
+    def read(self, work: Callable[[PgConnection], T]) -> T:
+        return self._run(_READ, work)
+
+    def write(
+        self, work: Callable[[PgConnection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
+        if not atomic and durable:
+            return self._run_statements(work)
+        return self._run(_WRITE[durable], work)
+
+    def _run_statements(self, work: Callable[[PgConnection], T]) -> T:
+        """Each statement of ``work`` a transaction of its own (see ``Database.write``): no
+        BEGIN, no COMMIT, no pipeline, which cost more in psycopg than the statements."""
+        with self._pool.connection() as connection:
+            return work(PgConnection(connection, None))
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations under an advisory lock: one process at a time."""
+        now_ms = int(time.time() * 1000)
+        return self.write(lambda connection: apply_migrations(connection, now_ms))
+
+    def ping(self) -> bool:
+        try:
+            return self.read(lambda c: c.execute("SELECT 1 AS one").fetchone()["one"] == 1)
+        except psycopg.Error:
+            return False
+
+    def close(self) -> None:
+        self.notifier.close()
+        self._pool.close()

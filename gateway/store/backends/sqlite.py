@@ -1,0 +1,119 @@
+"""The embedded SQLite database: WAL, one group-commit writer, a reader connection per thread."""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from gateway.store.backends.writer import GroupCommitWriter
+from gateway.store.notify.socket_notifier import SocketNotifier
+from gateway.store.sql.connection import Connection, SQLiteConnection
+from gateway.store.sql.migrations import migrate
+
+T = TypeVar("T")
+
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+#: Claims are ``UPDATE … RETURNING`` (SQLite 3.35) and shared settings ``ON CONFLICT … DO UPDATE``.
+MIN_SQLITE_VERSION = (3, 35, 0)
+
+
+def check_sqlite_version(version: tuple[int, int, int] = sqlite3.sqlite_version_info) -> None:
+    if version < MIN_SQLITE_VERSION:
+        found, needed = ".".join(map(str, version)), ".".join(map(str, MIN_SQLITE_VERSION))
+        raise RuntimeError(f"SQLite {found} is too old: the gateway needs {needed} or later")
+
+
+class SQLiteDatabase:
+    """A :class:`gateway.store.base.Database` on one SQLite file.
+
+    ``synchronous=FULL`` (the default) fsyncs the WAL on every commit, so an acknowledged write
+    survives power loss as well as a process crash; group commit keeps that affordable. Processes
+    on the same host share the file; they wake each other through sockets in ``wake/`` beside it.
+    The schema is migrated on opening (one process at a time: migrations run on the writer).
+    """
+
+    def __init__(self, path: Path, *, synchronous: str = "FULL", migrate: bool = True) -> None:
+        check_sqlite_version()
+        if synchronous.upper() not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}")
+        self.path = path
+        self._synchronous = synchronous.upper()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        relaxed = "NORMAL" if self._synchronous in ("FULL", "EXTRA") else self._synchronous
+        self._lock_path = path.with_name(path.name + ".writelock")
+        self._writer = GroupCommitWriter(
+            self._connect,
+            self._lock_path,
+            durable_mode=self._synchronous,
+            relaxed_mode=relaxed,
+            sync_file=path.with_name(path.name + "-wal"),
+        )
+        self.notifier = SocketNotifier(path.parent / "wake")
+        if migrate:
+            self.migrate()
+
+    def _connect(self) -> SQLiteConnection:
+        connection = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=30,
+            factory=SQLiteConnection,
+        )
+        connection.execute("PRAGMA busy_timeout=30000")
+        # WAL is a property of the file, set once. Switching a new file to it needs the file to
+        # itself and does not wait for other openers (SQLITE_BUSY at once): the writers' lock
+        # file makes processes opening a new data dir together take turns.
+        if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            with open(self._lock_path, "a+b") as lock_file:
+                fcntl.flock(lock_file, fcntl.LOCK_EX)
+                connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(f"PRAGMA synchronous={self._synchronous}")
+        return connection
+
+    def migrate(self) -> list[int]:
+        """Apply pending schema migrations; the versions applied now."""
+        now_ms = int(time.time() * 1000)
+        return self._writer.submit(lambda connection: migrate(connection, now_ms))
+
+    def _reader(self) -> SQLiteConnection:
+        connection: SQLiteConnection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._connect()
+            self._local.connection = connection
+        return connection
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` on this thread's reader; several statements share one snapshot."""
+        connection = self._reader()
+        connection.execute("BEGIN")
+        try:
+            return work(connection)
+        finally:
+            connection.execute("COMMIT")
+
+    def write(
+        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
+    ) -> T:
+        # Every job runs in the writer's transaction: on SQLite that costs nothing extra.
+        return self._writer.submit(work, durable)
+
+    def ping(self) -> bool:
+        try:
+            return self.read(lambda c: c.execute("SELECT 1 AS one").fetchone()["one"] == 1)
+        except sqlite3.Error:
+            return False
+
+    def close(self) -> None:
+        self.notifier.close()
+        self._writer.close()
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None

@@ -1,0 +1,1 @@
+"""Wake-ups between processes: the notifier seam, over a socket (SQLite) or LISTEN/NOTIFY."""

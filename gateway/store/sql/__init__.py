@@ -1,0 +1,1 @@
+"""SQL statements: functions of a Connection (connection), written once for every backend."""

@@ -1,0 +1,319 @@
+"""Versioned schema migrations, in SQL both SQLite and PostgreSQL accept.
+
+Each :class:`Migration` has a version; ``schema_migrations`` records the ones applied. A database
+is brought up to date at start-up (every process opening it) and by ``mns-gateway migrate``, inside
+one write transaction that only one process can hold at a time: SQLite's write lock (taken
+together with the gateway's writer lock file) or, on PostgreSQL, a transaction-scoped advisory
+lock. Whoever gets it second finds nothing left to do.
+
+Times are integers: resource times in epoch seconds (as MNS reports them), message and delivery
+times in epoch milliseconds. Leases (``lease_owner``, ``lease_expires_at``) rather than locks mark
+claimed work, so a worker that dies simply lets its lease lapse. Migrations are never edited once
+released: a change is a new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.store.sql.connection import Connection
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+#: Version 1 is the schema data dirs were created with before migrations were versioned (their
+#: ``PRAGMA user_version`` was 1): every statement is idempotent, so such a data dir adopts it.
+INITIAL = Migration(
+    1,
+    "topics, subscriptions, deliveries, dead letters, queues",
+    (
+        """
+    CREATE TABLE IF NOT EXISTS topics (
+        name TEXT PRIMARY KEY,
+        create_time BIGINT NOT NULL,
+        last_modify_time BIGINT NOT NULL,
+        maximum_message_size INTEGER NOT NULL,
+        logging_enabled INTEGER NOT NULL
+    )
+    """,
+        """
+    CREATE TABLE IF NOT EXISTS subscriptions (
+        topic_name TEXT NOT NULL,
+        name TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        filter_tag TEXT,
+        notify_strategy TEXT NOT NULL,
+        notify_content_format TEXT NOT NULL,
+        route TEXT NOT NULL,
+        create_time BIGINT NOT NULL,
+        last_modify_time BIGINT NOT NULL,
+        PRIMARY KEY (topic_name, name)
+    )
+    """,
+        """
+    CREATE TABLE IF NOT EXISTS topic_messages (
+        id TEXT PRIMARY KEY,
+        topic_name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        body_md5 TEXT NOT NULL,
+        tag TEXT,
+        attributes TEXT NOT NULL,
+        publish_time BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    )
+    """,
+        "CREATE INDEX IF NOT EXISTS topic_messages_topic"
+        " ON topic_messages (topic_name, expires_at)",
+        """
+    CREATE TABLE IF NOT EXISTS deliveries (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        topic_name TEXT NOT NULL,
+        subscription_name TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at BIGINT NOT NULL,
+        lease_owner TEXT,
+        lease_expires_at BIGINT,
+        created_at BIGINT NOT NULL
+    )
+    """,
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at)",
+        # No index on message_id: only the daily purge asks by it, and every publish and every
+        # finished push would pay for one more B-tree (about 4% of a publish). Data dirs made before
+        # lose it here; dropping an index loses no data.
+        "DROP INDEX IF EXISTS deliveries_message",
+        """
+    CREATE INDEX IF NOT EXISTS deliveries_subscription
+        ON deliveries (topic_name, subscription_name)
+    """,
+        """
+    CREATE TABLE IF NOT EXISTS delivery_attempts (
+        delivery_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        attempted_at BIGINT NOT NULL,
+        status_code INTEGER,
+        outcome TEXT NOT NULL,
+        error TEXT,
+        latency_ms DOUBLE PRECISION,
+        PRIMARY KEY (delivery_id, attempt)
+    )
+    """,
+        """
+    CREATE TABLE IF NOT EXISTS dead_letters (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        topic_name TEXT NOT NULL,
+        subscription_name TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        notify_strategy TEXT NOT NULL,
+        notify_content_format TEXT NOT NULL,
+        body TEXT NOT NULL,
+        body_md5 TEXT NOT NULL,
+        tag TEXT,
+        attributes TEXT NOT NULL,
+        publish_time BIGINT NOT NULL,
+        attempts TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        dead_at BIGINT NOT NULL,
+        replayed_at BIGINT
+    )
+    """,
+        "CREATE INDEX IF NOT EXISTS dead_letters_time ON dead_letters (dead_at)",
+        # queues: message states are derived from visible_at/expires_at, never stored;
+        # queue_messages_ready serves receive (one range per priority), queue_messages_expiry the
+        # purge of expired messages.
+        """
+    CREATE TABLE IF NOT EXISTS queues (
+        name TEXT PRIMARY KEY,
+        create_time BIGINT NOT NULL,
+        last_modify_time BIGINT NOT NULL,
+        delay_seconds INTEGER NOT NULL,
+        maximum_message_size INTEGER NOT NULL,
+        message_retention_period INTEGER NOT NULL,
+        visibility_timeout INTEGER NOT NULL,
+        polling_wait_seconds INTEGER NOT NULL,
+        logging_enabled INTEGER NOT NULL
+    )
+    """,
+        """
+    CREATE TABLE IF NOT EXISTS queue_messages (
+        id TEXT PRIMARY KEY,
+        queue_name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        body_md5 TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        enqueue_time BIGINT NOT NULL,
+        visible_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        dequeue_count INTEGER NOT NULL,
+        first_dequeue_time BIGINT,
+        receipt_nonce BIGINT NOT NULL,
+        properties TEXT
+    )
+    """,
+        """
+    CREATE INDEX IF NOT EXISTS queue_messages_ready
+        ON queue_messages (queue_name, priority, visible_at, id)
+    """,
+        "CREATE INDEX IF NOT EXISTS queue_messages_expiry ON queue_messages (expires_at)",
+        """
+    CREATE TABLE IF NOT EXISTS queue_secrets (
+        name TEXT PRIMARY KEY,
+        secret TEXT NOT NULL
+    )
+    """,
+    ),
+)
+
+#: What replicas sharing one database must agree on, kept in it: the push-signing keys with their
+#: certificates, and small named values (the signing key in use, the generated access key pair).
+SHARED_SETTINGS = Migration(
+    2,
+    "signing keys and shared settings",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS signing_keys (
+            key_id TEXT PRIMARY KEY,
+            private_key TEXT,
+            certificate TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS shared_settings (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
+        """,
+    ),
+)
+
+#: SMS and mail kept instead of sent (``MNS_GATEWAY_INBOX``), for development and CI: one row per
+#: text message or mail, ``entry`` the JSON of what the provider would have been given.
+INBOX = Migration(
+    3,
+    "inbox",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS inbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            topic_name TEXT NOT NULL,
+            subscription_name TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            stored_at BIGINT NOT NULL,
+            entry TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS inbox_kind_time ON inbox (kind, stored_at, id)",
+    ),
+)
+
+#: Temporary credentials the gateway issues (``mns-gateway credentials issue``): the pair and
+#: when it stops working; the token is an HMAC and needs no row
+#: (docs/protocol.md#temporary-credentials).
+TEMPORARY_CREDENTIALS = Migration(
+    4,
+    "temporary credentials",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS temporary_credentials (
+            access_key_id TEXT PRIMARY KEY,
+            access_key_secret TEXT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS temporary_credentials_expiry"
+        " ON temporary_credentials (expires_at)",
+    ),
+)
+
+#: Ordered queues and dead-letter queues. ``queue_groups`` holds one row per
+#: MessageGroupId of an ordered queue that has messages: the sequence its sends draw from and
+#: when its oldest message (the only one it may have in flight) can next be received; claims
+#: find receivable groups through ``queue_groups_ready`` instead of scanning messages
+#: (docs/queues.md#ordered-queues). ``group_id``/``group_seq`` are set on ordered queues'
+#: messages only, so the partial index costs standard queues nothing.
+ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
+    5,
+    "ordered queues, dead-letter queues",
+    (
+        "ALTER TABLE queues ADD COLUMN queue_type TEXT NOT NULL DEFAULT 'normal'",
+        "ALTER TABLE queues ADD COLUMN dlq_target TEXT",
+        "ALTER TABLE queues ADD COLUMN dlq_max_receive_count INTEGER",
+        "ALTER TABLE queues ADD COLUMN dlq_enabled INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE queue_messages ADD COLUMN group_id TEXT",
+        "ALTER TABLE queue_messages ADD COLUMN group_seq BIGINT",
+        """
+        CREATE INDEX IF NOT EXISTS queue_messages_group
+            ON queue_messages (queue_name, group_id, group_seq) WHERE group_id IS NOT NULL
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS queue_groups (
+            queue_name TEXT NOT NULL,
+            group_id TEXT NOT NULL,
+            next_seq BIGINT NOT NULL,
+            head_visible_at BIGINT NOT NULL,
+            PRIMARY KEY (queue_name, group_id)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS queue_groups_ready"
+        " ON queue_groups (queue_name, head_visible_at)",
+        "ALTER TABLE subscriptions ADD COLUMN dlq_target TEXT",
+        "ALTER TABLE subscriptions ADD COLUMN dlq_enabled INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE dead_letters ADD COLUMN dlq_queue TEXT",
+        "ALTER TABLE dead_letters ADD COLUMN dlq_message_id TEXT",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    INITIAL,
+    SHARED_SETTINGS,
+    INBOX,
+    TEMPORARY_CREDENTIALS,
+    ORDERED_AND_DEAD_LETTER_QUEUES,
+)
+
+_LEDGER = """
+    CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY,
+        description TEXT NOT NULL,
+        applied_at BIGINT NOT NULL
+    )
+"""
+
+
+def applied_versions(conn: Connection) -> set[int]:
+    return {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def migrate(conn: Connection, now_ms: int) -> list[int]:
+    """Apply every migration not yet applied, in order, in the caller's transaction; the
+    versions applied now (empty when the schema was up to date)."""
+    if conn.dialect.migration_lock is not None:
+        conn.execute(conn.dialect.migration_lock)
+    conn.execute(_LEDGER)
+    done = applied_versions(conn)
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.version in done:
+            continue
+        for statement in migration.statements:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.description, now_ms),
+        )
+        applied.append(migration.version)
+    return applied
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1].version
