@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import atexit
 import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from flask import Flask
 
@@ -29,7 +29,8 @@ from gateway.pushing.queue_bridge import QueueSender, RemoteService
 from gateway.pushing.senders import HttpSender, Sender, SenderRegistry
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
-from gateway.store.backends.database import Database
+from gateway.store.backends.database import Database, DatabaseError
+from gateway.store.backends.reach import backend_of, check_reachable, without_password
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
 from gateway.store.shared import DatabaseKeyStorage, SharedSettings
@@ -37,27 +38,32 @@ from gateway.store.shared import DatabaseKeyStorage, SharedSettings
 log = logging.getLogger(__name__)
 
 
-class UnsupportedDatabaseError(ValueError):
-    """``MNS_GATEWAY_DATABASE_URL`` names a database this gateway cannot use."""
-
-
 def open_database(settings: Settings, *, migrate: bool = True) -> Database:
     """The database ``MNS_GATEWAY_DATABASE_URL`` names: SQLite in the data dir when it is empty,
     PostgreSQL for ``postgresql://…``. Opening it brings its schema up to date, unless
     ``migrate`` is false (``mns-gateway migrate`` then does it and reports what it applied)."""
     url = settings.database_url
-    if not url:
-        return SQLiteDatabase(
-            settings.database_path, synchronous=settings.sqlite_synchronous, migrate=migrate
-        )
-    scheme = urlsplit(url).scheme
-    if scheme in ("postgresql", "postgres"):
-        from gateway.store.backends.postgres import PostgresDatabase  # psycopg only when asked for
+    if backend_of(url) == "sqlite":
+        try:
+            return SQLiteDatabase(
+                settings.database_path, synchronous=settings.sqlite_synchronous, migrate=migrate
+            )
+        except (OSError, sqlite3.Error) as error:
+            where = settings.database_path
+            raise DatabaseError(f"cannot open the SQLite database {where}: {error}") from error
+    import psycopg  # only when asked for
 
+    from gateway.store.backends.postgres import PostgresDatabase
+
+    check_reachable(url)  # at once, in one line, rather than after the pool's 30 s of retries
+    try:
         return PostgresDatabase(url, migrate=migrate, pool_size=settings.database_pool_size)
-    raise UnsupportedDatabaseError(
-        f"MNS_GATEWAY_DATABASE_URL: unsupported scheme {scheme!r} (use postgresql://...)"
-    )
+    except psycopg.Error as error:
+        lines = str(error).strip().splitlines()
+        reason = lines[0] if lines else type(error).__name__
+        raise DatabaseError(
+            f"cannot use the database at {without_password(url)}: {reason}"
+        ) from error
 
 
 def open_store(settings: Settings) -> Store:

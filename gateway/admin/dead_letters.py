@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gateway.cli.common import iso_utc
+from gateway.admin.text import iso_utc
 from gateway.delivery.records import DeadLetter
 from gateway.observability.oplog import Action, Field, OperationLog, RequestFacts
 from gateway.protocol.request_ids import new_request_id

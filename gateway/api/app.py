@@ -26,16 +26,15 @@ from gateway.api.context import (
     gateway,
     incoming_request,
 )
+from gateway.api.environ import REFUSAL, size_body
+from gateway.api.probes import create_probes_blueprint
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
 from gateway.protocol import MNS_VERSION
-from gateway.protocol.errors import MNSError
+from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.request_ids import new_request_id
-from gateway.serving.http1.environ import REFUSAL, size_body
-from gateway.serving.http1.framing import body_too_large
-from gateway.serving.probes import create_probes_blueprint
 from gateway.store.base import Store
 
 log = logging.getLogger(__name__)

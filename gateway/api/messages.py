@@ -24,11 +24,13 @@ from gateway.api.context import (
     query_params,
     xml_response,
 )
+from gateway.api.environ import CLIENT_CONNECTED
 from gateway.observability.oplog import Action, Field, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, children, parse_document, render_document
 from gateway.queues import oplog_records as oplog
+from gateway.queues.dlq_policy import Moved
 from gateway.queues.records import (
     BATCH_SIZE,
     CHANGE_VISIBILITY_TIMEOUT,
@@ -45,9 +47,7 @@ from gateway.queues.wire import (
     root_name,
     sent_nodes,
 )
-from gateway.serving.http1.environ import CLIENT_CONNECTED
 from gateway.store.queues import QueueStore
-from gateway.store.sql.dead_letter_queue_sql import Moved
 
 blueprint = Blueprint("messages", __name__)
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +27,7 @@ from gateway.cli.common import emit, on_store, with_data_dir, with_json
 from gateway.cli.inbox import add_inbox_command
 from gateway.cli.queue_settings import add_queue_commands
 from gateway.config.data_dir import prepare_data_dir
-from gateway.config.settings import Settings, settings_from_env
+from gateway.config.settings import Settings, admin_access_key, settings_from_env
 from gateway.protocol.errors import GatewayError
 
 if TYPE_CHECKING:
@@ -58,9 +57,11 @@ def _ready_settings(args: argparse.Namespace) -> Settings:
 
 def _serve(args: argparse.Namespace) -> int:
     from gateway.serving.gunicorn_app import GatewayServer, check_can_listen
+    from gateway.serving.preflight import check_before_forking
 
     settings = _ready_settings(args)
     check_can_listen(settings.host, settings.port)
+    check_before_forking(settings)
     if not settings.database_url:
         # Resolve (and print) generated credentials once, before gunicorn forks its workers.
         # With a shared database each worker does (whichever creates the pair prints it): the
@@ -85,8 +86,8 @@ def _worker(args: argparse.Namespace) -> int:
         from gevent import monkey
 
         monkey.patch_all()
+    from gateway.api.probes import parse_address, worker_probes
     from gateway.composition import build_runtime
-    from gateway.serving.probes import parse_address, worker_probes
 
     probes_at = args.probes or settings.worker_probes
     probe_address = parse_address(probes_at) if probes_at else None
@@ -161,8 +162,9 @@ def _admin(args: argparse.Namespace) -> int:
     from gateway.cli.admin_client import AdminClient, RemoteDeadLetters
 
     settings = _settings(args)
-    key_id = args.access_key_id or os.environ.get("MNS_GATEWAY_ACCESS_KEY_ID")
-    secret = args.access_key_secret or os.environ.get("MNS_GATEWAY_ACCESS_KEY_SECRET")
+    env_key_id, env_secret = admin_access_key()
+    key_id = args.access_key_id or env_key_id
+    secret = args.access_key_secret or env_secret
     if not (key_id and secret):
         stored = stored_credentials(settings.data_dir) or {}
         key_id, secret = next(iter(stored.items()), (None, None))
@@ -397,11 +399,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "action", None) in ("show", "replay") and hasattr(args, "id") and not args.id:
         parser.error(f"dead-letters {args.action} needs a dead letter id")
+    return run_command(args.command, lambda: int(args.handler(args)))
+
+
+def run_command(command: str, run: Callable[[], int]) -> int:
+    """``run()``'s exit status; any failure is one line on stderr and status 1.
+
+    The gateway's own errors (:class:`~gateway.protocol.errors.GatewayError`: settings, the
+    database, the data dir, the signing key, ...) say what to fix; an OSError names the file or
+    address; anything else is a bug, still reported in one line (with its type, for a report).
+    """
     try:
-        return int(args.handler(args))
+        return run()
     except GatewayError as error:
-        print(f"mns-gateway {args.command}: {error}", file=sys.stderr)
-        return 1
+        message = str(error)
+    except OSError as error:
+        where = f" {error.filename}" if error.filename else ""
+        message = f"{error.strerror or error}{where}".strip()
+    except Exception as error:  # a bug: the user still gets one line, not a traceback
+        message = f"unexpected {type(error).__name__}: {error}"
+    lines = message.strip().splitlines() or ["failed"]
+    print(f"mns-gateway {command}: {lines[0]}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gateway.admin.text import iso_utc as iso_utc  # re-exported for the commands
 from gateway.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -35,14 +35,6 @@ def with_json(parser: argparse.ArgumentParser) -> None:
 def emit(args: argparse.Namespace, document: Any, text: Callable[[Any], str]) -> None:
     """Print ``document`` as JSON with ``--json``, else as ``text(document)``."""
     print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text(document))
-
-
-def iso_utc(epoch_ms: int | None) -> str:
-    """``2026-11-22T20:21:53.123Z``; ``-`` for a time that has not happened."""
-    if epoch_ms is None:
-        return "-"
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def on_store(

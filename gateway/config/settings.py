@@ -1,5 +1,6 @@
 """One frozen settings object, built from command-line flags and ``MNS_GATEWAY_*`` variables.
 
+This is the one module that reads ``MNS_GATEWAY_*`` (tests/test_import_graph.py holds it to that).
 Flags win over the environment, the environment over defaults. Nothing here touches the disk:
 resolving generated credentials is :mod:`gateway.auth.generated_keys`' job.
 """
@@ -12,11 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gateway.protocol.errors import GatewayError
+
 ENV_PREFIX = "MNS_GATEWAY_"
 #: Long polls one gevent worker process holds at once unless told otherwise: each holds one of
 #: its connections (``max_connections``, of which 100 are kept for everything else) and looks
 #: at its queue at least once a second.
 GEVENT_WAITERS = 900
+
+
+class SettingsError(GatewayError, ValueError):
+    """A setting's value cannot be read; the message names the variable and the value."""
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -37,7 +44,7 @@ def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
     for pair in _split_list(env.get(f"{ENV_PREFIX}ACCESS_KEYS", "")):
         pair_id, sep, pair_secret = pair.partition(":")
         if not sep or not pair_id or not pair_secret:
-            raise ValueError(f"{ENV_PREFIX}ACCESS_KEYS entries must be id:secret, got {pair!r}")
+            raise SettingsError(f"{ENV_PREFIX}ACCESS_KEYS entries must be id:secret, got {pair!r}")
         keys[pair_id] = pair_secret
     return keys
 
@@ -55,7 +62,7 @@ def parse_queue_bridges(value: str) -> dict[str, dict[str, str]]:
     if not isinstance(bridges, dict) or not all(
         isinstance(v, dict) and required <= v.keys() for v in bridges.values()
     ):
-        raise ValueError(f"{ENV_PREFIX}QUEUE_BRIDGES entries need {sorted(required)}")
+        raise SettingsError(f"{ENV_PREFIX}QUEUE_BRIDGES entries need {sorted(required)}")
     return {str(k): {f: str(v[f]) for f in required} for k, v in bridges.items()}
 
 
@@ -241,7 +248,23 @@ def env_name(field_name: str) -> str:
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
     env = os.environ if env is None else env
-    given = {
-        name: read(env[env_name(name)]) for name, read in READERS.items() if env_name(name) in env
-    }
+    given = {name: _read(name, env[env_name(name)]) for name in READERS if env_name(name) in env}
     return Settings(access_keys=parse_access_keys(env), **given)  # type: ignore[arg-type]
+
+
+def _read(name: str, value: str) -> object:
+    """One variable's value, or a :class:`SettingsError` naming it (``int("x")`` says only
+    "invalid literal for int()", not which of forty variables held it)."""
+    try:
+        return READERS[name](value)
+    except SettingsError:
+        raise
+    except ValueError as error:
+        raise SettingsError(f"{env_name(name)}={value!r} is not valid: {error}") from error
+
+
+def admin_access_key(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """``MNS_GATEWAY_ACCESS_KEY_ID`` and ``_SECRET`` as they are set (``mns-gateway admin`` signs
+    its requests with them when no key is given on its command line)."""
+    env = os.environ if env is None else env
+    return env.get(f"{ENV_PREFIX}ACCESS_KEY_ID"), env.get(f"{ENV_PREFIX}ACCESS_KEY_SECRET")

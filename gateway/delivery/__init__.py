@@ -28,6 +28,12 @@ can tell our refusals from bugs with one ``except``.
 
 from __future__ import annotations
 
+from gateway.protocol.errors import GatewayError
 
-class DeliveryError(Exception):
+
+class DeliveryError(GatewayError):
     """Root of every exception the delivery package raises deliberately."""
+
+
+class PermanentDeliveryError(DeliveryError):
+    """The delivery can never succeed; the reason is kept on the dead letter."""

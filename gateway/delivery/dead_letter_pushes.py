@@ -6,9 +6,9 @@ UserProperties and SystemProperties, and the DLQ system properties naming the su
 
 from __future__ import annotations
 
+from gateway.delivery.notifications import queue_message_body
 from gateway.delivery.records import DeliveryJob
 from gateway.protocol.properties import carried_properties
-from gateway.pushing.senders import queue_message_body
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.records import NewMessage
 

@@ -15,10 +15,10 @@ from email.policy import SMTP
 from email.utils import formatdate
 from typing import Final
 
+from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
 from gateway.protocol.endpoints import MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
-from gateway.pushing.senders import PermanentDeliveryError
 from gateway.topics.direct import (
     ADDRESS,
     DIRECT_MAIL,

@@ -27,125 +27,20 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
-from typing import BinaryIO, Final, Protocol
+from typing import BinaryIO, Final
 
 from prometheus_client import CollectorRegistry, Counter
 
-
-class Field(StrEnum):
-    """Record field names: the real service's (docs/protocol.md#operation-log-fields) plus what a
-    report needs."""
-
-    TIME = "Time"  # epoch milliseconds (int)
-    MESSAGE_ID = "MessageId"
-    QUEUE_NAME = "QueueName"
-    TOPIC_NAME = "TopicName"
-    SUBSCRIPTION_NAME = "SubscriptionName"
-    ACCOUNT_ID = "AccountId"
-    REMOTE_ADDRESS = "RemoteAddress"
-    NEXT_VISIBLE_TIME = "NextVisibleTime"  # epoch milliseconds (int)
-    RECEIPT_HANDLE_IN_REQUEST = "ReceiptHandleInRequest"
-    RECEIPT_HANDLE_IN_RESPONSE = "ReceiptHandleInResponse"
-    PROCESS_TIME = "ProcessTime"  # milliseconds the gateway spent on the request
-    REQUEST_ID = "RequestId"
-    ACTION = "Action"
-    ENDPOINT = "Endpoint"
-    ATTEMPT = "Attempt"  # 1-based push attempt number
-    STATUS_CODE = "StatusCode"
-    LATENCY_MS = "LatencyMs"
-    OUTCOME = "Outcome"
-    ERROR = "Error"
-    DEQUEUE_COUNT = "DequeueCount"
-    PUBLISH_TIME = "PublishTime"  # on push records: when the message was published, epoch ms
-    DEAD_LETTER_QUEUE = "DeadLetterQueue"  # on DeadLetter records: the queue it went to, if any
-    DEAD_LETTER_MESSAGE_ID = "DeadLetterMessageId"  # ... and its MessageId there
-
-
-class Action(StrEnum):
-    """``Action`` values. Batch operations write one record per message with the batch action,
-    so the report can tell batch and single traffic apart while counting both as sends/receives.
-    PushMessage, DeadLetter and Replay records carry TopicName, SubscriptionName, Endpoint and
-    MessageId: the report groups deliveries by exactly those. A queue message moved to its
-    dead-letter queue gets a DeadLetter record with QueueName and MessageId instead.
-    """
-
-    SEND_MESSAGE = "SendMessage"
-    BATCH_SEND_MESSAGE = "BatchSendMessage"
-    RECEIVE_MESSAGE = "ReceiveMessage"
-    BATCH_RECEIVE_MESSAGE = "BatchReceiveMessage"
-    DELETE_MESSAGE = "DeleteMessage"
-    BATCH_DELETE_MESSAGE = "BatchDeleteMessage"
-    CHANGE_MESSAGE_VISIBILITY = "ChangeMessageVisibility"
-    PUBLISH_MESSAGE = "PublishMessage"
-    PUSH_MESSAGE = "PushMessage"  # one record per push attempt, whatever the endpoint kind
-    DEAD_LETTER = "DeadLetter"
-    REPLAY = "Replay"
-
-
-class Outcome(StrEnum):
-    """The closed set of ``Outcome`` values of a ``PushMessage`` record."""
-
-    SUCCESS = "success"  # endpoint accepted (HTTP 2xx, message enqueued, mail accepted)
-    HTTP_ERROR = "http_error"  # endpoint answered with a refusal: HTTP non-2xx, SMTP >= 400,
-    #                            target queue error; the code, if any, is in StatusCode
-    TIMEOUT = "timeout"  # no complete answer within the push timeout
-    CONNECTION_ERROR = "connection_error"  # DNS, TCP, TLS failure before an answer
-    REFUSED_BY_POLICY = "refused_by_policy"  # the gateway itself refused (e.g. address not allowed)
-
-
-class DropReason(StrEnum):
-    """Label values of ``mns_oplog_dropped_total``."""
-
-    QUEUE_FULL = "queue_full"
-    IO_ERROR = "io_error"
-    UNSERIALIZABLE = "unserializable"
-    CLOSED = "closed"
-
-
-class OperationLog(Protocol):
-    """What the API and the delivery workers call; implementations never raise from ``write``."""
-
-    def write(self, record: Mapping[str, object]) -> None: ...
-
-    def close(self) -> None:
-        """Write out what is pending and stop; called once, at shutdown."""
-
-
-@dataclass(frozen=True, slots=True)
-class RequestFacts:
-    """What every record of one API request shares; ``resource`` is QueueName or TopicName."""
-
-    resource: Field
-    name: str
-    request_id: str
-    remote_address: str
-    account_id: str
-    process_time_ms: float
-
-    def record(self, action: Action, **fields: object) -> dict[str, object]:
-        record: dict[str, object] = {
-            Field.ACTION.value: action.value,
-            self.resource.value: self.name,
-            Field.REQUEST_ID.value: self.request_id,
-            Field.REMOTE_ADDRESS.value: self.remote_address,
-            Field.ACCOUNT_ID.value: self.account_id,
-            Field.PROCESS_TIME.value: round(self.process_time_ms, 3),
-        }
-        record.update({name: value for name, value in fields.items() if value is not None})
-        return record
-
-
-class NullOperationLog:
-    """The log when ``MNS_GATEWAY_LOG_DIR`` is unset: accepts and forgets every record."""
-
-    def write(self, record: Mapping[str, object]) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
+# What a record holds lives apart, with no IO, for the pure code that reads or builds records;
+# it is re-exported here for the writers' callers.
+from gateway.observability.operations import Action as Action
+from gateway.observability.operations import DropReason as DropReason
+from gateway.observability.operations import Field as Field
+from gateway.observability.operations import NullOperationLog as NullOperationLog
+from gateway.observability.operations import OperationLog as OperationLog
+from gateway.observability.operations import Outcome as Outcome
+from gateway.observability.operations import RequestFacts as RequestFacts
 
 DEFAULT_MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_PENDING: Final = 100_000

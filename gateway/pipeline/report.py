@@ -13,32 +13,16 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gateway.pipeline import PipelineError
 from gateway.pipeline.formatting import error_excerpt, format_offset
+from gateway.pipeline.options import ReportOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
-    """The command line, validated: what one report run needs to know."""
-
-    logs: str | None  # a local path or any URI Spark can read (hdfs://, s3a://, ...)
-    out: str | None
-    since_ms: int | None
-    until_ms: int | None
-    master: str | None
-    timezone: str
-    trace: str | None
-    spark_conf: Mapping[str, str]
-    full: bool = False  # forget what earlier runs into --out read
-    traces: bool = False  # also keep every operation (message_traces)
 
 
 SessionFactory = Callable[[ReportOptions], "SparkSession"]

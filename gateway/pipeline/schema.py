@@ -19,7 +19,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from gateway.observability.oplog import Action, Field
+from gateway.observability.operations import Action, Field
 
 CORRUPT_RECORD: Final = "_corrupt_record"
 

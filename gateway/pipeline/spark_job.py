@@ -38,8 +38,8 @@ from gateway.pipeline.increments import (
     plan_run,
     total_inputs,
 )
+from gateway.pipeline.options import ReportOptions
 from gateway.pipeline.reader import read_logs, read_partitions
-from gateway.pipeline.report import ReportOptions
 from gateway.pipeline.storage import Listing, under
 from gateway.pipeline.transforms import facts, homes, parsing
 

@@ -15,7 +15,7 @@ from typing import Protocol
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from gateway.observability.oplog import Action
+from gateway.observability.operations import Action
 from gateway.pipeline.increments import Settings
 from gateway.pipeline.schema import ACTION_ORDER
 from gateway.pipeline.storage import Listing

@@ -7,99 +7,164 @@ over views and stores.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
+
+
+class ErrorCode(StrEnum):
+    """Every ``Code`` the gateway answers with; each is a key of :data:`ERROR_TABLE`. A member is
+    its string (``ErrorCode.QUEUE_NOT_EXIST == "QueueNotExist"``), so it renders as the wire
+    does."""
+
+    ACCESS_DENIED = "AccessDenied"
+    INVALID_ACCESS_KEY_ID = "InvalidAccessKeyId"
+    INTERNAL_ERROR = "InternalError"
+    INVALID_AUTHORIZATION_HEADER = "InvalidAuthorizationHeader"
+    INVALID_DATE_HEADER = "InvalidDateHeader"
+    INVALID_ARGUMENT = "InvalidArgument"
+    INVALID_DIGEST = "InvalidDigest"
+    INVALID_REQUEST_URL = "InvalidRequestURL"
+    INVALID_QUERY_STRING = "InvalidQueryString"
+    MALFORMED_XML = "MalformedXML"
+    MISSING_AUTHORIZATION_HEADER = "MissingAuthorizationHeader"
+    MISSING_DATE_HEADER = "MissingDateHeader"
+    MISSING_RECEIPT_HANDLE = "MissingReceiptHandle"
+    MISSING_VISIBILITY_TIMEOUT = "MissingVisibilityTimeout"
+    MESSAGE_NOT_EXIST = "MessageNotExist"
+    QUEUE_ALREADY_EXIST = "QueueAlreadyExist"
+    INVALID_QUEUE_NAME = "InvalidQueueName"
+    QUEUE_NAME_LENGTH_ERROR = "QueueNameLengthError"
+    QUEUE_NOT_EXIST = "QueueNotExist"
+    QUEUE_NUM_EXCEEDED_LIMIT = "QueueNumExceededLimit"
+    RECEIPT_HANDLE_ERROR = "ReceiptHandleError"
+    SIGNATURE_DOES_NOT_MATCH = "SignatureDoesNotMatch"
+    TIME_EXPIRED = "TimeExpired"
+    QPS_LIMIT_EXCEEDED = "QpsLimitExceeded"
+    TOPIC_ALREADY_EXIST = "TopicAlreadyExist"
+    TOPIC_NAME_INVALID = "TopicNameInvalid"
+    TOPIC_NAME_LENGTH_ERROR = "TopicNameLengthError"
+    TOPIC_NOT_EXIST = "TopicNotExist"
+    SUBSCRIPTION_NAME_INVALID = "SubscriptionNameInvalid"
+    SUBSCRIPTION_NAME_LENGTH_ERROR = "SubscriptionNameLengthError"
+    SUBSCRIPTION_NOT_EXIST = "SubscriptionNotExist"
+    SUBSCRIPTION_ALREADY_EXIST = "SubscriptionAlreadyExist"
+    ENDPOINT_INVALID = "EndpointInvalid"
+    FIFO_MISSING_MESSAGE_GROUP_ID = "FifoMissingMessageGroupId"
+    INVALID_SECURITY_TOKEN = "InvalidSecurityToken"
+    SECURITY_TOKEN_EXPIRED = "SecurityTokenExpired"
+    INSTANCE_ID_IS_NOT_UNIQUE = "INSTANCE_ID_IS_NOT_UNIQUE"
+    DEAD_LETTER_NOT_EXIST = "DeadLetterNotExist"
+    MALFORMED_REQUEST = "MalformedRequest"
+    REQUEST_TIMEOUT = "RequestTimeout"
+    REQUEST_HEADER_TOO_LARGE = "RequestHeaderTooLarge"
+    TOO_MANY_CONNECTIONS = "TooManyConnections"
+
 
 #: code -> (HTTP status, default message), from the MNS API reference's error-code table
 #: ("MNS错误码表") and its per-operation "Special error" tables.
 #: The choices: docs/protocol.md#error-codes-and-statuses.
-ERROR_TABLE: Final[dict[str, tuple[int, str]]] = {
-    "AccessDenied": (
+ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
+    ErrorCode.ACCESS_DENIED: (
         403,
         "The OwnerId that your Access Key Id associated to is forbidden for this operation.",
     ),
-    "InvalidAccessKeyId": (403, "The AccessKey Id you provided is not exist."),
-    "InternalError": (500, "Internal error."),
-    "InvalidAuthorizationHeader": (400, "The Authorization header format is invalid."),
-    "InvalidDateHeader": (400, "The Date header format is invalid."),
-    "InvalidArgument": (400, "The XML you provided did not validate against our published schema."),
-    "InvalidDigest": (400, "The Content-MD5 you specified is invalid."),
-    "InvalidRequestURL": (400, "Http request URL format invalid."),
-    "InvalidQueryString": (400, "Http request URL contains invalid querystring item."),
-    "MalformedXML": (400, "The XML you provided was not well-formed."),
-    "MissingAuthorizationHeader": (400, "Authorization header is required."),
-    "MissingDateHeader": (400, "Date header is required."),
-    "MissingReceiptHandle": (400, "ReceiptHandle is required."),
-    "MissingVisibilityTimeout": (400, "VisibilityTimeout is required."),
-    "MessageNotExist": (404, "Message not exist."),
-    "QueueAlreadyExist": (409, "The queue you want to create is already exist."),
-    "InvalidQueueName": (
+    ErrorCode.INVALID_ACCESS_KEY_ID: (403, "The AccessKey Id you provided is not exist."),
+    ErrorCode.INTERNAL_ERROR: (500, "Internal error."),
+    ErrorCode.INVALID_AUTHORIZATION_HEADER: (400, "The Authorization header format is invalid."),
+    ErrorCode.INVALID_DATE_HEADER: (400, "The Date header format is invalid."),
+    ErrorCode.INVALID_ARGUMENT: (
+        400,
+        "The XML you provided did not validate against our published schema.",
+    ),
+    ErrorCode.INVALID_DIGEST: (400, "The Content-MD5 you specified is invalid."),
+    ErrorCode.INVALID_REQUEST_URL: (400, "Http request URL format invalid."),
+    ErrorCode.INVALID_QUERY_STRING: (400, "Http request URL contains invalid querystring item."),
+    ErrorCode.MALFORMED_XML: (400, "The XML you provided was not well-formed."),
+    ErrorCode.MISSING_AUTHORIZATION_HEADER: (400, "Authorization header is required."),
+    ErrorCode.MISSING_DATE_HEADER: (400, "Date header is required."),
+    ErrorCode.MISSING_RECEIPT_HANDLE: (400, "ReceiptHandle is required."),
+    ErrorCode.MISSING_VISIBILITY_TIMEOUT: (400, "VisibilityTimeout is required."),
+    ErrorCode.MESSAGE_NOT_EXIST: (404, "Message not exist."),
+    ErrorCode.QUEUE_ALREADY_EXIST: (409, "The queue you want to create is already exist."),
+    ErrorCode.INVALID_QUEUE_NAME: (
         400,
         "The queue name you provided is invalid. QueueName should start with alpha and contain "
         "only alpha, digit or - .",
     ),
-    "QueueNameLengthError": (400, "Queue name length should between 1 and 256."),
-    "QueueNotExist": (404, "The queue name you provided is not exist."),
-    "QueueNumExceededLimit": (
+    ErrorCode.QUEUE_NAME_LENGTH_ERROR: (400, "Queue name length should between 1 and 256."),
+    ErrorCode.QUEUE_NOT_EXIST: (404, "The queue name you provided is not exist."),
+    ErrorCode.QUEUE_NUM_EXCEEDED_LIMIT: (
         400,
         "The number of the queues you created has exceeded the limit.",
     ),
-    "ReceiptHandleError": (400, "The receipt handle you provide is not valid."),
-    "SignatureDoesNotMatch": (
+    ErrorCode.RECEIPT_HANDLE_ERROR: (400, "The receipt handle you provide is not valid."),
+    ErrorCode.SIGNATURE_DOES_NOT_MATCH: (
         403,
         "The request signature we calculated does not match the signature you provided. "
         "Check your key and signing method.",
     ),
-    "TimeExpired": (408, "The http request you sent is expired."),
-    "QpsLimitExceeded": (400, "The qps limit of the queue is exceeded."),
-    "TopicAlreadyExist": (409, "The topic you want to create already exists."),
-    "TopicNameInvalid": (
+    ErrorCode.TIME_EXPIRED: (408, "The http request you sent is expired."),
+    ErrorCode.QPS_LIMIT_EXCEEDED: (400, "The qps limit of the queue is exceeded."),
+    ErrorCode.TOPIC_ALREADY_EXIST: (409, "The topic you want to create already exists."),
+    ErrorCode.TOPIC_NAME_INVALID: (
         400,
         "The topic name you provided is invalid. TopicName should start with alpha or digit and "
         "contain only alpha, digit or -.",
     ),
-    "TopicNameLengthError": (
+    ErrorCode.TOPIC_NAME_LENGTH_ERROR: (
         400,
         "Topic name length is out of range, should be between 1 and 256.",
     ),
-    "TopicNotExist": (404, "The Topic you provided does not exist."),
-    "SubscriptionNameInvalid": (
+    ErrorCode.TOPIC_NOT_EXIST: (404, "The Topic you provided does not exist."),
+    ErrorCode.SUBSCRIPTION_NAME_INVALID: (
         400,
         "The subscription name you provided is invalid. SubscriptionName should start with alpha "
         "or digit and contain only alpha, digit or -.",
     ),
-    "SubscriptionNameLengthError": (
+    ErrorCode.SUBSCRIPTION_NAME_LENGTH_ERROR: (
         400,
         "Subscription name length is out of range, should be between 1 and 256.",
     ),
-    "SubscriptionNotExist": (404, "The subscription you provided does not exist."),
-    "SubscriptionAlreadyExist": (409, "The subscription you want to create already exists."),
-    "EndpointInvalid": (400, "The format of endpoint you provided is invalid."),
+    ErrorCode.SUBSCRIPTION_NOT_EXIST: (404, "The subscription you provided does not exist."),
+    ErrorCode.SUBSCRIPTION_ALREADY_EXIST: (
+        409,
+        "The subscription you want to create already exists.",
+    ),
+    ErrorCode.ENDPOINT_INVALID: (400, "The format of endpoint you provided is invalid."),
     # Ordered queues: a message sent without its group (the "Ordered message" page names the
     # code; the status is ours, as for every other refused request body).
-    "FifoMissingMessageGroupId": (400, "MessageGroupId is required for a FIFO queue."),
+    ErrorCode.FIFO_MISSING_MESSAGE_GROUP_ID: (400, "MessageGroupId is required for a FIFO queue."),
     # Temporary credentials: the MNS table has no codes of its own for them; these are the
     # Alibaba Cloud ones for the same faults (docs/protocol.md#temporary-credentials).
-    "InvalidSecurityToken": (403, "The security token you provided is invalid."),
-    "SecurityTokenExpired": (403, "The security token you provided has expired."),
+    ErrorCode.INVALID_SECURITY_TOKEN: (403, "The security token you provided is invalid."),
+    ErrorCode.SECURITY_TOKEN_EXPIRED: (403, "The security token you provided has expired."),
     # OpenService on an account that has the service (docs/protocol.md#account-operations).
-    "INSTANCE_ID_IS_NOT_UNIQUE": (
+    ErrorCode.INSTANCE_ID_IS_NOT_UNIQUE: (
         409,
         "INSTANCE_ID_IS_NOT_UNIQUE: this account has already opened the service.",
     ),
     # Not an MNS operation: the gateway's own admin API (dead letters).
-    "DeadLetterNotExist": (404, "The dead letter you provided does not exist."),
+    ErrorCode.DEAD_LETTER_NOT_EXIST: (404, "The dead letter you provided does not exist."),
     # Not in the MNS tables: refusals before a request reaches an operation, in front of the
     # application (docs/http.md#refusals). The service answers these from its load balancer,
     # with no MNS body at all; ours say what was wrong in the same XML as every other error.
-    "MalformedRequest": (400, "The HTTP request is malformed."),
-    "RequestTimeout": (408, "The request was not received in time."),
-    "RequestHeaderTooLarge": (431, "The request line and headers are too large."),
-    "TooManyConnections": (503, "The gateway has too many connections; retry later."),
+    ErrorCode.MALFORMED_REQUEST: (400, "The HTTP request is malformed."),
+    ErrorCode.REQUEST_TIMEOUT: (408, "The request was not received in time."),
+    ErrorCode.REQUEST_HEADER_TOO_LARGE: (431, "The request line and headers are too large."),
+    ErrorCode.TOO_MANY_CONNECTIONS: (503, "The gateway has too many connections; retry later."),
 }
 
 
 class GatewayError(Exception):
-    """Root of every error the gateway raises on purpose."""
+    """Root of every error the gateway raises on purpose: the MNS errors a request is answered
+    with (:class:`MNSError`), the delivery errors (:class:`gateway.delivery.DeliveryError`), and
+    what stops a command (bad settings, a database it cannot open or reach, a data dir it cannot
+    write, a signing key it cannot read). Its message is one line a person can act on: the
+    command line prints it as the command's only output on stderr and exits 1."""
+
+
+class CannotListenError(GatewayError):
+    """The address to serve on is taken, not local, or not ours to bind."""
 
 
 class MNSError(GatewayError):
@@ -109,14 +174,19 @@ class MNSError(GatewayError):
     only ever travel with the status the real service uses for it.
     """
 
-    def __init__(self, code: str, message: str | None = None) -> None:
-        if code not in ERROR_TABLE:
-            raise ValueError(f"unknown MNS error code {code!r}")
-        status, default = ERROR_TABLE[code]
-        self.code = code
+    def __init__(self, code: ErrorCode | str, message: str | None = None) -> None:
+        try:
+            self.code = ErrorCode(code)
+        except ValueError:
+            raise ValueError(f"unknown MNS error code {code!r}") from None
+        status, default = ERROR_TABLE[self.code]
         self.status = status
         self.message = message or default
         super().__init__(f"{code}: {self.message}")
+
+
+def body_too_large(limit: int) -> MNSError:
+    return MNSError("InvalidArgument", f"The request body is larger than {limit} bytes.")
 
 
 def invalid_argument(element: str, low: int, high: int, unit: str = "") -> MNSError:

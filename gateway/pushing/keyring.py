@@ -134,6 +134,21 @@ class FileKeyStorage:
         return current or key_id
 
 
+def check_configured_files(key_file: Path | None, certificate_file: Path | None) -> None:
+    """Raise what :class:`KeyRing` would about configured key and certificate files, without
+    touching its storage (``mns-gateway serve`` asks before its workers open the key ring)."""
+    if certificate_file is not None and key_file is None:
+        raise KeyRingError("a signing certificate file needs its private key file")
+    if key_file is None:
+        return
+    try:
+        private_key = load_private_key(key_file.read_bytes(), str(key_file))
+        if certificate_file is not None:
+            checked_certificate(certificate_file.read_bytes(), private_key, str(certificate_file))
+    except OSError as exc:
+        raise KeyRingError(f"cannot read the configured signing key: {exc}") from exc
+
+
 class KeyRing:
     """The signing keys of one gateway: the current one and every certificate it ever served.
 

@@ -34,10 +34,9 @@ from typing import Any, Final, Protocol
 from urllib.parse import unquote, urlsplit
 
 from gateway.config.settings import Settings
-from gateway.delivery import DeliveryError
+from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.directmail import ADDRESS, OutgoingMail, prepare_mail
 from gateway.delivery.records import DeliveryJob
-from gateway.pushing.senders import PermanentDeliveryError
 from gateway.pushing.transport import PushOutcome, PushResult
 
 #: smtplib re-raises a read timeout as SMTPServerDisconnected; how far to look for the cause.

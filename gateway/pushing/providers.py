@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from gateway.config.settings import Settings
 from gateway.inbox.records import InboxKind
-from gateway.inbox.sender import InboxSender
+from gateway.pushing.inbox_sender import InboxSender
 from gateway.pushing.mail import MailSender
 from gateway.pushing.senders import Sender
 from gateway.pushing.sms_providers import AliyunSmsSender, SmsConfigError, WebhookSmsSender

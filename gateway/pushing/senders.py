@@ -11,8 +11,10 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from gateway.delivery import DeliveryError
-from gateway.delivery.formats import PushNotification, http_date, render
+from gateway.delivery import DeliveryError, PermanentDeliveryError
+from gateway.delivery.formats import http_date
+from gateway.delivery.notifications import notification_of
+from gateway.delivery.notifications import queue_message_body as queue_message_body
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.signing import SigningKey, build_signed_push
 from gateway.protocol.request_ids import new_request_id
@@ -20,34 +22,8 @@ from gateway.pushing.keyring import KeyRing
 from gateway.pushing.transport import PushResult, PushTransport
 
 
-class PermanentDeliveryError(DeliveryError):
-    """The delivery can never succeed; the reason is kept on the dead letter."""
-
-
 class Sender(Protocol):
     def send(self, job: DeliveryJob) -> PushResult: ...
-
-
-def notification_of(job: DeliveryJob, account_id: str) -> PushNotification:
-    message, subscription = job.message, job.subscription
-    return PushNotification(
-        topic_owner=account_id,
-        topic_name=message.topic_name,
-        subscriber=account_id,
-        subscription_name=subscription.name,
-        message_id=message.id,
-        message=message.body,
-        message_md5=message.body_md5,
-        message_tag=message.tag,
-        publish_time_ms=message.publish_time_ms,
-    )
-
-
-def queue_message_body(job: DeliveryJob, account_id: str) -> str:
-    """What a queue receives for a push, per NotifyContentFormat: the XML or JSON notification
-    (MessageTag included when the message has one), or the body alone (SIMPLIFIED)."""
-    fmt = job.subscription.notify_content_format
-    return render(notification_of(job, account_id), fmt).body.decode("utf-8")
 
 
 class HttpSender:

@@ -1,5 +1,6 @@
 """SMS providers: the Alibaba Cloud SMS API and a generic HTTP webhook (the inbox is the third,
-:class:`gateway.inbox.sender.InboxSender`). Each is a :class:`~gateway.pushing.senders.Sender`
+:class:`gateway.pushing.inbox_sender.InboxSender`). Each is a
+:class:`~gateway.pushing.senders.Sender`
 for the ``sms`` route, so SMS deliveries are claimed, retried on the subscription's schedule,
 dead-lettered, counted and logged exactly as HTTP pushes are.
 
@@ -18,11 +19,10 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
-from gateway.delivery import DeliveryError
+from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.acs3 import acs_date, sign_rpc
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.sms import OutgoingSms, prepare_sms
-from gateway.pushing.senders import PermanentDeliveryError
 from gateway.pushing.transport import (
     Origin,
     PushOutcome,

@@ -24,11 +24,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
-from gateway.pushing.senders import PermanentDeliveryError, SenderRegistry
+from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
 from gateway.store.deliveries import DeliveryStore

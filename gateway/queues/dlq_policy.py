@@ -199,3 +199,13 @@ def dead_lettered_properties(
     ]
     system += [{"Name": name, "Value": value, "Type": "STRING"} for name, value in markers.items()]
     return {**properties, "SystemProperties": system}
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """A message a receive moved to a dead-letter queue instead of taking it."""
+
+    message_id: str
+    dequeue_count: int
+    dead_letter_queue: str
+    dead_letter_message_id: str

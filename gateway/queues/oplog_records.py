@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gateway.observability.oplog import Action, Field, RequestFacts
+from gateway.observability.operations import Action, Field, RequestFacts
 from gateway.queues.records import QueueMessage, SentMessage, VisibilityChange
 
 if TYPE_CHECKING:
-    from gateway.store.sql.dead_letter_queue_sql import Moved
+    from gateway.queues.dlq_policy import Moved
 
 
 def sent_records(facts: RequestFacts, action: Action, sent: list[SentMessage]) -> list[dict]:

@@ -18,16 +18,12 @@ from typing import TYPE_CHECKING, Any
 from gunicorn.app.base import BaseApplication
 
 from gateway.config.settings import Settings
-from gateway.protocol.errors import GatewayError
+from gateway.protocol.errors import CannotListenError
 
 if TYPE_CHECKING:
     from flask import Flask
 
     from gateway.composition import Runtime
-
-
-class CannotListenError(GatewayError):
-    """The address to serve on is taken, not local, or not ours to bind."""
 
 
 def check_can_listen(host: str, port: int) -> None:

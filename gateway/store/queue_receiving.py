@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from gateway.queues import dlq_policy as dead_letters
+from gateway.queues.dlq_policy import Moved
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import Queue, QueueMessage
 from gateway.queues.waiters import long_poll
@@ -21,10 +22,12 @@ from gateway.store.sql import queue_claims
 from gateway.store.sql import queue_message_sql as message_sql
 from gateway.store.sql import queue_sql as sql
 from gateway.store.sql.connection import Connection
-from gateway.store.sql.dead_letter_queue_sql import Moved
 
 if TYPE_CHECKING:
-    from gateway.store.queues import QueueStore
+    from gateway.queues.receipts import ReceiptSigner
+    from gateway.queues.waiters import WaiterHub
+    from gateway.store.backends.database import Database
+    from gateway.store.notify.notifier import Wakeups
 
 #: Expired messages deleted by a receive that is due to purge (about once a minute).
 PURGE_BATCH: Final = 1000
@@ -40,10 +43,34 @@ class Received:
     moved: list[Moved] = field(default_factory=list)
 
 
+class ReceivingStore(Protocol):
+    """What the receives use of their :class:`~gateway.store.queues.QueueStore` (which imports
+    this module: a protocol here rather than an import back)."""
+
+    database: Database
+    region: str
+    account_id: str
+    wakeups: Wakeups
+    monotonic: Callable[[], float]
+
+    @property
+    def waiters(self) -> WaiterHub: ...
+
+    def now_ms(self) -> int: ...
+
+    def purge_due(self) -> bool: ...
+
+    def new_message_id(self, now_ms: int) -> str: ...
+
+    def notify(self, queue_name: str, count: int | None = None) -> None: ...
+
+    def signer(self) -> ReceiptSigner: ...
+
+
 class QueueReceiving:
     """The receives of one :class:`~gateway.store.queues.QueueStore`."""
 
-    def __init__(self, store: QueueStore, *, recheck_seconds: float) -> None:
+    def __init__(self, store: ReceivingStore, *, recheck_seconds: float) -> None:
         self.store = store
         self.recheck_seconds = recheck_seconds
         #: Ordered queues whose last claim here found nothing: look before claiming again.

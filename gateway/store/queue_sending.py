@@ -11,7 +11,7 @@ MaximumMessageSize (body and UserProperties together), its times computed by the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gateway.protocol.errors import MNSError
 from gateway.protocol.properties import size_error
@@ -27,13 +27,22 @@ from gateway.store.sql.connection import Connection
 from gateway.store.sql.queue_message_sql import StoredMessage
 
 if TYPE_CHECKING:
-    from gateway.store.queues import QueueStore
+    from gateway.queues.receipts import ReceiptSigner
+
+
+class SendingStore(Protocol):
+    """What the sends use of their :class:`~gateway.store.queues.QueueStore` (which imports this
+    module: a protocol here rather than an import back)."""
+
+    def new_message_id(self, now_ms: int) -> str: ...
+
+    def signer(self) -> ReceiptSigner: ...
 
 
 class QueueSending:
     """The sends of one :class:`~gateway.store.queues.QueueStore`."""
 
-    def __init__(self, store: QueueStore) -> None:
+    def __init__(self, store: SendingStore) -> None:
         self.store = store
 
     def send(

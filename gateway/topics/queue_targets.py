@@ -9,10 +9,10 @@ The service refuses such subscriptions at Subscribe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
-from gateway.config.settings import Settings
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
 from gateway.queues.dlq_policy import check_not_own
@@ -68,8 +68,22 @@ def queue_targets(
     return QueueTargets(local, policy.target_queue if policy else None)
 
 
+class QueueHome(Protocol):
+    """Where this gateway's own queues are, and which others it reaches (the settings: this
+    model does not import them)."""
+
+    @property
+    def region(self) -> str: ...
+
+    @property
+    def account_id(self) -> str: ...
+
+    @property
+    def queue_bridges(self) -> Mapping[str, Mapping[str, str]]: ...
+
+
 def check_queue_targets(
-    subscription: Subscription, settings: Settings, queue_exists: Callable[[str], bool]
+    subscription: Subscription, settings: QueueHome, queue_exists: Callable[[str], bool]
 ) -> None:
     """Raise what Subscribe answers when ``subscription`` needs a queue that is not there (or
     one :func:`queue_targets` refuses); the API and ``mns-gateway subscriptions`` both ask."""

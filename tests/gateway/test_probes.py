@@ -8,14 +8,14 @@ import socket
 import pytest
 from flask import Flask
 
-from gateway.observability.metrics import GatewayMetrics
-from gateway.serving.gunicorn_app import CannotListenError
-from gateway.serving.probes import (
+from gateway.api.probes import (
     InvalidProbeAddressError,
     ProbeServer,
     create_probe_app,
     parse_address,
 )
+from gateway.observability.metrics import GatewayMetrics
+from gateway.protocol.errors import CannotListenError
 from tests.http_wire import http_get
 
 

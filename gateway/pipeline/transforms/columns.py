@@ -9,7 +9,7 @@ from typing import Final
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gateway.observability.oplog import Action
+from gateway.observability.operations import Action
 
 #: The column naming the log partition (the directory of the file) a line or fact came from.
 PARTITION: Final = "log_partition"

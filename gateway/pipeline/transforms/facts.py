@@ -21,7 +21,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-from gateway.observability.oplog import Action, Outcome
+from gateway.observability.operations import Action, Outcome
 from gateway.pipeline.increments import FIRST_TIME, INPUT_COUNTS, LAST_TIME
 from gateway.pipeline.schema import (
     DELETED_ACTIONS,

@@ -9,7 +9,7 @@ import string
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gateway.observability.oplog import Field
+from gateway.observability.operations import Field
 from gateway.pipeline.schema import (
     ACTION_ORDER,
     COLUMN_FOR_FIELD,

@@ -5,7 +5,8 @@ length and ``Transfer-Encoding`` is gone, whatever the client framed it with. He
 names hold an underscore are dropped, because WSGI spells ``X-A`` and ``X_A`` the same
 (``HTTP_X_A``) and one must not pass for the other; repeated headers are joined with commas.
 
-Two keys are the gateway's own: :data:`CLIENT_CONNECTED`, a callable telling whether the client
+Two keys are the gateway's own (:mod:`gateway.api.environ`, where the application reads them):
+:data:`CLIENT_CONNECTED`, a callable telling whether the client
 is still connected, which a long poll asks before it takes a message; and :data:`REFUSAL`, set
 only on the environ of a request the front refused (:mod:`gateway.serving.http1.refusal`).
 """
@@ -17,13 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import unquote
 
-from gateway.serving.http1.framing import Request, body_too_large
-
-#: ``environ[CLIENT_CONNECTED]()`` is False once the client has closed its side; absent when the
-#: server cannot tell (the application then assumes it is connected).
-CLIENT_CONNECTED: Final = "mns.client_connected"
-#: The :class:`~gateway.protocol.errors.MNSError` a request was refused with, before it ran.
-REFUSAL: Final = "mns.refusal"
+# The keys are the application's; the front sets them (re-exported for the worker classes).
+from gateway.api.environ import CLIENT_CONNECTED as CLIENT_CONNECTED
+from gateway.api.environ import REFUSAL as REFUSAL
+from gateway.api.environ import size_body as size_body
+from gateway.serving.http1.framing import Request
 
 #: Framing headers: the body is already decoded and sized, so they no longer describe it.
 _FRAMING: Final = frozenset({"CONTENT_LENGTH", "TRANSFER_ENCODING"})
@@ -76,21 +75,3 @@ def _add_headers(environ: dict[str, Any], request: Request) -> None:
             environ[key] = value
     if framed or request.body:
         environ["CONTENT_LENGTH"] = str(len(request.body))
-
-
-def size_body(environ: dict[str, Any], limit: int) -> None:
-    """Make a self-terminated body (chunked, as other servers stream it) a sized one.
-
-    Read up to one byte past ``limit`` (raising the body-too-large error past it) and hand the
-    bytes on with a Content-Length and no Transfer-Encoding, as :func:`request_environ` does:
-    werkzeug would cut a longer stream at the limit without a word, and would ignore a length
-    while a Transfer-Encoding is still there. A body with a length is left alone.
-    """
-    if environ.get("CONTENT_LENGTH") or not environ.get("wsgi.input_terminated"):
-        return
-    data = environ["wsgi.input"].read(limit + 1)
-    if len(data) > limit:
-        raise body_too_large(limit)
-    environ.update({"wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data))})
-    environ.pop("wsgi.input_terminated")
-    environ.pop("HTTP_TRANSFER_ENCODING", None)

@@ -24,7 +24,7 @@ from typing import Final
 
 import httptools
 
-from gateway.protocol.errors import MNSError
+from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.request_target import parse_request_target
 
 #: The request line and headers; a receipt handle in a query string is a few hundred bytes.
@@ -38,10 +38,6 @@ _VERSIONS: Final = {"1.1": "HTTP/1.1", "1.0": "HTTP/1.0"}
 
 def malformed(reason: str) -> MNSError:
     return MNSError("MalformedRequest", f"The HTTP request is malformed: {reason}.")
-
-
-def body_too_large(limit: int) -> MNSError:
-    return MNSError("InvalidArgument", f"The request body is larger than {limit} bytes.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from gateway.protocol.errors import GatewayError
 from gateway.store.notify.notifier import Notifier
 from gateway.store.sql.connection import Connection
 
 T = TypeVar("T")
+
+
+class DatabaseError(GatewayError):
+    """The database cannot be opened, reached or used as configured (the message says which
+    database, without its password, and why)."""
+
+
+class DatabaseConfigError(DatabaseError, ValueError):
+    """The database is configured with a value it cannot take."""
+
+
+class DatabaseVersionError(DatabaseError, RuntimeError):
+    """The database software is older than the gateway needs."""
 
 
 class Database(Protocol):

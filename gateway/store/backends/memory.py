@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from gateway.store.backends.sqlite import check_sqlite_version
+from gateway.store.backends.sqlite import SQLiteConnection, check_sqlite_version
 from gateway.store.notify.notifier import LocalNotifier
-from gateway.store.sql.connection import Connection, SQLiteConnection
+from gateway.store.sql.connection import Connection
 from gateway.store.sql.migrations import migrate
 
 T = TypeVar("T")

@@ -8,11 +8,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from gateway.store.backends.database import DatabaseConfigError, DatabaseVersionError
 from gateway.store.backends.writer import GroupCommitWriter
 from gateway.store.notify.socket_notifier import SocketNotifier
-from gateway.store.sql.connection import Connection, SQLiteConnection
+from gateway.store.sql.connection import SQLITE, Connection
 from gateway.store.sql.migrations import migrate
 
 T = TypeVar("T")
@@ -22,10 +23,36 @@ _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 MIN_SQLITE_VERSION = (3, 35, 0)
 
 
+class SQLiteConnection(sqlite3.Connection):
+    """``sqlite3.Connection`` as a :class:`Connection`: execute and executemany stay C calls, and
+    ``sqlite3.Row`` rows are read by name.
+
+    Open one with ``sqlite3.connect(..., factory=SQLiteConnection)``.
+    """
+
+    dialect = SQLITE
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.row_factory = sqlite3.Row
+
+
 def check_sqlite_version(version: tuple[int, int, int] = sqlite3.sqlite_version_info) -> None:
     if version < MIN_SQLITE_VERSION:
         found, needed = ".".join(map(str, version)), ".".join(map(str, MIN_SQLITE_VERSION))
-        raise RuntimeError(f"SQLite {found} is too old: the gateway needs {needed} or later")
+        raise DatabaseVersionError(
+            f"SQLite {found} is too old: the gateway needs {needed} or later"
+        )
+
+
+def check_sqlite_settings(synchronous: str) -> None:
+    """What :class:`SQLiteDatabase` refuses to open with, checked without opening anything."""
+    check_sqlite_version()
+    if synchronous.upper() not in _SYNCHRONOUS:
+        raise DatabaseConfigError(
+            f"MNS_GATEWAY_SQLITE_SYNCHRONOUS must be one of {', '.join(_SYNCHRONOUS)},"
+            f" not {synchronous!r}"
+        )
 
 
 class SQLiteDatabase:
@@ -38,9 +65,7 @@ class SQLiteDatabase:
     """
 
     def __init__(self, path: Path, *, synchronous: str = "FULL", migrate: bool = True) -> None:
-        check_sqlite_version()
-        if synchronous.upper() not in _SYNCHRONOUS:
-            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}")
+        check_sqlite_settings(synchronous)
         self.path = path
         self._synchronous = synchronous.upper()
         path.parent.mkdir(parents=True, exist_ok=True)

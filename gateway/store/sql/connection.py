@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -92,20 +91,6 @@ class Connection(Protocol):
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any: ...
-
-
-class SQLiteConnection(sqlite3.Connection):
-    """``sqlite3.Connection`` as a :class:`Connection`: execute and executemany stay C calls, and
-    ``sqlite3.Row`` rows are read by name.
-
-    Open one with ``sqlite3.connect(..., factory=SQLiteConnection)``.
-    """
-
-    dialect = SQLITE
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.row_factory = sqlite3.Row
 
 
 def placeholders(count: int) -> str:

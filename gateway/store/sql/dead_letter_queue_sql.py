@@ -13,24 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from gateway.queues import dlq_policy as dead_letters
+from gateway.queues.dlq_policy import Moved
 from gateway.queues.records import Queue
 from gateway.store.sql import fifo_sql, queue_sql
 from gateway.store.sql import queue_message_sql as message_sql
 from gateway.store.sql.connection import Connection, Row
 from gateway.store.sql.queue_message_sql import StoredMessage
-
-
-@dataclass(frozen=True, slots=True)
-class Moved:
-    """A message a receive moved to a dead-letter queue instead of taking it."""
-
-    message_id: str
-    dequeue_count: int
-    dead_letter_queue: str
-    dead_letter_message_id: str
 
 
 class DeadLetterMover:

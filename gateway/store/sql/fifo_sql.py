@@ -27,16 +27,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from gateway.queues.dlq_policy import Moved
 from gateway.queues.records import Queue, QueueMessage
 from gateway.store.sql import queue_message_sql as message_sql
 from gateway.store.sql import queue_sql
 from gateway.store.sql.connection import Connection, Row
-from gateway.store.sql.queue_message_sql import Claimed, StoredMessage
-
-if TYPE_CHECKING:
-    from gateway.store.sql.dead_letter_queue_sql import DeadLetterMover, Moved
+from gateway.store.sql.queue_message_sql import Claimed, Mover, StoredMessage
 
 _UPSERT_GROUP: Final = (
     "INSERT INTO queue_groups (queue_name, group_id, next_seq, head_visible_at)"
@@ -185,7 +183,7 @@ def claim(
     now_ms: int,
     invisible_until: int,
     nonce: int,
-    mover: DeadLetterMover | None = None,
+    mover: Mover | None = None,
 ) -> tuple[list[Claimed], list[Moved]]:
     """Receive the Active heads of up to ``count`` groups, groups whose head became receivable
     earliest first, at most one message per group; a head this receive would take past

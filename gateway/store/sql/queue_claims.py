@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gateway.queues import receipts
+from gateway.queues.dlq_policy import Moved
 from gateway.queues.records import Queue, QueueMessage
 from gateway.queues.states import visible_after
 from gateway.store.sql import fifo_sql
 from gateway.store.sql import queue_message_sql as message_sql
 from gateway.store.sql.connection import Connection
-from gateway.store.sql.dead_letter_queue_sql import DeadLetterMover, Moved
+from gateway.store.sql.dead_letter_queue_sql import DeadLetterMover
 from gateway.store.sql.queue_message_sql import Claimed
 
 

@@ -13,17 +13,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gateway.protocol.errors import MNSError
+from gateway.queues.dlq_policy import Moved
 from gateway.queues.receipts import Receipt
 from gateway.queues.records import Queue, QueueMessage, QueueType
 from gateway.queues.states import MessageState, message_state
 from gateway.store.sql.connection import Connection, Row, insert_rows, placeholders
 from gateway.store.sql.queue_sql import queue_from_row, require_queue
 
-if TYPE_CHECKING:
-    from gateway.store.sql.dead_letter_queue_sql import DeadLetterMover, Moved
+
+class Mover(Protocol):
+    """Moves the rows a receive would take past MaxReceiveCount to the dead-letter queue
+    (:class:`~gateway.store.sql.dead_letter_queue_sql.DeadLetterMover`, which imports this
+    module: a protocol here rather than an import back)."""
+
+    def move_due(self, conn: Connection, rows: Sequence[Row]) -> list[Moved]: ...
+
 
 #: Active (or expired) rows of one priority in receive order: one index range.
 _READY = (
@@ -223,7 +230,7 @@ def claim(
     now_ms: int,
     invisible_until: int,
     new_nonce: Callable[[], int],
-    mover: DeadLetterMover | None = None,
+    mover: Mover | None = None,
 ) -> tuple[list[Claimed], list[Moved]]:
     """Make up to ``count`` Active messages Inactive until ``invisible_until``, oldest first;
     expired rows met on the way are deleted, and (with a ``mover``) a message this receive

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gateway.pushing.senders import PermanentDeliveryError
+from gateway.delivery import PermanentDeliveryError
 from gateway.pushing.sms_providers import (
     AliyunSmsSender,
     SmsConfigError,

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
-from gateway.pushing.senders import PermanentDeliveryError, SenderRegistry
+from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.queues.dlq_policy import DeadLetterPolicy

@@ -19,8 +19,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from flask import Blueprint, Flask, Response
 
 from gateway.observability.metrics import GatewayMetrics
-from gateway.protocol.errors import GatewayError
-from gateway.serving.gunicorn_app import CannotListenError
+from gateway.protocol.errors import CannotListenError, GatewayError
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication
@@ -67,7 +66,7 @@ def create_probe_app(
     *, alive: Callable[[], bool], ready: Callable[[], bool], metrics: GatewayMetrics | None
 ) -> Flask:
     """The probes alone, for a process without the API."""
-    app = Flask("gateway.serving.probes")
+    app = Flask("gateway.api.probes")
     app.register_blueprint(create_probes_blueprint(alive=alive, ready=ready, metrics=metrics))
     return app
 

@@ -1,0 +1,17 @@
+"""How operators' commands show times as text: ISO-8601 UTC, to the millisecond.
+
+Shared by the dead-letter views (:mod:`gateway.admin.dead_letters`, local or remote) and the
+command line (:mod:`gateway.cli.common`), which sits above them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def iso_utc(epoch_ms: int | None) -> str:
+    """``2026-11-22T20:21:53.123Z``; ``-`` for a time that has not happened."""
+    if epoch_ms is None:
+        return "-"
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
