@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import receiver
@@ -29,3 +31,29 @@ def test_the_receiver_imports_nothing_from_the_gateway() -> None:
 def test_every_exported_name_exists() -> None:
     for name in receiver.__all__:
         assert hasattr(receiver, name), name
+
+
+def test_the_pure_verification_needs_neither_flask_nor_requests() -> None:
+    """``import receiver.verify`` (and the package itself) with Flask and requests unimportable:
+    only the blueprint and the certificate fetcher load them, on first use."""
+    script = (
+        "import sys\n"
+        "for name in ('flask', 'werkzeug', 'requests'):\n"
+        "    sys.modules[name] = None\n"
+        "import receiver, receiver.verify, receiver.notification\n"
+        "assert receiver.SignedPush is receiver.verify.SignedPush\n"
+        "try:\n"
+        "    receiver.MNSReceiver\n"
+        "except ImportError:\n"
+        "    print('blueprint needs flask')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PACKAGE_DIR.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "blueprint needs flask"
