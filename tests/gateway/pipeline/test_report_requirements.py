@@ -43,7 +43,7 @@ def test_without_pyspark_the_command_names_the_extra(tmp_path: Path) -> None:
     # ``sys.modules[name] = None`` is Python's own way to make a module unimportable.
     script = (
         "import sys; sys.modules['pyspark'] = None\n"
-        "from gateway.cli import main\n"
+        "from gateway.cli.commands import main\n"
         f"raise SystemExit(main(['report', '--logs', {str(tmp_path)!r}, '--out', 'o']))\n"
     )
     done = subprocess.run(
