@@ -6,7 +6,9 @@ that a worker would trip over is checked here first, and raised as the one-line
 :class:`~gateway.protocol.errors.GatewayError` the command prints: the database URL's scheme,
 the SQLite settings, the configured signing key and certificate files, a PostgreSQL server that
 answers. The arbiter must not load psycopg, nor anything that imports ``ssl`` (the workers
-inherit its modules before gevent patches them), so the last two are checked in a forked child.
+inherit its modules before gevent patches them), so the last two are checked in a forked child,
+and nothing imported here may hold a lock or thread class (a long poll would then block a gevent
+worker's whole loop).
 """
 
 from __future__ import annotations
@@ -16,13 +18,11 @@ from collections.abc import Callable
 
 from gateway.config.settings import Settings
 from gateway.protocol.errors import GatewayError
-from gateway.store.backends.reach import backend_of
+from gateway.store.backends.reach import backend_of, check_sqlite_settings
 
 
 def check_before_forking(settings: Settings) -> None:
     if backend_of(settings.database_url) == "sqlite":
-        from gateway.store.backends.sqlite import check_sqlite_settings
-
         check_sqlite_settings(settings.sqlite_synchronous)
     checks: list[Callable[[], None]] = []
     if settings.signing_key_file is not None or settings.signing_cert_file is not None:

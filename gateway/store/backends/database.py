@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from gateway.protocol.errors import GatewayError
-from gateway.store.notify.notifier import Notifier
 from gateway.store.sql.connection import Connection
+
+if TYPE_CHECKING:
+    # Only named here: the serve arbiter imports this module (via reach) before gevent patches.
+    from gateway.store.notify.notifier import Notifier
 
 T = TypeVar("T")
 

@@ -10,17 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gateway.store.backends.database import DatabaseConfigError, DatabaseVersionError
+from gateway.store.backends.reach import check_sqlite_settings
+from gateway.store.backends.reach import check_sqlite_version as check_sqlite_version
 from gateway.store.backends.writer import GroupCommitWriter
 from gateway.store.notify.socket_notifier import SocketNotifier
 from gateway.store.sql.connection import SQLITE, Connection
 from gateway.store.sql.migrations import migrate
 
 T = TypeVar("T")
-
-_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
-#: Claims are ``UPDATE … RETURNING`` (SQLite 3.35) and shared settings ``ON CONFLICT … DO UPDATE``.
-MIN_SQLITE_VERSION = (3, 35, 0)
 
 
 class SQLiteConnection(sqlite3.Connection):
@@ -35,24 +32,6 @@ class SQLiteConnection(sqlite3.Connection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.row_factory = sqlite3.Row
-
-
-def check_sqlite_version(version: tuple[int, int, int] = sqlite3.sqlite_version_info) -> None:
-    if version < MIN_SQLITE_VERSION:
-        found, needed = ".".join(map(str, version)), ".".join(map(str, MIN_SQLITE_VERSION))
-        raise DatabaseVersionError(
-            f"SQLite {found} is too old: the gateway needs {needed} or later"
-        )
-
-
-def check_sqlite_settings(synchronous: str) -> None:
-    """What :class:`SQLiteDatabase` refuses to open with, checked without opening anything."""
-    check_sqlite_version()
-    if synchronous.upper() not in _SYNCHRONOUS:
-        raise DatabaseConfigError(
-            f"MNS_GATEWAY_SQLITE_SYNCHRONOUS must be one of {', '.join(_SYNCHRONOUS)},"
-            f" not {synchronous!r}"
-        )
 
 
 class SQLiteDatabase:
