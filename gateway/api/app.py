@@ -17,7 +17,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from gateway.api import account, admin, dev, queues, topics
+from gateway.api import account, admin, dev, jsonapi, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
 from gateway.api.context import (
     GatewayContext,
@@ -25,6 +25,7 @@ from gateway.api.context import (
     error_response,
     gateway,
     incoming_request,
+    is_json_request,
 )
 from gateway.api.environ import REFUSAL, size_body
 from gateway.api.probes import create_probes_blueprint
@@ -34,6 +35,7 @@ from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.errors import MNSError, body_too_large
+from gateway.protocol.json_body import JSON_VERSION
 from gateway.protocol.request_ids import new_request_id
 from gateway.store.base import Store
 
@@ -78,6 +80,8 @@ def create_app(
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
     _install_hooks(app, clock)
+    # After the hooks: its dispatch must run once the request is authenticated.
+    app.register_blueprint(jsonapi.blueprint)
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
 
@@ -145,12 +149,15 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
         if request.path.startswith(PUBLIC_PREFIXES):
             return
         enforce_body_limit(gateway().settings.max_body_bytes)
-        g.access_key_id = authenticate(incoming_request(), gateway().keys, clock())
+        context = gateway()
+        g.access_key_id = authenticate(
+            incoming_request(), context.keys, clock(), context.settings.region
+        )
 
     @app.after_request
     def mns_headers(response: Response) -> Response:
         response.headers["x-mns-request-id"] = g.get("request_id") or new_request_id()
-        response.headers["x-mns-version"] = MNS_VERSION
+        response.headers["x-mns-version"] = JSON_VERSION if is_json_request() else MNS_VERSION
         return response
 
     @app.errorhandler(MNSError)

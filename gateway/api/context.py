@@ -20,6 +20,8 @@ from gateway.auth.temporary_credentials import AccessKeys
 from gateway.observability.oplog import Field, NullOperationLog, OperationLog, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
+from gateway.protocol.json_body import JSON_CONTENT_TYPE, JSON_VERSION, JsonObject
+from gateway.protocol.json_body import render as render_json
 from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.request_target import parse_request_target
 from gateway.protocol.xml import XmlNode, render_document
@@ -193,14 +195,30 @@ def empty_response(status: int, location: str | None = None) -> Response:
     return response
 
 
-def error_response(error: MNSError) -> Response:
-    host = gateway().settings.base_url
-    nodes: list[XmlNode] = [
+def is_json_request() -> bool:
+    """Whether the client speaks the JSON message API (``x-mns-version: 2026-04-09``): its
+    errors are JSON too, whatever the operation (docs/protocol.md#the-json-message-api)."""
+    return request.headers.get("x-mns-version", "").strip() == JSON_VERSION
+
+
+def json_response(document: JsonObject, status: int = 200) -> Response:
+    return Response(render_json(document), status=status, content_type=JSON_CONTENT_TYPE)
+
+
+def error_fields(error: MNSError) -> list[tuple[str, str]]:
+    """Code, Message, RequestId and HostId: the error body of either wire format."""
+    return [
         ("Code", error.code),
         ("Message", error.message),
         ("RequestId", g.get("request_id") or new_request_id()),
-        ("HostId", host),
+        ("HostId", gateway().settings.base_url),
     ]
+
+
+def error_response(error: MNSError) -> Response:
+    if is_json_request():
+        return json_response(dict(error_fields(error)), status=error.status)
+    nodes: list[XmlNode] = list(error_fields(error))
     return xml_response("Error", nodes, status=error.status)
 
 

@@ -33,7 +33,6 @@ from gateway.queues import oplog_records as oplog
 from gateway.queues.dlq_policy import Moved
 from gateway.queues.records import (
     BATCH_SIZE,
-    CHANGE_VISIBILITY_TIMEOUT,
     WAIT_SECONDS,
     Queue,
     QueueMessage,
@@ -46,6 +45,7 @@ from gateway.queues.wire import (
     parse_new_message,
     root_name,
     sent_nodes,
+    visibility_request,
 )
 from gateway.store.queues import QueueStore
 
@@ -58,7 +58,7 @@ def _queues() -> QueueStore:
     return gateway().store.queues
 
 
-def _log(queue: Queue, records: Records) -> None:
+def log_queue(queue: Queue, records: Records) -> None:
     log_operations(queue.attributes.logging_enabled, Field.QUEUE_NAME, queue.name, records)
 
 
@@ -72,7 +72,7 @@ def send_messages(name: str) -> Response:
     queue, (result,) = _queues().send(name, [message])
     if isinstance(result, MNSError):
         raise result
-    _log(queue, lambda facts: oplog.sent_records(facts, Action.SEND_MESSAGE, [result]))
+    log_queue(queue, lambda facts: oplog.sent_records(facts, Action.SEND_MESSAGE, [result]))
     return xml_response(
         "Message", sent_nodes(result, with_handle=True, with_group=True), status=201
     )
@@ -88,7 +88,7 @@ def _batch_send(name: str, root: Element) -> Response:
     results = [item if isinstance(item, MNSError) else next(outcomes) for item in parsed]
     sent = [r for r in results if not isinstance(r, MNSError)]
     failed = len(sent) < len(results)
-    _log(queue, lambda facts: oplog.sent_records(facts, Action.BATCH_SEND_MESSAGE, sent))
+    log_queue(queue, lambda facts: oplog.sent_records(facts, Action.BATCH_SEND_MESSAGE, sent))
     nodes: list[XmlNode] = [
         (
             "Message",
@@ -111,15 +111,15 @@ def receive_messages(name: str) -> Response:
         _, messages = _queues().peek(name, batch or 1)
         return xml_response(*_messages_document(messages, batch, received=False))
     wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
-    connected = request.environ.get(CLIENT_CONNECTED, _always)
+    connected = request.environ.get(CLIENT_CONNECTED, always)
     result = _queues().receive(name, batch or 1, wait, client_connected=connected)
     queue, messages = result.queue, result.messages
     action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
-    _log(queue, lambda facts: oplog.received_records(facts, action, messages))
+    log_queue(queue, lambda facts: oplog.received_records(facts, action, messages))
     if result.moved:  # moved whether or not the response reaches the client
-        _dead_lettered(queue, result.moved)
+        dead_lettered(queue, result.moved)
     root, nodes = _messages_document(messages, batch, received=True)
-    return _handed_over(render_document(root, nodes), name, messages, connected)
+    return handed_over(render_document(root, nodes), name, messages, connected)
 
 
 def _messages_document(
@@ -132,16 +132,21 @@ def _messages_document(
     return "Messages", [("Message", message_nodes(m, received=received)) for m in messages]
 
 
-def _always() -> bool:
+def always() -> bool:
     return True
 
 
-def _handed_over(
-    document: bytes, name: str, messages: list[QueueMessage], connected: Callable[[], bool]
+def handed_over(
+    document: bytes,
+    name: str,
+    messages: list[QueueMessage],
+    connected: Callable[[], bool],
+    content_type: str = XML_CONTENT_TYPE,
 ) -> Response:
+    """The response carrying received ``messages`` (in XML, or the JSON API's JSON)."""
     queues = _queues()  # the application context is gone by the time the body is written
     body = HandOver(document, lambda: queues.release(name, messages), connected)
-    response = Response(body, content_type=XML_CONTENT_TYPE)
+    response = Response(body, content_type=content_type)
     response.headers["Content-Length"] = str(len(document))
     return response
 
@@ -183,13 +188,13 @@ class HandOver:
             self._release()
 
 
-def _dead_lettered(queue: Queue, moved: list[Moved]) -> None:
+def dead_lettered(queue: Queue, moved: list[Moved]) -> None:
     """Count and log the messages a receive moved to the dead-letter queue."""
     metrics = gateway().metrics
     if metrics is not None:
         for m in moved:
             metrics.dead_letter_queue_messages.labels("queue", m.dead_letter_queue).inc()
-    _log(queue, lambda facts: oplog.dead_lettered_records(facts, moved))
+    log_queue(queue, lambda facts: oplog.dead_lettered_records(facts, moved))
 
 
 @blueprint.delete("/queues/<name>/messages")
@@ -203,7 +208,7 @@ def delete_messages(name: str) -> Response:
     if not handle:
         raise MNSError("MissingReceiptHandle")
     queue, message_id = _queues().delete_message(name, handle)
-    _log(
+    log_queue(
         queue,
         lambda facts: oplog.deleted_records(facts, Action.DELETE_MESSAGE, [(message_id, handle)]),
     )
@@ -223,7 +228,9 @@ def _batch_delete(name: str, body: bytes) -> Response:
         )
     queue, results = _queues().delete_messages(name, handles)
     deleted = [(r, h) for r, h in zip(results, handles, strict=True) if isinstance(r, str)]
-    _log(queue, lambda facts: oplog.deleted_records(facts, Action.BATCH_DELETE_MESSAGE, deleted))
+    log_queue(
+        queue, lambda facts: oplog.deleted_records(facts, Action.BATCH_DELETE_MESSAGE, deleted)
+    )
     errors: list[XmlNode] = [
         ("Error", [*error_nodes(r), ("ReceiptHandle", h)])
         for r, h in zip(results, handles, strict=True)
@@ -236,15 +243,9 @@ def _batch_delete(name: str, body: bytes) -> Response:
 def change_visibility(name: str) -> Response:
     """ChangeMessageVisibility: a new handle and NextVisibleTime; the old handle is spent."""
     validate_name("queue", name)
-    params = query_params()
-    handle = params.get("receipthandle")
-    if not handle:
-        raise MNSError("MissingReceiptHandle")
-    if params.get("visibilitytimeout") is None:
-        raise MNSError("MissingVisibilityTimeout")
-    seconds = CHANGE_VISIBILITY_TIMEOUT.parse(params["visibilitytimeout"], None)
-    queue, change = _queues().change_visibility(name, handle, seconds or 0)
-    _log(queue, lambda facts: [oplog.visibility_record(facts, handle, change)])
+    handle, seconds = visibility_request(query_params())
+    queue, change = _queues().change_visibility(name, handle, seconds)
+    log_queue(queue, lambda facts: [oplog.visibility_record(facts, handle, change)])
     nodes: list[XmlNode] = [
         ("ReceiptHandle", change.receipt_handle),
         ("NextVisibleTime", str(change.next_visible_time)),

@@ -17,6 +17,7 @@ from email.utils import parsedate_tz
 from functools import lru_cache
 from typing import Protocol
 
+from gateway.protocol import auth_v4
 from gateway.protocol.errors import MNSError
 
 #: The real service rejects requests whose Date is more than 15 minutes away from its clock.
@@ -98,8 +99,8 @@ def parse_http_date(value: str) -> int | None:
         return None
 
 
-def check_date(request: IncomingRequest, now: float) -> None:
-    """Reject a missing, unparseable or stale Date (or x-mns-date)."""
+def check_date(request: IncomingRequest, now: float) -> int:
+    """Reject a missing, unparseable or stale Date (or x-mns-date); return its epoch seconds."""
     value = request.header("x-mns-date") or request.header("date")
     if not value:
         raise MNSError("MissingDateHeader")
@@ -108,6 +109,7 @@ def check_date(request: IncomingRequest, now: float) -> None:
         raise MNSError("InvalidDateHeader")
     if abs(sent - now) > MAX_CLOCK_SKEW_SECONDS:
         raise MNSError("TimeExpired")
+    return sent
 
 
 def content_md5_matches(header_value: str, body: bytes) -> bool:
@@ -139,22 +141,32 @@ class SecretSource(Protocol):
         ...
 
 
-def authenticate(request: IncomingRequest, keys: SecretSource, now: float) -> str:
+def authenticate(
+    request: IncomingRequest, keys: SecretSource, now: float, region: str = "local"
+) -> str:
     """Return the access key id that signed ``request``, or raise the MNS error the service would.
 
     The order mirrors the service: Authorization present, Date sane, key (and its security
     token) known, signature right, then the body digest, which is only meaningful once the
-    headers are trusted.
+    headers are trusted. Both signature versions share every step but the signature itself:
+    V2 (``MNS id:signature``) and V4 (``MNS4-HMAC-SHA256``, scoped to ``region``;
+    :mod:`gateway.protocol.auth_v4`).
     """
     authorization = request.header("authorization")
     if not authorization:
         raise MNSError("MissingAuthorizationHeader")
-    check_date(request, now)
-    key_id, signature = parse_authorization(authorization)
-    secret = keys.secret_for(key_id, request.header("security-token"), now)
-    expected = sign(secret, string_to_sign(request))
-    if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "replace")):
-        raise MNSError("SignatureDoesNotMatch")
+    sent = check_date(request, now)
+    if auth_v4.is_v4(authorization):
+        credential = auth_v4.parse_authorization(authorization)
+        key_id = credential.key_id
+        secret = keys.secret_for(key_id, request.header("security-token"), now)
+        auth_v4.verify(request, credential, secret, sent, region)
+    else:
+        key_id, signature = parse_authorization(authorization)
+        secret = keys.secret_for(key_id, request.header("security-token"), now)
+        expected = sign(secret, string_to_sign(request))
+        if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "replace")):
+            raise MNSError("SignatureDoesNotMatch")
     content_md5 = request.header("content-md5")
     if content_md5 and not content_md5_matches(content_md5, request.body):
         raise MNSError("InvalidDigest")

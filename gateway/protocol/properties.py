@@ -34,7 +34,11 @@ _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 def message_body(element: Element) -> str:
     """MessageBody, which SendMessage and PublishMessage both refuse when missing or empty
     (docs/protocol.md#publishing)."""
-    body = child_text(element, "MessageBody")
+    return require_body(child_text(element, "MessageBody"))
+
+
+def require_body(body: str | None) -> str:
+    """The rule :func:`message_body` applies, for a body from any wire format (XML or JSON)."""
     if not body:
         raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
     return body
@@ -51,9 +55,15 @@ def parse_properties(element: Element) -> dict[str, Any]:
             ]
             if values:
                 properties[container] = values
+    return validated_properties(properties, child_text(element, "MessageGroupId"))
+
+
+def validated_properties(lists: dict[str, Any], group: str | None) -> dict[str, Any]:
+    """``lists`` (UserProperties and SystemProperties as lists of Name/Type/Value entries) and
+    MessageGroupId, checked, as the message keeps them; shared by the XML and JSON APIs."""
+    properties = {name: values for name, values in lists.items() if values}
     validate_user_properties(properties.get("UserProperties") or [])
     validate_system_properties(properties.get("SystemProperties") or [])
-    group = child_text(element, "MessageGroupId")
     if group:
         properties["MessageGroupId"] = group
     return properties

@@ -36,6 +36,15 @@ class AttributeRange:
             raise invalid_argument(self.element, self.low, self.high, self.unit)
         return number
 
+    def check(self, value: int | None, default: int | None) -> int | None:
+        """:meth:`parse` for a value that arrived as a number (the JSON API): the same range
+        and the same error."""
+        if value is None:
+            return default
+        if not self.low <= value <= self.high:
+            raise invalid_argument(self.element, self.low, self.high, self.unit)
+        return value
+
 
 #: CreateQueue's table in the API reference (docs/protocol.md#queue-attributes).
 DELAY_SECONDS: Final = AttributeRange("DelaySeconds", 0, 604800, 0)

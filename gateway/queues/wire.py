@@ -21,6 +21,7 @@ from gateway.protocol.xml import XmlNode, child_text, children
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.queues.records import (
+    CHANGE_VISIBILITY_TIMEOUT,
     DELAY_SECONDS,
     MAX_BATCH_BODY_BYTES,
     PRIORITY,
@@ -151,17 +152,22 @@ def parse_new_message(element: Element) -> NewMessage:
 def parse_batch(root: Element) -> list[NewMessage | MNSError]:
     """BatchSendMessage's messages; a bad message fails alone, a bad batch fails whole."""
     entries = children(root, "Message")
-    if not 1 <= len(entries) <= MAX_BATCH:
+    check_batch([child_text(entry, "MessageBody") or "" for entry in entries])
+    return [_parse_or_error(entry) for entry in entries]
+
+
+def check_batch(bodies: list[str]) -> None:
+    """BatchSendMessage's rules on the whole batch, whatever the wire format: 1 to 16 messages,
+    their bodies together within 64 KiB."""
+    if not 1 <= len(bodies) <= MAX_BATCH:
         raise MNSError(
             "InvalidArgument", f"The count of messages should between 1 and {MAX_BATCH}."
         )
-    total = sum(body_size(child_text(entry, "MessageBody") or "") for entry in entries)
-    if total > MAX_BATCH_BODY_BYTES:
+    if sum(body_size(body) for body in bodies) > MAX_BATCH_BODY_BYTES:
         raise MNSError(
             "InvalidArgument",
             f"The total size of the messages should not be larger than {MAX_BATCH_BODY_BYTES}.",
         )
-    return [_parse_or_error(entry) for entry in entries]
 
 
 def _parse_or_error(element: Element) -> NewMessage | MNSError:
@@ -182,6 +188,17 @@ def sent_nodes(sent: SentMessage, *, with_handle: bool, with_group: bool) -> lis
 
 def error_nodes(error: MNSError) -> list[XmlNode]:
     return [("ErrorCode", error.code), ("ErrorMessage", error.message)]
+
+
+def visibility_request(params: dict[str, str]) -> tuple[str, int]:
+    """ChangeMessageVisibility's ``ReceiptHandle`` and ``VisibilityTimeout`` (query parameters,
+    names lowercased), in either API."""
+    handle = params.get("receipthandle")
+    if not handle:
+        raise MNSError("MissingReceiptHandle")
+    if params.get("visibilitytimeout") is None:
+        raise MNSError("MissingVisibilityTimeout")
+    return handle, CHANGE_VISIBILITY_TIMEOUT.parse(params["visibilitytimeout"], None) or 0
 
 
 # receiving ------------------------------------------------------------------------------------

@@ -187,24 +187,40 @@ def message_attributes(root: Element) -> dict[str, Any]:
     attributes: dict[str, Any] = {}
     node = child(root, "MessageAttributes")
     if node is not None:
-        direct: dict[str, str] = {}
-        for entry in node:
-            text = (entry.text or "").strip()
-            try:
-                json.loads(text)
-            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-                raise MNSError("InvalidArgument", f"{local_name(entry)} must be JSON.") from exc
-            direct[local_name(entry)] = text
-        validate_direct_attributes(direct)
-        attributes["MessageAttributes"] = direct
+        entries = {local_name(entry): (entry.text or "").strip() for entry in node}
+        attributes["MessageAttributes"] = direct_attributes(entries)
     attributes.update(parse_properties(root))
     return attributes
+
+
+def direct_attributes(entries: dict[str, str]) -> dict[str, str]:
+    """MessageAttributes' entries (each a JSON text), checked, as the message keeps them;
+    shared by the XML and JSON APIs."""
+    for name, text in entries.items():
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            raise MNSError("InvalidArgument", f"{name} must be JSON.") from exc
+    validate_direct_attributes(entries)
+    return entries
 
 
 def parse_message(topic_name: str, root: Element, *, message_id: str, now_ms: int) -> TopicMessage:
     """A PublishMessage body as the message to store, with the id and time the caller drew."""
     body = message_body(root)
     tag = child_text(root, "MessageTag")
+    return build_message(topic_name, body, tag, message_attributes(root), message_id, now_ms)
+
+
+def build_message(
+    topic_name: str,
+    body: str,
+    tag: str | None,
+    attributes: dict[str, Any],
+    message_id: str,
+    now_ms: int,
+) -> TopicMessage:
+    """The message to store from checked parts, whatever the wire format; checks the tag."""
     if tag is not None and len(tag) > MAX_TAG_LENGTH:
         raise MNSError(
             "InvalidArgument", f"The length of message tag should not exceed {MAX_TAG_LENGTH}."
@@ -216,7 +232,7 @@ def parse_message(topic_name: str, root: Element, *, message_id: str, now_ms: in
         body_md5=hashlib.md5(body.encode("utf-8")).hexdigest().upper(),
         publish_time_ms=now_ms,
         tag=tag or None,
-        attributes=message_attributes(root),
+        attributes=attributes,
     )
 
 
