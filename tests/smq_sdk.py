@@ -15,13 +15,13 @@ from alibabacloud_gateway_mns.client import Client as GatewayMnsClient
 from alibabacloud_gateway_spi.client import Client as SPIClient
 from alibabacloud_smqproxy20260409.client import Client as SmqClient
 from alibabacloud_tea_openapi import utils_models
-from darabonba.exceptions import ResponseException
+from darabonba.exceptions import UnretryableException
 from darabonba.runtime import RuntimeOptions
 
-__all__ = ["ResponseException", "RuntimeOptions", "smq_client"]
+__all__ = ["RuntimeOptions", "UnretryableException", "smq_client"]
 
 
-def _gateway_mns_client() -> GatewayMnsClient:
+def gateway_mns_client() -> GatewayMnsClient:
     spi = GatewayMnsClient.__new__(GatewayMnsClient)
     SPIClient.__init__(spi)
     # What GatewayMnsClient.__init__ means to set (it names ``undefined`` instead of ``self``).
@@ -56,6 +56,6 @@ def smq_client(
         SmqClient.__init__(client, config)
         return client  # a release of alibabacloud-gateway-mns with the constructor fixed
     except NameError:  # raised by GatewayMnsClient(), after the SDK set everything else
-        client._spi = _gateway_mns_client()
+        client._spi = gateway_mns_client()
     client._endpoint_rule = "regional"
     return client

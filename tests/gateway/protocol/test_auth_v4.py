@@ -1,0 +1,166 @@
+"""Signature V4: the tests' signer (tests/v4_signer.py, written from the description) against the
+SDK's own signer (``alibabacloud-gateway-mns``), and the gateway's verification of both."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+from email.utils import formatdate
+from urllib.parse import urlencode
+
+import pytest
+from alibabacloud_gateway_spi import models as spi
+
+from gateway.protocol import auth_v4
+from gateway.protocol.auth import IncomingRequest, authenticate
+from gateway.protocol.errors import MNSError
+from gateway.temporary_credentials import AccessKeys
+from tests import v4_signer
+from tests.smq_sdk import gateway_mns_client
+
+NOW = 1_800_000_000  # 2027-01-15T08:00:00Z
+SECRETS = AccessKeys({"ak": "sk"})
+HANDLE = "AQ9kbKHZ3yf1AAAB+hUn8iAx/TIx=="
+CASES = [
+    ("GET", "/queues/q1/messages", {"numOfMessages": "16", "peekonly": "true"}, b""),
+    ("PUT", "/queues/q1/messages", {"receiptHandle": HANDLE, "visibilityTimeout": "10"}, b""),
+    ("POST", "/topics/t-1/messages", {}, b'{"MessageBody":"h\\u00e9"}'),
+    ("DELETE", "/queues/q1/messages", {}, b'{"ReceiptHandles":["a+b"]}'),
+    ("GET", "/queues", {"empty": ""}, b""),
+]
+
+
+def _headers(body: bytes) -> dict[str, str]:
+    headers = {"x-mns-version": "2026-04-09", "x-mns-user-request-id": "  r1 "}
+    if body:
+        headers["content-type"] = "application/json"
+        headers["content-md5"] = base64.b64encode(hashlib.md5(body).digest()).decode()
+    return headers
+
+
+def sdk_authorization(method: str, path: str, query: dict[str, str], body: bytes) -> str:
+    """What ``alibabacloud-gateway-mns`` puts in Authorization for this request at NOW."""
+    context = spi.InterceptorContext(
+        request=spi.InterceptorContextRequest(
+            headers=_headers(body), query=dict(query), pathname=path, method=method
+        ),
+        configuration=spi.InterceptorContextConfiguration(region_id="local"),
+    )
+    iso = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(NOW))
+    return gateway_mns_client().get_authorization_v4(context, iso, "ak", "sk")
+
+
+def arrived(
+    method: str, path: str, query: dict[str, str], body: bytes, authorization: str
+) -> IncomingRequest:
+    """The request as the gateway receives it from the SDK (its transport urlencodes the query)."""
+    uri = f"{path}?{urlencode(query)}" if query else path
+    headers = {**_headers(body), "date": formatdate(NOW, usegmt=True)}
+    headers["authorization"] = authorization
+    return IncomingRequest.from_pairs(method, uri, headers.items(), body)
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), CASES)
+def test_the_test_signer_signs_as_the_sdk_does(
+    method: str, path: str, query: dict[str, str], body: bytes
+) -> None:
+    ours = v4_signer.authorization(
+        method, path, query, _headers(body), key_id="ak", secret="sk", region="local", when=NOW
+    )
+    assert ours == sdk_authorization(method, path, query, body)
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), CASES)
+def test_the_gateway_verifies_sdk_signatures(
+    method: str, path: str, query: dict[str, str], body: bytes
+) -> None:
+    request = arrived(method, path, query, body, sdk_authorization(method, path, query, body))
+    assert authenticate(request, SECRETS, NOW, "local") == "ak"
+
+
+def _refusal(request: IncomingRequest, now: float = NOW, region: str = "local") -> MNSError:
+    with pytest.raises(MNSError) as caught:
+        authenticate(request, SECRETS, now, region)
+    return caught.value
+
+
+def signed(**options: object) -> IncomingRequest:
+    headers = v4_signer.signed_headers(
+        "GET", "/queues/q1/messages", {}, _headers(b""), key_id="ak", secret="sk", when=NOW,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+    return IncomingRequest.from_pairs("GET", "/queues/q1/messages", headers.items(), b"")
+
+
+def test_a_scope_for_another_region_day_or_service_is_refused() -> None:
+    assert authenticate(signed(), SECRETS, NOW, "local") == "ak"
+    wrong_region = _refusal(signed(scope_region="cn-hangzhou"))
+    assert (wrong_region.code, wrong_region.status) == ("SignatureDoesNotMatch", 403)
+    assert "region" in wrong_region.message
+    wrong_day = _refusal(signed(scope_day="20270114"))
+    assert wrong_day.code == "SignatureDoesNotMatch" and "date" in wrong_day.message
+    assert _refusal(signed(), region="cn-shanghai").code == "SignatureDoesNotMatch"
+    request = signed()
+    other = request.headers["authorization"].replace("/mns/", "/oss/")
+    tampered = IncomingRequest.from_pairs(
+        "GET", request.raw_uri, {**request.headers, "authorization": other}.items(), b""
+    )
+    assert _refusal(tampered).code == "InvalidAuthorizationHeader"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "MNS4-HMAC-SHA256",
+        "MNS4-HMAC-SHA256 Credential=ak/20270115/local/mns/aliyun_v4_request",
+        "MNS4-HMAC-SHA256 Credential=ak/20270115/local/mns,Signature=00",
+        "MNS4-HMAC-SHA256 Credential=/20270115/local/mns/aliyun_v4_request,Signature=00",
+        "MNS4-HMAC-SHA256 Credential=ak/20270115/local/mns/aliyun_v4_request,Signature=",
+        "MNS4-HMAC-SHA256 Signature=00,Credential=a/b/c/d/e,Signature=00",
+        "MNS4-HMAC-SHA256 Credential=ak/20270115/local/mns/aliyun_v4_request,Signature=00,X=1",
+    ],
+)
+def test_malformed_v4_headers_are_invalid_authorization_headers(header: str) -> None:
+    request = signed()
+    broken = IncomingRequest.from_pairs(
+        "GET", request.raw_uri, {**request.headers, "authorization": header}.items(), b""
+    )
+    assert _refusal(broken).code == "InvalidAuthorizationHeader"
+
+
+def test_the_date_window_is_v2s() -> None:
+    request = signed()
+    assert authenticate(request, SECRETS, NOW + 900, "local") == "ak"
+    assert authenticate(request, SECRETS, NOW - 900, "local") == "ak"
+    assert _refusal(request, now=NOW + 901).code == "TimeExpired"
+    assert _refusal(request, now=NOW - 901).code == "TimeExpired"
+
+
+def test_every_signed_part_is_covered() -> None:
+    request = signed()
+    for name, value in [
+        ("x-mns-version", "2015-06-06"),
+        ("date", formatdate(NOW + 1, usegmt=True)),
+        ("content-type", "text/xml"),
+    ]:
+        changed = {**request.headers, name: value}
+        forged = IncomingRequest.from_pairs("GET", request.raw_uri, changed.items(), b"")
+        assert _refusal(forged).code == "SignatureDoesNotMatch", name
+    for uri in ["/queues/q2/messages", "/queues/q1/messages?peekonly=true"]:
+        forged = IncomingRequest.from_pairs("GET", uri, request.headers.items(), b"")
+        assert _refusal(forged).code == "SignatureDoesNotMatch", uri
+    unknown = request.headers["authorization"].replace("Credential=ak/", "Credential=nobody/")
+    forged = IncomingRequest.from_pairs(
+        "GET", request.raw_uri, {**request.headers, "authorization": unknown}.items(), b""
+    )
+    assert _refusal(forged).code == "InvalidAccessKeyId"
+
+
+def test_the_signing_key_is_the_hmac_chain() -> None:
+    assert auth_v4.signing_key("sk", "20270115", "local") == v4_signer.derive_key(
+        "sk", "20270115", "local"
+    )
+    assert auth_v4.signing_key("sk", "20270115", "local") != auth_v4.signing_key(
+        "sk", "20270116", "local"
+    )
