@@ -8,8 +8,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from dataclasses import dataclass
 from email.utils import formatdate
-from urllib.parse import quote
+from urllib.parse import quote, unquote
+
+from tests.mns_http import RawClient
 
 
 def _hmac(key: bytes, text: str) -> bytes:
@@ -90,3 +93,35 @@ def signed_headers(
         **scope,
     )  # fmt: skip
     return out
+
+
+@dataclass
+class V4RawClient(RawClient):
+    """:class:`RawClient` signing with MNS4-HMAC-SHA256 for region ``local``."""
+
+    region: str = "local"
+
+    def headers_for(  # type: ignore[override]
+        self,
+        method: str,
+        uri: str,
+        body: bytes,
+        *,
+        date: float | None = None,
+        headers: dict[str, str] | None = None,
+        **scope: str,
+    ) -> dict[str, str]:
+        out = {"x-mns-version": "2015-06-06"}
+        if body:
+            out["Content-Type"] = "text/xml;charset=UTF-8"
+        out.update(self.extra_headers)
+        out.update(headers or {})
+        path, _, query = uri.partition("?")
+        params = dict(
+            (unquote(k), unquote(v))
+            for k, _, v in (p.partition("=") for p in query.split("&") if p)
+        )
+        return signed_headers(
+            method, path, params, out, key_id=self.key_id, secret=self.secret,
+            region=self.region, when=date, **scope,
+        )  # fmt: skip

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
 
@@ -17,43 +15,11 @@ from gateway.app import create_app
 from gateway.config import Settings
 from gateway.store.base import compose_store
 from gateway.store.sqlite import SQLiteDatabase
-from tests import v4_signer
 from tests.conftest import RunningGateway
 from tests.gateway.api.sdk import NS
 from tests.gateway.api.test_temporary_credentials_sdk import issue
 from tests.mns_http import RawClient, RawResponse
-
-
-@dataclass
-class V4RawClient(RawClient):
-    """:class:`RawClient` signing with MNS4-HMAC-SHA256 for region ``local``."""
-
-    region: str = "local"
-
-    def headers_for(  # type: ignore[override]
-        self,
-        method: str,
-        uri: str,
-        body: bytes,
-        *,
-        date: float | None = None,
-        headers: dict[str, str] | None = None,
-        **scope: str,
-    ) -> dict[str, str]:
-        out = {"x-mns-version": "2015-06-06"}
-        if body:
-            out["Content-Type"] = "text/xml;charset=UTF-8"
-        out.update(self.extra_headers)
-        out.update(headers or {})
-        path, _, query = uri.partition("?")
-        params = dict(
-            (unquote(k), unquote(v))
-            for k, _, v in (p.partition("=") for p in query.split("&") if p)
-        )
-        return v4_signer.signed_headers(
-            method, path, params, out, key_id=self.key_id, secret=self.secret,
-            region=self.region, when=date, **scope,
-        )  # fmt: skip
+from tests.v4_signer import V4RawClient
 
 
 def _text(response: RawResponse, element: str) -> str:
