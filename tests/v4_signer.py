@@ -5,6 +5,7 @@ requests (the official Python SDK ``mns`` signs V2 only)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import time
@@ -112,8 +113,9 @@ class V4RawClient(RawClient):
         **scope: str,
     ) -> dict[str, str]:
         out = {"x-mns-version": "2015-06-06"}
-        if body:
+        if body:  # as alibabacloud-gateway-mns sends them: MD5 as base64 of the raw digest
             out["Content-Type"] = "text/xml;charset=UTF-8"
+            out["Content-MD5"] = base64.b64encode(hashlib.md5(body).digest()).decode()
         out.update(self.extra_headers)
         out.update(headers or {})
         path, _, query = uri.partition("?")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,25 +61,26 @@ def is_v4(authorization: str) -> bool:
     return authorization.lstrip().startswith(SCHEME + " ")
 
 
+_AUTHORIZATION = re.compile(
+    rf"{SCHEME} +Credential=([^,/\s]+)/([^,/\s]+)/([^,/\s]+)/([^,/\s]+)/([^,/\s]+)"
+    r" *, *Signature=([0-9A-Fa-f]+)"
+)
+#: Characters percent-encoding keeps (RFC 3986's unreserved): a value made of these alone is
+#: its own encoding, the common case, which skips ``quote``.
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
+_PATH_SAFE = re.compile(r"[A-Za-z0-9_.~/-]*")
+
+
 def parse_authorization(value: str) -> V4Credential:
-    """Split ``MNS4-HMAC-SHA256 Credential=AK/date/region/mns/aliyun_v4_request,Signature=hex``;
-    anything else shaped is ``InvalidAuthorizationHeader``."""
-    scheme, _, rest = value.strip().partition(" ")
-    fields: dict[str, str] = {}
-    for part in rest.split(","):
-        name, sep, field_value = part.strip().partition("=")
-        if not sep or name in fields:
-            raise MNSError("InvalidAuthorizationHeader")
-        fields[name] = field_value.strip()
-    credential = fields.get("Credential", "").rsplit("/", 4)
-    signature = fields.get("Signature", "")
-    if scheme != SCHEME or set(fields) != {"Credential", "Signature"} or len(credential) != 5:
+    """Split ``MNS4-HMAC-SHA256 Credential=AK/date/region/mns/aliyun_v4_request,Signature=hex``
+    (the order the SDKs write); anything else is ``InvalidAuthorizationHeader``."""
+    match = _AUTHORIZATION.fullmatch(value.strip())
+    if match is None:
         raise MNSError("InvalidAuthorizationHeader")
-    if not all(credential) or not signature:
-        raise MNSError("InvalidAuthorizationHeader")
-    return V4Credential(*credential, signature=signature)
+    return V4Credential(*match.groups())
 
 
+@lru_cache(maxsize=64)
 def iso_basic(epoch: int) -> str:
     """``yyyyMMddTHHmmssZ`` of ``epoch``, in UTC (the SDK rewrites its Date header so)."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(epoch))
@@ -117,13 +119,24 @@ def signing_key(secret: str, date: str, region: str) -> bytes:
     return key
 
 
+_RESERVED = re.compile(r"[^A-Za-z0-9_.~-]")
+
+
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8"))
+
+
 def _encode(value: str) -> str:
-    return quote(value, safe="~")
+    """``quote(value, safe="~")``, without its per-character loop over the unreserved ones (a
+    receipt handle is 90 characters, a handful of them ``+``, ``/`` or ``=``)."""
+    return value if _UNRESERVED.fullmatch(value) else _RESERVED.sub(_percent, value)
 
 
 def canonical_path(raw_path: str) -> str:
     """The path as the SDK encodes it before sending: decoded, then percent-encoded with ``/``
     and ``~`` kept (so an encoded or a raw path sign alike)."""
+    if raw_path.startswith("/") and _PATH_SAFE.fullmatch(raw_path):
+        return raw_path
     path = unquote(raw_path) or "/"
     if not path.startswith("/"):
         path = "/" + path

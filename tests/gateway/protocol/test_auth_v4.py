@@ -7,10 +7,12 @@ import base64
 import hashlib
 import time
 from email.utils import formatdate
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 from alibabacloud_gateway_spi import models as spi
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from gateway.protocol import auth_v4
 from gateway.protocol.auth import IncomingRequest, authenticate
@@ -164,3 +166,22 @@ def test_the_signing_key_is_the_hmac_chain() -> None:
     assert auth_v4.signing_key("sk", "20270115", "local") != auth_v4.signing_key(
         "sk", "20270116", "local"
     )
+
+
+_names = st.text(min_size=1).filter(lambda n: n.strip() != "")
+
+
+@given(st.dictionaries(_names, st.text(), max_size=5))
+def test_the_canonical_query_is_the_signers_for_any_parameters(query: dict[str, str]) -> None:
+    lowered = {name.strip().lower() for name in query}
+    assume(len(lowered) == len(query))
+    raw = urlencode(query, quote_via=quote)
+    signer_lines = v4_signer.canonical_request("GET", "/", query, {}).split("\n")
+    assert auth_v4.canonical_query(raw) == signer_lines[2]
+
+
+@given(st.text())
+def test_the_canonical_path_is_the_signers_for_any_path(path: str) -> None:
+    path = "/" + path
+    signer_lines = v4_signer.canonical_request("GET", path, {}, {}).split("\n")
+    assert auth_v4.canonical_path(quote(path, safe="/")) == signer_lines[1]
