@@ -17,7 +17,7 @@ from email.utils import parsedate_tz
 from functools import lru_cache
 from typing import Protocol
 
-from gateway.protocol import auth_v4
+from gateway.auth import signatures_v4 as auth_v4
 from gateway.protocol.errors import MNSError
 
 #: The real service rejects requests whose Date is more than 15 minutes away from its clock.
@@ -150,7 +150,7 @@ def authenticate(
     token) known, signature right, then the body digest, which is only meaningful once the
     headers are trusted. Both signature versions share every step but the signature itself:
     V2 (``MNS id:signature``) and V4 (``MNS4-HMAC-SHA256``, scoped to ``region``;
-    :mod:`gateway.protocol.auth_v4`).
+    :mod:`gateway.auth.signatures_v4`).
     """
     authorization = request.header("authorization")
     if not authorization:

@@ -4,7 +4,7 @@ It shares its URLs with the XML API (``/queues/<name>/messages``, ``/topics/<nam
 only the version header tells them apart, and a GET (a receive) has no body to look at. So the
 blueprint adds no routes: the URL map routes a request to the XML view's endpoint as always, and
 :func:`dispatch` (a before-request hook that runs after authentication, see
-:func:`gateway.app.create_app`) answers it with the JSON view of the same endpoint when the
+:func:`gateway.api.app.create_app`) answers it with the JSON view of the same endpoint when the
 client asked for 2026-04-09. Both views call the same store operations with the same rules
 (docs/protocol.md#the-json-message-api).
 """

@@ -19,8 +19,7 @@ from gateway.api.context import (
     query_params,
 )
 from gateway.api.messages import always, dead_lettered, handed_over, log_queue
-from gateway.http1.environ import CLIENT_CONNECTED
-from gateway.oplog import Action, Field
+from gateway.observability.oplog import Action, Field
 from gateway.protocol.errors import MNSError
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JsonObject, parse_object, render
 from gateway.protocol.names import validate_name
@@ -28,6 +27,7 @@ from gateway.queues import json_wire
 from gateway.queues import oplog_records as oplog
 from gateway.queues.records import BATCH_SIZE, WAIT_SECONDS
 from gateway.queues.wire import visibility_request
+from gateway.serving.http1.environ import CLIENT_CONNECTED
 from gateway.store.queues import QueueStore
 from gateway.topics import json_wire as topic_json
 

@@ -1,6 +1,6 @@
 """Signature V4 on the XML API (x-mns-version 2015-06-06), beside V2: the same scenario over every
 route, once signed by the official SDK's V2 signing (tests/mns_http.py) and once by the tests'
-V4 signer (tests/v4_signer.py, checked against the SDK's in test_auth_v4.py), answers alike.
+V4 signer (tests/v4_signer.py, checked against the SDK's in test_signatures_v4.py), answers alike.
 The official Python SDK ``mns`` signs V2 only, so V4 goes through raw requests."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.app import create_app
-from gateway.config import Settings
+from gateway.api.app import create_app
+from gateway.config.settings import Settings
+from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import compose_store
-from gateway.store.sqlite import SQLiteDatabase
 from tests.conftest import RunningGateway
 from tests.gateway.api.sdk import NS
 from tests.gateway.api.test_temporary_credentials_sdk import issue

@@ -14,10 +14,10 @@ from alibabacloud_gateway_spi import models as spi
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from gateway.protocol import auth_v4
-from gateway.protocol.auth import IncomingRequest, authenticate
+from gateway.auth import signatures_v4 as auth_v4
+from gateway.auth.signatures import IncomingRequest, authenticate
+from gateway.auth.temporary_credentials import AccessKeys
 from gateway.protocol.errors import MNSError
-from gateway.temporary_credentials import AccessKeys
 from tests import v4_signer
 from tests.smq_sdk import gateway_mns_client
 

@@ -15,7 +15,7 @@ and every ``x-mns-*``, lowercased, sorted, values trimmed) and an empty line. Th
 hex HMAC-SHA256 of it under a key derived from ``"aliyun_v4" + secret`` over the scope's parts.
 
 Pure: callers hand in the request and the time its Date header names; the Date window and the
-key lookup stay in :func:`gateway.protocol.auth.authenticate`, shared with V2.
+key lookup stay in :func:`gateway.auth.signatures.authenticate`, shared with V2.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from urllib.parse import quote, unquote
 from gateway.protocol.errors import MNSError
 
 if TYPE_CHECKING:
-    from gateway.protocol.auth import IncomingRequest
+    from gateway.auth.signatures import IncomingRequest
 
 SCHEME: Final = "MNS4-HMAC-SHA256"
 SERVICE: Final = "mns"
