@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
+from gateway.api import jsonapi
+from gateway.api.app import create_app
+from gateway.config.settings import Settings
+from gateway.store.backends.sqlite import SQLiteDatabase
+from gateway.store.base import compose_store
 from tests.conftest import RunningGateway
 from tests.gateway.api.sdk import NS
 from tests.mns_http import RawResponse
@@ -151,3 +157,15 @@ def test_authentication_errors_are_json_too(client: V4RawClient, queue: str) -> 
     yesterday = client.send("POST", uri, body, scope_day="20200101")
     assert json_error(yesterday) == (403, "SignatureDoesNotMatch")
     assert nothing_stored(client, queue)
+
+
+def test_every_json_view_answers_for_an_endpoint_of_the_app(tmp_path: Path) -> None:
+    """The JSON views are keyed by the XML views' endpoint names: a renamed endpoint would
+    silently serve XML to the JSON API's clients."""
+    store = compose_store(SQLiteDatabase(tmp_path / "db"))
+    app = create_app(Settings(data_dir=tmp_path), store, {})
+    endpoints = {rule.endpoint for rule in app.url_map.iter_rules()}
+    assert set(jsonapi.VIEWS) <= endpoints
+    assert (
+        len(jsonapi.VIEWS) == 5
+    )  # four on /queues/<name>/messages, one on /topics/<name>/messages
