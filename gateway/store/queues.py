@@ -255,7 +255,23 @@ class QueueStore:
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:
         """Delete the message ``handle`` names; its MessageId."""
-        receipt = self.signer().verify(name, handle)
+        queue, (result,) = self._delete_single(name, self.signer().verify(name, handle))
+        if isinstance(result, MNSError):
+            raise result
+        return queue, result
+
+    def delete_messages(
+        self, name: str, handles: Sequence[str]
+    ) -> tuple[Queue, list[str | MNSError]]:
+        """(Batch)DeleteMessage: per handle, the deleted MessageId or why it failed. In an
+        ordered queue a deleted head lets its group's next message be received. A batch of one
+        valid handle costs what a DeleteMessage costs (the JSON API has no other delete)."""
+        checked = [_verified(self.signer(), name, handle) for handle in handles]
+        if len(checked) == 1 and isinstance(checked[0], Receipt):
+            return self._delete_single(name, checked[0])
+        return self._delete(name, checked)
+
+    def _delete_single(self, name: str, receipt: Receipt) -> tuple[Queue, list[str | MNSError]]:
         if name not in self._ordered:  # a standard queue's: one statement on PostgreSQL
             now_ms = self.now_ms()
             work = partial(
@@ -266,21 +282,9 @@ class QueueStore:
             )
             queue, deleted = self.database.write(work, atomic=False)
             if not queue.attributes.ordered:
-                if not deleted:
-                    raise MNSError("MessageNotExist")
-                return queue, receipt.message_id
+                return queue, [receipt.message_id if deleted else MNSError("MessageNotExist")]
             self._ordered.add(name)
-        queue, (result,) = self._delete(name, [receipt])
-        if isinstance(result, MNSError):
-            raise result
-        return queue, result
-
-    def delete_messages(
-        self, name: str, handles: Sequence[str]
-    ) -> tuple[Queue, list[str | MNSError]]:
-        """(Batch)DeleteMessage: per handle, the deleted MessageId or why it failed. In an
-        ordered queue a deleted head lets its group's next message be received."""
-        return self._delete(name, [_verified(self.signer(), name, handle) for handle in handles])
+        return self._delete(name, [receipt])
 
     def _delete(
         self, name: str, checked: Sequence[Receipt | MNSError]
