@@ -198,7 +198,7 @@ def empty_response(status: int, location: str | None = None) -> Response:
 def is_json_request() -> bool:
     """Whether the client speaks the JSON message API (``x-mns-version: 2026-04-09``): its
     errors are JSON too, whatever the operation (docs/protocol.md#the-json-message-api)."""
-    return request.headers.get("x-mns-version", "").strip() == JSON_VERSION
+    return request.environ.get("HTTP_X_MNS_VERSION", "").strip() == JSON_VERSION
 
 
 def json_response(document: JsonObject, status: int = 200) -> Response:
