@@ -18,6 +18,7 @@ from gateway.api.context import (
     log_operations,
     query_params,
 )
+from gateway.api.environ import CLIENT_CONNECTED
 from gateway.api.messages import always, dead_lettered, handed_over, log_queue
 from gateway.observability.oplog import Action, Field
 from gateway.protocol.errors import MNSError
@@ -27,7 +28,6 @@ from gateway.queues import json_wire
 from gateway.queues import oplog_records as oplog
 from gateway.queues.records import BATCH_SIZE, WAIT_SECONDS
 from gateway.queues.wire import visibility_request
-from gateway.serving.http1.environ import CLIENT_CONNECTED
 from gateway.store.queues import QueueStore
 from gateway.topics import json_wire as topic_json
 
