@@ -1,0 +1,93 @@
+"""The control plane's state over a :class:`~gateway.store.database.Database`: tags, rate-limit
+policies, signature nonces, numbered listings (docs/control-plane.md).
+
+Queues, topics and subscriptions themselves stay in :mod:`gateway.store.queues` and
+:mod:`gateway.store.topics`: the control plane reads and changes the same rows as the data API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from gateway.queues.records import Queue
+from gateway.store import control_sql as sql
+from gateway.store.control_sql import Listing, ListQuery
+from gateway.store.database import Database
+from gateway.store.queue_sql import queue_from_row
+from gateway.store.topic_sql import subscription_of, topic_of
+from gateway.topics.records import Subscription, Topic
+
+Tags = Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitPolicy:
+    """TenantRateLimitPolicy: ``max_per_second`` ``None`` when none was given."""
+
+    enabled: bool
+    max_per_second: int | None = None
+
+
+class ControlStore:
+    def __init__(self, database: Database, clock: Callable[[], float]) -> None:
+        self.database = database
+        self.clock = clock
+
+    # tags -------------------------------------------------------------------------------------
+    def tags(self, resource_type: str, name: str) -> list[tuple[str, str]]:
+        return self.database.read(lambda c: sql.tags_of(c, resource_type, name))
+
+    def tag(self, resource_type: str, names: Sequence[str], tags: Tags) -> None:
+        """Tag every one of ``names`` (all or none)."""
+        self.database.write(
+            lambda c: [sql.set_tags(c, resource_type, name, tags) for name in names]
+        )
+
+    def untag(self, resource_type: str, names: Sequence[str], keys: Sequence[str] | None) -> None:
+        self.database.write(
+            lambda c: [sql.remove_tags(c, resource_type, name, keys) for name in names]
+        )
+
+    def tagged(
+        self, resource_type: str, names: Sequence[str], tags: Tags
+    ) -> list[tuple[str, str, str]]:
+        return self.database.read(partial(sql.tagged, resource_type=resource_type, names=names, tags=tags))
+
+    # numbered listings ------------------------------------------------------------------------
+    def list_queues(self, query: ListQuery) -> Listing[Queue]:
+        return self.database.read(
+            lambda c: sql.numbered_page(c, "queues", query, queue_from_row, resource_type="queue")
+        )
+
+    def list_topics(self, query: ListQuery) -> Listing[Topic]:
+        return self.database.read(
+            lambda c: sql.numbered_page(c, "topics", query, topic_of, resource_type="topic")
+        )
+
+    def list_subscriptions(self, topic_name: str, query: ListQuery) -> Listing[Subscription]:
+        return self.database.read(
+            lambda c: sql.numbered_page(
+                c, "subscriptions", query, subscription_of, scope=("topic_name", topic_name)
+            )
+        )
+
+    # rate-limit policies ----------------------------------------------------------------------
+    def rate_limit(self, resource_type: str, name: str) -> RateLimitPolicy | None:
+        found = self.database.read(lambda c: sql.rate_limit_of(c, resource_type, name))
+        return None if found is None else RateLimitPolicy(*found)
+
+    def set_rate_limit(self, resource_type: str, name: str, policy: RateLimitPolicy) -> None:
+        self.database.write(
+            lambda c: sql.set_rate_limit(
+                c, resource_type, name, policy.enabled, policy.max_per_second
+            )
+        )
+
+    # nonces -----------------------------------------------------------------------------------
+    def remember_nonce(self, key_id: str, nonce: str, window: int) -> bool:
+        """``False`` if ``nonce`` was already used by ``key_id`` within ``window`` seconds, on
+        any replica sharing the database."""
+        now = int(self.clock())
+        return self.database.write(lambda c: sql.remember_nonce(c, key_id, nonce, now, window))
