@@ -32,6 +32,7 @@ from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
+from gateway.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.request_ids import new_request_id
@@ -58,16 +59,22 @@ def create_app(
     process can do its work (:func:`gateway.composition.build_app` asks its delivery worker)."""
     app = Flask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    app.wsgi_app = OriginFormTargets(app.wsgi_app)  # type: ignore[method-assign]
     _answer_refusals(app)
     _route_only_declared_methods(app)
-    app.extensions["mns"] = GatewayContext(
+    context = GatewayContext(
         settings,
         store,
         access_keys,
         oplog=oplog or NullOperationLog(),
         metrics=metrics,
         certificates=certificates,
+    )
+    app.extensions["mns"] = context
+    # ``POST /`` calls of the control-plane API (Mns-open 2022-01-19) go to its own JSON app;
+    # the XML API has no such route (docs/control-plane.md).
+    control = ControlPlaneApp(settings, store, context.keys, clock)
+    app.wsgi_app = OriginFormTargets(  # type: ignore[method-assign]
+        ControlPlaneDispatch(app.wsgi_app, control)
     )
     app.register_blueprint(topics.blueprint)
     app.register_blueprint(queues.blueprint)

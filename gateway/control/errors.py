@@ -66,4 +66,5 @@ def missing(name: str) -> ControlError:
 
 def invalid(name: str, why: str = "") -> ControlError:
     detail = f": {why}" if why else "."
-    return ControlError("InvalidParameter", f'The specified parameter "{name}" is not valid{detail}')
+    message = f'The specified parameter "{name}" is not valid{detail}'
+    return ControlError("InvalidParameter", message)

@@ -101,7 +101,8 @@ class Params:
             if value is None and values_required:
                 raise missing(f"Tag.{index}.Value")
             if len(key) > MAX_TAG_KEY or len(value or "") > MAX_TAG_VALUE or key in tags:
-                raise invalid(f"Tag.{index}", "a tag key is 1-128 characters, unique; a value 0-128.")
+                why = "a tag key is 1-128 characters, unique; a value 0-128."
+                raise invalid(f"Tag.{index}", why)
             tags[key] = value or ""
         if len(tags) > MAX_TAGS:
             raise invalid("Tag", f"at most {MAX_TAGS} tags.")
@@ -124,4 +125,3 @@ def page_data(items: list[dict[str, Any]], total: int, number: int, size: int) -
         "Size": len(items),
         "Total": total,
     }
-

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 
-from gateway.queues.records import Queue
+from gateway.queues.records import Queue, QueueType
 from gateway.store import control_sql as sql
 from gateway.store.control_sql import Listing, ListQuery
 from gateway.store.database import Database
@@ -53,12 +52,15 @@ class ControlStore:
     def tagged(
         self, resource_type: str, names: Sequence[str], tags: Tags
     ) -> list[tuple[str, str, str]]:
-        return self.database.read(partial(sql.tagged, resource_type=resource_type, names=names, tags=tags))
+        return self.database.read(lambda c: sql.tagged(c, resource_type, names, tags))
 
     # numbered listings ------------------------------------------------------------------------
-    def list_queues(self, query: ListQuery) -> Listing[Queue]:
+    def list_queues(self, query: ListQuery, queue_type: QueueType | None) -> Listing[Queue]:
+        scope = None if queue_type is None else ("queue_type", queue_type.value)
         return self.database.read(
-            lambda c: sql.numbered_page(c, "queues", query, queue_from_row, resource_type="queue")
+            lambda c: sql.numbered_page(
+                c, "queues", query, queue_from_row, resource_type="queue", scope=scope
+            )
         )
 
     def list_topics(self, query: ListQuery) -> Listing[Topic]:

@@ -62,7 +62,9 @@ def set_tags(
         )
 
 
-def remove_tags(conn: Connection, resource_type: str, name: str, keys: Sequence[str] | None) -> None:
+def remove_tags(
+    conn: Connection, resource_type: str, name: str, keys: Sequence[str] | None
+) -> None:
     """Remove the tags named by ``keys``; ``None``: all of them."""
     if keys is None:
         conn.execute(
@@ -139,7 +141,9 @@ def numbered_page(
 
 
 # rate-limit policies --------------------------------------------------------------------------
-def rate_limit_of(conn: Connection, resource_type: str, name: str) -> tuple[bool, int | None] | None:
+def rate_limit_of(
+    conn: Connection, resource_type: str, name: str
+) -> tuple[bool, int | None] | None:
     row = conn.execute(
         "SELECT enabled, max_per_second FROM rate_limit_policies"
         " WHERE resource_type = ? AND resource_name = ?",
