@@ -22,13 +22,15 @@ MAX_RATE: Final = 100_000
 
 
 def dead_letter_update(params: Params) -> PolicyUpdate | None:
+    """``None`` when absent or ``{}``: the Terraform provider sends ``{}`` for a resource
+    without a ``dlq_policy`` block."""
     fields = params.json_object(dead_letters.ELEMENT)
-    return None if fields is None else dead_letters.parse_policy_json(fields)
+    return dead_letters.parse_policy_json(fields) if fields else None
 
 
 def rate_limit(params: Params) -> RateLimitPolicy | None:
     fields = params.json_object(RATE_LIMIT)
-    if fields is None:
+    if not fields:
         return None
     enabled = _enabled(fields.get("Enabled"))
     raw = fields.get("MaxReceivesPerSecond")
