@@ -26,13 +26,13 @@ from gateway.api.context import (
     gateway,
     incoming_request,
 )
+from gateway.api.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.api.environ import REFUSAL, size_body
 from gateway.api.probes import create_probes_blueprint
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
-from gateway.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.request_ids import new_request_id

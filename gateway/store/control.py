@@ -1,5 +1,5 @@
-"""The control plane's state over a :class:`~gateway.store.database.Database`: tags, rate-limit
-policies, signature nonces, numbered listings (docs/control-plane.md).
+"""The control plane's state over a :class:`~gateway.store.backends.database.Database`: tags,
+rate-limit policies, signature nonces, numbered listings (docs/control-plane.md).
 
 Queues, topics and subscriptions themselves stay in :mod:`gateway.store.queues` and
 :mod:`gateway.store.topics`: the control plane reads and changes the same rows as the data API.
@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.queues.records import Queue, QueueType
-from gateway.store import control_sql as sql
-from gateway.store.control_sql import Listing, ListQuery
-from gateway.store.database import Database
-from gateway.store.queue_sql import queue_from_row
-from gateway.store.topic_sql import subscription_of, topic_of
+from gateway.store.backends.database import Database
+from gateway.store.sql import control_sql as sql
+from gateway.store.sql.control_sql import Listing, ListQuery
+from gateway.store.sql.queue_sql import queue_from_row
+from gateway.store.sql.topic_sql import subscription_of, topic_of
 from gateway.topics.records import Subscription, Topic
 
 Tags = Sequence[tuple[str, str]]

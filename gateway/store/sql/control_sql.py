@@ -1,8 +1,8 @@
 """SQL of the control plane's own state (migration 6): tags, rate-limit policies, signature
 nonces, and the numbered pages ListQueue, ListTopic and ListSubscriptionByTopic answer with.
 
-Plain functions over a :class:`~gateway.store.sql.connection.Connection`, SQL both SQLite and PostgreSQL
-accept, run inside the store's read or write jobs (:mod:`gateway.store.control`).
+Plain functions over a :class:`~gateway.store.sql.connection.Connection`, SQL both SQLite and
+PostgreSQL accept, run inside the store's read or write jobs (:mod:`gateway.store.control`).
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from gateway.control import documents, policies
-from gateway.control.context import ControlContext, Operation
-from gateway.control.errors import invalid
-from gateway.control.params import Params, page_data
+from gateway.api.control import documents, policies
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.errors import invalid
+from gateway.api.control.params import Params, page_data
 from gateway.protocol.endpoints import (
     Endpoint,
     HttpEndpoint,
@@ -20,7 +20,7 @@ from gateway.protocol.endpoints import (
     parse_endpoint,
 )
 from gateway.protocol.notify import NotifyStrategy
-from gateway.store.control_sql import ListQuery, subscription_resource
+from gateway.store.sql.control_sql import ListQuery, subscription_resource
 from gateway.topics import wire
 from gateway.topics.queue_targets import check_queue_targets
 from gateway.topics.records import Subscription

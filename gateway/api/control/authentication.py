@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from gateway.control import signing
-from gateway.control.errors import ControlError, missing
-from gateway.control.requests import RpcCall
+from gateway.api.control.errors import ControlError, missing
+from gateway.api.control.requests import RpcCall
+from gateway.auth import rpc_signatures as signing
 
 #: How far a request's time may be from ours, and how long a nonce is remembered: 15 minutes,
 #: Alibaba Cloud's window for both.

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gateway.config import Settings
-    from gateway.control.params import Params
+    from gateway.api.control.params import Params
+    from gateway.config.settings import Settings
     from gateway.store.base import Store
 
 

@@ -3,7 +3,7 @@
 RPC-style calls carry their parameters in the query string, and some (every parameter, from the
 Terraform provider; the ``formData`` ones, from the Darabonba SDK) in an
 ``application/x-www-form-urlencoded`` body. Both signatures sign decoded names and values
-(:mod:`gateway.control.signing`), so both are decoded here once, ``+`` as a space as form
+(:mod:`gateway.api.control.signing`), so both are decoded here once, ``+`` as a space as form
 encoding says: the SDKs encode a space as ``%20`` and a ``+`` as ``%2B``, so nothing they send is
 read differently either way.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import parse_qsl
 
-from gateway.control.errors import ControlError
+from gateway.api.control.errors import ControlError
 
 FORM_TYPE: Final = "application/x-www-form-urlencoded"
 #: Parameters of the classic signature itself, not of the operation.

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.control import documents
-from gateway.control.context import ControlContext, Operation
-from gateway.control.errors import invalid, missing
-from gateway.control.params import MAX_TAGS, Params
+from gateway.api.control import documents
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.errors import invalid, missing
+from gateway.api.control.params import MAX_TAGS, Params
 
 RESOURCE_TYPES: Final = ("queue", "topic")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.control import documents
-from gateway.control.context import ControlContext, Operation
-from gateway.control.errors import invalid
-from gateway.control.params import Params, page_data
-from gateway.store.control_sql import ListQuery
+from gateway.api.control import documents
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.errors import invalid
+from gateway.api.control.params import Params, page_data
+from gateway.store.sql.control_sql import ListQuery
 from gateway.topics.records import MAX_MESSAGE_SIZE, MIN_MESSAGE_SIZE
 
 RESOURCE: Final = "topic"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from gateway.queues.dead_letters import DeadLetterPolicy
+from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import MessageCounts, Queue
 from gateway.store.control import RateLimitPolicy
 from gateway.topics.records import TOPIC_MESSAGE_RETENTION_SECONDS, Subscription, Topic

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gateway.control.errors import invalid, missing
+from gateway.api.control.errors import invalid, missing
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.names import validate_name
 

@@ -1,6 +1,6 @@
 """The JSON policies of the control plane's parameters: pure, no IO.
 
-``DlqPolicy`` is checked by :mod:`gateway.queues.dead_letters`, as the XML API's ``<DlqPolicy>``
+``DlqPolicy`` is checked by :mod:`gateway.queues.dlq_policy`, as the XML API's ``<DlqPolicy>``
 is; ``TenantRateLimitPolicy`` is ``{Enabled, MaxReceivesPerSecond}``
 (docs/control-plane.md#tenantratelimitpolicy).
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.control.errors import invalid
-from gateway.control.params import Params
+from gateway.api.control.errors import invalid
+from gateway.api.control.params import Params
 from gateway.protocol.integers import integer_in_range
-from gateway.queues import dead_letters
-from gateway.queues.dead_letters import PolicyUpdate
+from gateway.queues import dlq_policy as dead_letters
+from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.store.control import RateLimitPolicy
 
 RATE_LIMIT: Final = "TenantRateLimitPolicy"

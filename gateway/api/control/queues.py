@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.control import documents, policies
-from gateway.control.context import ControlContext, Operation
-from gateway.control.params import Params, page_data
-from gateway.queues import dead_letters
+from gateway.api.control import documents, policies
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.params import Params, page_data
+from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.records import QUEUE_RANGES, QueueAttributes, QueueType
-from gateway.store.control_sql import ListQuery
+from gateway.store.sql.control_sql import ListQuery
 
 RESOURCE: Final = "queue"
 #: Parameter name -> QueueAttributes field (the ranges are the XML API's elements').

@@ -16,23 +16,22 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
-from gateway.control import queues, subscriptions, tags, topics
-from gateway.control.authentication import WINDOW_SECONDS, Signer, verify
-from gateway.control.context import ControlContext, Operation
-from gateway.control.errors import ControlError
-from gateway.control.params import Params
-from gateway.control.requests import RpcCall, parse_call
-from gateway.http1.environ import REFUSAL, size_body
-from gateway.http1.framing import body_too_large
-from gateway.protocol.errors import GatewayError, MNSError
+from gateway.api.control import queues, subscriptions, tags, topics
+from gateway.api.control.authentication import WINDOW_SECONDS, Signer, verify
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.errors import ControlError
+from gateway.api.control.params import Params
+from gateway.api.control.requests import RpcCall, parse_call
+from gateway.api.environ import REFUSAL, size_body
+from gateway.protocol.errors import GatewayError, MNSError, body_too_large
 from gateway.protocol.request_ids import new_request_id
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-    from gateway.config import Settings
+    from gateway.auth.temporary_credentials import AccessKeys
+    from gateway.config.settings import Settings
     from gateway.store.base import Store
-    from gateway.temporary_credentials import AccessKeys
 
 log = logging.getLogger(__name__)
 
