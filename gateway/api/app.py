@@ -29,6 +29,7 @@ from gateway.api.context import (
 from gateway.api.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.api.environ import REFUSAL, size_body
 from gateway.api.probes import create_probes_blueprint
+from gateway.auth.endpoint_acl import EndpointGate
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.observability.metrics import GatewayMetrics
@@ -40,6 +41,9 @@ from gateway.store.base import Store
 
 log = logging.getLogger(__name__)
 
+ENDPOINT_REFUSAL = (
+    "The endpoint is disabled, or this client's address is not on its access control list."
+)
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
 
@@ -84,7 +88,7 @@ def create_app(
         app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
-    _install_hooks(app, clock)
+    _install_hooks(app, clock, EndpointGate(store.control.endpoint))
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
 
@@ -144,13 +148,17 @@ def enforce_body_limit(limit: int) -> None:
     size_body(environ, limit)
 
 
-def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
+def _install_hooks(app: Flask, clock: Callable[[], float], endpoint: EndpointGate) -> None:
     @app.before_request
     def authenticate_request() -> None:
         g.request_id = new_request_id()
         g.started = time.monotonic()
         if request.path.startswith(PUBLIC_PREFIXES):
             return
+        # The public endpoint's switch and allow-list, set through the control plane
+        # (EnableEndpoint, AuthorizeEndpointAcl): checked before anything else, as a network rule.
+        if not endpoint.allows(request.remote_addr or ""):
+            raise MNSError("AccessDenied", ENDPOINT_REFUSAL)
         enforce_body_limit(gateway().settings.max_body_bytes)
         g.access_key_id = authenticate(incoming_request(), gateway().keys, clock())
 

@@ -7,11 +7,15 @@ Queues, topics and subscriptions themselves stay in :mod:`gateway.store.queues` 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from gateway.auth.endpoint_acl import EndpointAcl
 from gateway.queues.records import Queue, QueueType
 from gateway.store.backends.database import Database
+from gateway.store.shared import SharedSettings
 from gateway.store.sql import control_sql as sql
 from gateway.store.sql.control_sql import Listing, ListQuery
 from gateway.store.sql.queue_sql import queue_from_row
@@ -29,10 +33,39 @@ class RateLimitPolicy:
     max_per_second: int | None = None
 
 
+#: Shared settings (:class:`~gateway.store.shared.SharedSettings`) of the control plane.
+ENDPOINT_SETTING = "control_endpoint_public"
+ACCOUNT_SETTING = "control_account_attributes"
+EVENT_RULES_SETTING = "control_event_rules"
+
+
 class ControlStore:
     def __init__(self, database: Database, clock: Callable[[], float]) -> None:
         self.database = database
         self.clock = clock
+        self.settings = SharedSettings(database)
+
+    # endpoint, account attributes, event rules: small documents every replica shares ----------
+    def endpoint(self) -> EndpointAcl:
+        return EndpointAcl.from_json(self.settings.get(ENDPOINT_SETTING))
+
+    def change_endpoint(self, apply: Callable[[EndpointAcl], EndpointAcl]) -> EndpointAcl:
+        text = self.settings.update(
+            ENDPOINT_SETTING, lambda stored: apply(EndpointAcl.from_json(stored)).to_json()
+        )
+        return EndpointAcl.from_json(text)
+
+    def document(self, name: str) -> dict[str, Any]:
+        """The JSON document kept as shared setting ``name`` (empty when never set)."""
+        return json.loads(self.settings.get(name) or "{}")
+
+    def change_document(
+        self, name: str, apply: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        text = self.settings.update(
+            name, lambda stored: json.dumps(apply(json.loads(stored or "{}")))
+        )
+        return json.loads(text)
 
     # tags -------------------------------------------------------------------------------------
     def tags(self, resource_type: str, name: str) -> list[tuple[str, str]]:

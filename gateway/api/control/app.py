@@ -16,7 +16,15 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
-from gateway.api.control import queues, subscriptions, tags, topics
+from gateway.api.control import (
+    account,
+    endpoints,
+    event_rules,
+    queues,
+    subscriptions,
+    tags,
+    topics,
+)
 from gateway.api.control.authentication import WINDOW_SECONDS, Signer, verify
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.errors import ControlError
@@ -42,6 +50,9 @@ OPERATIONS: Final[dict[str, Operation]] = {
     **topics.OPERATIONS,
     **subscriptions.OPERATIONS,
     **tags.OPERATIONS,
+    **endpoints.OPERATIONS,
+    **account.OPERATIONS,
+    **event_rules.OPERATIONS,
 }
 
 

@@ -33,6 +33,9 @@ CONTROL_ERRORS: Final[dict[str, tuple[int, str]]] = {
         "User not authorized to operate on the specified resource, or this API doesn't "
         "support RAM.",
     ),
+    # Event rules: the documents name no codes for these; ours, in the MNS style.
+    "EventRuleNotExist": (404, "The event rule you provided does not exist."),
+    "EventRuleAlreadyExist": (409, "An event rule of that name already exists."),
     "InternalError": (500, "The request processing has failed due to some unknown error."),
 }
 

@@ -66,16 +66,20 @@ class Params:
         return lowered == "true"
 
     def json_object(self, name: str) -> dict[str, Any] | None:
+        value = self.json_value(name)
+        if value is not None and not isinstance(value, dict):
+            raise invalid(name, "it should be a JSON object.")
+        return value
+
+    def json_value(self, name: str) -> Any:
+        """The parameter's JSON, ``None`` when absent; malformed JSON is InvalidParameter."""
         text = self.optional(name)
         if text is None:
             return None
         try:
-            value = json.loads(text)
+            return json.loads(text)
         except (ValueError, RecursionError):
-            value = None
-        if not isinstance(value, dict):
-            raise invalid(name, "it should be a JSON object.")
-        return value
+            raise invalid(name, "it is not valid JSON.") from None
 
     def numbered(self, name: str) -> list[str]:
         """``name.1``, ``name.2``, ...: the values in order, stopping at the first gap."""
