@@ -5,7 +5,7 @@ signature, ``Action`` and ``Version`` in the query), answered in JSON.
 request untouched: the XML API has no ``POST /`` (it answers InvalidRequestURL there), so no call
 of one API can reach the other. A call is checked in the service's order, each failure its own
 JSON error with nothing changed: version, action, signature and time, nonce, admin rights, then
-the operation's parameters (docs/control-plane.md#errors).
+the operation's parameters (docs/control-plane.md#authentication).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ data API already answers with, as ``{Code, Message, RequestId}`` JSON.
 Authentication and request-shape failures use the codes every RPC-style Alibaba Cloud API shares
 (what the SDKs and the Terraform provider branch on); a refused operation (no such queue, a bad
 attribute) keeps the MNS code and status of :mod:`gateway.protocol.errors`, since the same domain
-rules decided it (docs/control-plane.md#errors).
+rules decided it (docs/control-plane.md#authentication).
 """
 
 from __future__ import annotations

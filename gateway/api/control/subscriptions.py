@@ -27,7 +27,7 @@ from gateway.topics.records import Subscription
 
 RESOURCE: Final = "subscription"
 #: PushType -> the endpoint form it names; the service's other push types (mpush, dm, kafka)
-#: reach services this gateway does not stand in for (docs/control-plane.md#subscriptions).
+#: reach services this gateway does not stand in for (docs/control-plane.md#operations).
 PUSH_TYPES: Final[dict[str, type[Endpoint]]] = {
     "http": HttpEndpoint,
     "queue": QueueEndpoint,

@@ -22,7 +22,7 @@ def _size(params: Params) -> int | None:
 
 
 def _check_type(params: Params) -> None:
-    """Only standard topics exist here (docs/control-plane.md#topics)."""
+    """Only standard topics exist here (docs/control-plane.md#operations)."""
     topic_type = params.optional("TopicType")
     if topic_type is not None and topic_type.lower() not in TOPIC_TYPES:
         raise invalid("TopicType", "only normal topics are supported.")
