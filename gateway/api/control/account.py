@@ -1,7 +1,7 @@
 """GetAccountAttributes and SetAccountAttributes of the control plane: the account's log
 delivery settings (LogEnabled, ProjectName, LogStoreName, MessageTraceEnabled), kept and returned
 for every replica. The gateway ships no logs to a log service: its operation logs are the
-``LoggingEnabled`` ones of docs/observability (docs/control-plane.md#account-attributes-and-event-rules)."""
+``LoggingEnabled`` ones (docs/control-plane.md#account-attributes-and-event-rules)."""
 
 from __future__ import annotations
 

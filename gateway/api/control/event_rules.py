@@ -3,7 +3,8 @@
 The service turns object-storage (OSS) events into messages by these rules. The gateway keeps
 and lists them so that tools managing them (the Terraform provider's
 ``alicloud_message_service_event_rule``) work against it, but it receives no object-storage
-events and so never delivers anything by them (docs/control-plane.md#account-attributes-and-event-rules).
+events and so never delivers anything by them
+(docs/control-plane.md#account-attributes-and-event-rules).
 """
 
 from __future__ import annotations
