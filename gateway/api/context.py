@@ -23,6 +23,7 @@ from gateway.protocol.integers import integer_in_range
 from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.request_target import parse_request_target
 from gateway.protocol.xml import XmlNode, render_document
+from gateway.store.receive_limits import ReceiveLimits
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -52,9 +53,12 @@ class GatewayContext:
     #: What requests are authenticated against: ``access_keys`` and the temporary credentials
     #: issued into ``store``.
     keys: AccessKeys = field(init=False)
+    #: Queues' TenantRateLimitPolicy on receives (set through the control plane).
+    receive_limits: ReceiveLimits = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", AccessKeys(self.access_keys, self.store.credentials))
+        object.__setattr__(self, "receive_limits", ReceiveLimits(self.store.control))
 
 
 def gateway() -> GatewayContext:

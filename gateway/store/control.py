@@ -120,6 +120,23 @@ class ControlStore:
             )
         )
 
+    def take_receives(self, queue_name: str, wanted: int) -> tuple[int, int] | None:
+        """(granted, second) of ``wanted`` received messages under the queue's enabled
+        TenantRateLimitPolicy; ``None`` when it has none."""
+        second = int(self.clock())
+        granted = self.database.write(
+            lambda c: sql.take_allowance(c, "queue", queue_name, wanted, second), durable=False
+        )
+        return None if granted is None else (granted, second)
+
+    def give_back_receives(self, queue_name: str, unused: int, second: int) -> None:
+        self.database.write(
+            lambda c: sql.give_back(c, "queue", queue_name, unused, second), durable=False
+        )
+
+    def limited_queues(self) -> frozenset[str]:
+        return frozenset(self.database.read(lambda c: sql.limited(c, "queue")))
+
     # nonces -----------------------------------------------------------------------------------
     def remember_nonce(self, key_id: str, nonce: str, window: int) -> bool:
         """``False`` if ``nonce`` was already used by ``key_id`` within ``window`` seconds, on

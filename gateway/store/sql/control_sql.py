@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from gateway.store.sql.connection import Connection, Row
 
@@ -164,6 +164,54 @@ def set_rate_limit(
         " VALUES (?, ?, ?, ?)",
         (resource_type, name, int(enabled), max_per_second),
     )
+
+
+#: What a resource has used of its limit in ``window_second`` (0 when that second is over).
+_USED: Final = "(CASE WHEN window_second = ? THEN window_used ELSE 0 END)"
+_ROOM: Final = f"(max_per_second - {_USED})"
+#: min(room, wanted), never negative (a limit lowered within a second leaves no room).
+_GRANT: Final = f"(CASE WHEN {_ROOM} <= 0 THEN 0 WHEN {_ROOM} < ? THEN {_ROOM} ELSE ? END)"
+
+
+def take_allowance(
+    conn: Connection, resource_type: str, name: str, wanted: int, second: int
+) -> int | None:
+    """Take up to ``wanted`` of what the resource's enabled limit leaves in ``second``; how
+    many were granted, ``None`` when it has no enabled limit.
+
+    One UPDATE computes the grant from the row as it is when the update applies (SET
+    expressions read the old row; PostgreSQL re-reads a row another transaction changed
+    meanwhile), so replicas taking at once never grant more than the limit between them.
+    """
+    grant_params = [second, second, wanted, second, wanted]
+    row = conn.execute(
+        f"UPDATE rate_limit_policies SET window_grant = {_GRANT},"
+        f" window_used = {_USED} + {_GRANT}, window_second = ?"
+        " WHERE resource_type = ? AND resource_name = ? AND enabled = 1"
+        " AND max_per_second IS NOT NULL RETURNING window_grant",
+        [*grant_params, second, *grant_params, second, resource_type, name],
+    ).fetchone()
+    return None if row is None else int(row["window_grant"])
+
+
+def give_back(conn: Connection, resource_type: str, name: str, unused: int, second: int) -> None:
+    """Return ``unused`` of a grant taken in ``second``, if that second is still current."""
+    conn.execute(
+        "UPDATE rate_limit_policies SET window_used = window_used - ?"
+        " WHERE resource_type = ? AND resource_name = ? AND window_second = ?"
+        " AND window_used >= ?",
+        (unused, resource_type, name, second, unused),
+    )
+
+
+def limited(conn: Connection, resource_type: str) -> list[str]:
+    """The resources of the type with an enabled limit."""
+    rows = conn.execute(
+        "SELECT resource_name FROM rate_limit_policies WHERE resource_type = ? AND enabled = 1"
+        " AND max_per_second IS NOT NULL",
+        (resource_type,),
+    )
+    return [row["resource_name"] for row in rows]
 
 
 def forget_resource(conn: Connection, resource_type: str, name: str) -> None:

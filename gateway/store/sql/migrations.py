@@ -275,7 +275,8 @@ ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
 
 #: The control-plane API (Mns-open 2022-01-19, docs/control-plane.md): tags on queues and topics
 #: (``resource_type`` ``queue`` or ``topic``), the TenantRateLimitPolicy of queues and
-#: subscriptions (``resource_name`` of a subscription: ``topic/subscription``), and the
+#: subscriptions (``resource_name`` of a subscription: ``topic/subscription``) with the count
+#: used in the current second (``window_*``: docs/control-plane.md#tenantratelimitpolicy), and the
 #: signature nonces seen within the replay window, so a replayed call is refused on every replica.
 CONTROL_PLANE = Migration(
     6,
@@ -297,6 +298,9 @@ CONTROL_PLANE = Migration(
             resource_name TEXT NOT NULL,
             enabled INTEGER NOT NULL,
             max_per_second INTEGER,
+            window_second BIGINT NOT NULL DEFAULT 0,
+            window_used INTEGER NOT NULL DEFAULT 0,
+            window_grant INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (resource_type, resource_name)
         )
         """,

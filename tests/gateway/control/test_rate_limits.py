@@ -1,0 +1,70 @@
+"""TenantRateLimitPolicy on queues: at most MaxReceivesPerSecond messages received in each
+second, across replicas; the store's rule on each backend, then through the official SDKs."""
+
+from __future__ import annotations
+
+from alibabacloud_mns_open20220119 import models as m
+from mns.account import Account
+from mns.mns_exception import MNSServerException
+from mns.queue import Message
+
+from gateway.queues.records import QueueAttributes
+from gateway.store.base import compose_store
+from gateway.store.control import RateLimitPolicy
+from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
+from tests.gateway.control.clients import darabonba
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_replicas_share_one_count_per_second(open_database: OpenDatabase) -> None:
+    clock = Clock()
+    first, second = compose_store(open_database(), clock), compose_store(open_database(), clock)
+    first.queues.create_queue("q", QueueAttributes())
+    first.control.set_rate_limit("queue", "q", RateLimitPolicy(True, 10))
+    grants = [first.control.take_receives("q", 4), second.control.take_receives("q", 4)]
+    grants.append(first.control.take_receives("q", 4))
+    grants.append(second.control.take_receives("q", 4))
+    assert [g[0] for g in grants if g] == [4, 4, 2, 0]
+    second.control.give_back_receives("q", 3, int(clock.now))
+    assert first.control.take_receives("q", 16) == (3, int(clock.now))
+    clock.now += 1  # a new second: a new count
+    assert second.control.take_receives("q", 16) == (10, int(clock.now))
+    second.control.give_back_receives("q", 5, int(clock.now) - 1)  # too late: ignored
+    assert first.control.take_receives("q", 1) == (0, int(clock.now))
+    first.control.set_rate_limit("queue", "q", RateLimitPolicy(False, 10))
+    assert first.control.take_receives("q", 1) is None
+    assert first.control.take_receives("unlimited", 1) is None
+    assert first.control.limited_queues() == frozenset()
+
+
+def test_a_limited_queue_hands_out_at_most_its_rate(
+    control_gateway: RunningGateway, unique: str
+) -> None:
+    darabonba(control_gateway.port).create_queue(
+        m.CreateQueueRequest(
+            queue_name=unique,
+            tenant_rate_limit_policy=m.CreateQueueRequestTenantRateLimitPolicy(
+                enabled=True, max_receives_per_second=3
+            ),
+        )
+    )
+    queue = Account(control_gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET).get_queue(unique)
+    queue.batch_send_message([Message(f"m{i}") for i in range(12)])
+    batches, refused = [], 0
+    for _ in range(200):  # bounded: a receive past the second's 3 is refused at once
+        try:
+            batches.append(len(queue.batch_receive_message(16)))
+        except MNSServerException as exc:
+            assert exc.type == "TooManyRequests"
+            refused += 1
+            if refused >= 2 and sum(batches) >= 6:
+                break
+    assert refused >= 1
+    assert max(batches) <= 3
