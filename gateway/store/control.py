@@ -124,10 +124,9 @@ class ControlStore:
         """(granted, second) of ``wanted`` received messages under the queue's enabled
         TenantRateLimitPolicy; ``None`` when it has none."""
         second = int(self.clock())
-        granted = self.database.write(
+        return self.database.write(
             lambda c: sql.take_allowance(c, "queue", queue_name, wanted, second), durable=False
         )
-        return None if granted is None else (granted, second)
 
     def give_back_receives(self, queue_name: str, unused: int, second: int) -> None:
         self.database.write(

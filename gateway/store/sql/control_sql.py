@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from gateway.store.sql.connection import Connection, Row
 
@@ -166,32 +166,42 @@ def set_rate_limit(
     )
 
 
-#: What a resource has used of its limit in ``window_second`` (0 when that second is over).
-_USED: Final = "(CASE WHEN window_second = ? THEN window_used ELSE 0 END)"
-_ROOM: Final = f"(max_per_second - {_USED})"
-#: min(room, wanted), never negative (a limit lowered within a second leaves no room).
-_GRANT: Final = f"(CASE WHEN {_ROOM} <= 0 THEN 0 WHEN {_ROOM} < ? THEN {_ROOM} ELSE ? END)"
+def grant(
+    max_per_second: int, window_second: int, used: int, wanted: int, second: int
+) -> tuple[int, int]:
+    """(how many of ``wanted`` a limit of ``max_per_second`` leaves, the second they count in),
+    having used ``used`` in ``window_second``. A count from an earlier second no longer counts;
+    one from a later second (a caller whose clock read came before another's) is the current
+    one, so a late caller never restarts a window that has moved on."""
+    if window_second < second:
+        window_second, used = second, 0
+    return max(0, min(wanted, max_per_second - used)), window_second
 
 
 def take_allowance(
     conn: Connection, resource_type: str, name: str, wanted: int, second: int
-) -> int | None:
-    """Take up to ``wanted`` of what the resource's enabled limit leaves in ``second``; how
-    many were granted, ``None`` when it has no enabled limit.
-
-    One UPDATE computes the grant from the row as it is when the update applies (SET
-    expressions read the old row; PostgreSQL re-reads a row another transaction changed
-    meanwhile), so replicas taking at once never grant more than the limit between them.
-    """
-    grant_params = [second, second, wanted, second, wanted]
+) -> tuple[int, int] | None:
+    """Take up to ``wanted`` of what the resource's enabled limit leaves at ``second``: (how
+    many were granted, the second they count in), ``None`` when it has no enabled limit. The
+    row is locked while it is read and changed (PostgreSQL; SQLite has one writer at a time),
+    so replicas taking at once never grant more than the limit between them."""
     row = conn.execute(
-        f"UPDATE rate_limit_policies SET window_grant = {_GRANT},"
-        f" window_used = {_USED} + {_GRANT}, window_second = ?"
+        "SELECT max_per_second, window_second, window_used FROM rate_limit_policies"
         " WHERE resource_type = ? AND resource_name = ? AND enabled = 1"
-        " AND max_per_second IS NOT NULL RETURNING window_grant",
-        [*grant_params, second, *grant_params, second, resource_type, name],
+        f" AND max_per_second IS NOT NULL{conn.dialect.lock_row}",
+        (resource_type, name),
     ).fetchone()
-    return None if row is None else int(row["window_grant"])
+    if row is None:
+        return None
+    stored = row["window_second"]
+    granted, window = grant(row["max_per_second"], stored, row["window_used"], wanted, second)
+    used = granted + (row["window_used"] if window == stored else 0)
+    conn.execute(
+        "UPDATE rate_limit_policies SET window_second = ?, window_used = ?"
+        " WHERE resource_type = ? AND resource_name = ?",
+        (window, used, resource_type, name),
+    )
+    return granted, window
 
 
 def give_back(conn: Connection, resource_type: str, name: str, unused: int, second: int) -> None:

@@ -300,7 +300,6 @@ CONTROL_PLANE = Migration(
             max_per_second INTEGER,
             window_second BIGINT NOT NULL DEFAULT 0,
             window_used INTEGER NOT NULL DEFAULT 0,
-            window_grant INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (resource_type, resource_name)
         )
         """,

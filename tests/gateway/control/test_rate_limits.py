@@ -11,6 +11,7 @@ from mns.queue import Message
 from gateway.queues.records import QueueAttributes
 from gateway.store.base import compose_store
 from gateway.store.control import RateLimitPolicy
+from gateway.store.sql.control_sql import grant
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
 from tests.gateway.control.clients import darabonba
 
@@ -68,3 +69,12 @@ def test_a_limited_queue_hands_out_at_most_its_rate(
                 break
     assert refused >= 1
     assert max(batches) <= 3
+
+
+def test_the_grant_rule() -> None:
+    assert grant(10, 100, 7, 16, 100) == (3, 100)
+    assert grant(10, 99, 10, 16, 100) == (10, 100)  # an earlier second no longer counts
+    # A caller whose clock read came before another's counts in the later window: it must not
+    # restart a window that has moved on.
+    assert grant(10, 101, 10, 4, 100) == (0, 101)
+    assert grant(10, 100, 12, 4, 100) == (0, 100)  # a limit lowered within the second
