@@ -62,6 +62,8 @@ def sdk(control_gateway: RunningGateway) -> Iterator[Client]:
             )
         )
     client.enable_endpoint(m.EnableEndpointRequest(endpoint_type="public"))
+    # ... and wait until every process of it has read that again (within a second).
+    assert eventually(lambda: data_api_answers(control_gateway))
 
 
 def eventually(check: Callable[[], bool]) -> bool:
