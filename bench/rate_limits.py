@@ -1,4 +1,5 @@
-"""A queue's TenantRateLimitPolicy holding at 10, 100 and 1,000 received messages per second.
+"""TenantRateLimitPolicy holding at 10, 100 and 1,000 per second: a queue's received messages,
+and a subscription's pushes.
 
 Runs ``mns-gateway serve --workers 2`` (two processes sharing the database: the limit is kept
 there, as it is across replicas; on SQLite, and with ``--database-url`` on PostgreSQL too). For
@@ -9,6 +10,11 @@ each answer counted in the second it arrives. It prints, per rate: messages rece
 on average and in the busiest second, their deviation from the limit, and the receives refused
 with 429 TooManyRequests.
 
+Pushes: for each rate a topic with one subscription to a local endpoint (``bench/endpoint.py``)
+and a published backlog larger than the run can push, the subscription limited to the rate;
+two ``mns-gateway worker`` processes (two replicas' delivery workers) drain it for
+``--seconds``; the endpoint counts arrivals per second. It prints the same figures.
+
     .venv/bin/python bench/rate_limits.py [--seconds 5] [--threads 8]
         [--database-url auto|postgresql://...]
 """
@@ -16,17 +22,27 @@ with 429 TooManyRequests.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 from alibabacloud_mns_open20220119 import models as m
 from alibabacloud_mns_open20220119.client import Client
 from alibabacloud_tea_openapi.models import Config
-from backends import add_database_arguments, backends
-from harness import KEY_ID, SECRET, running_gateway
+from backends import Backend, add_database_arguments, backends
+from fanout import endpoint, prepare_backlog, stats
+from harness import KEY_ID, ROOT, SECRET, gateway_env, running_gateway
 from queues import NS
 
+from gateway.composition import open_store
+from gateway.config.settings import Settings
+from gateway.store.control import RateLimitPolicy
 from tests.mns_http import RawClient
 
 RATES = (10, 100, 1000)
@@ -102,12 +118,52 @@ def run_rate(client: RawClient, port: int, rate: int, seconds: int, threads: int
     average = sum(per_second.values()) / seconds
     busiest = max(per_second.values(), default=0)
 
+    return describe(rate, average, busiest, refused)
+
+
+def push_rate(backend: Backend, rate: int, seconds: int, workers: int) -> str:
+    """Pushes per second of a subscription limited to ``rate``, drained by ``workers``."""
+    with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir, endpoint() as port:
+        database_url = backend.new_database()
+        prepare_backlog(
+            Path(data_dir), database_url, [f"http://127.0.0.1:{port}/"], rate * (seconds + 3)
+        )
+        settings = Settings(data_dir=Path(data_dir), database_url=database_url or "")
+        store = open_store(settings)
+        store.control.set_rate_limit("subscription", "fanout/s000", RateLimitPolicy(True, rate))
+        store.close()
+        env = gateway_env(Path(data_dir), **backend.env(database_url))
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gateway.cli", "worker"],
+                env=env,
+                cwd=ROOT,
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(workers)
+        ]
+        try:
+            time.sleep(seconds + 3)  # start-up, then the measured seconds
+            arrivals = stats(port)["per_second"]
+        finally:
+            for process in processes:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(20)
+    # Whole seconds only: the first and last second with arrivals are partial.
+    counts = [arrivals[key] for key in sorted(arrivals, key=int)][1:-1]
+    return describe(rate, sum(counts) / max(1, len(counts)), max(counts, default=0), None)
+
+
+def describe(rate: int, average: float, busiest: int, refused: int | None) -> str:
     def off(value: float) -> str:
         return f"{100 * (value - rate) / rate:+.1f} %"
 
+    tail = "" if refused is None else f", {refused} receives refused (429)"
     return (
         f"  limit {rate:>5}/s: {average:8.1f}/s on average ({off(average)}),"
-        f" busiest second {busiest} ({off(busiest)}), {refused} receives refused (429)"
+        f" busiest second {busiest} ({off(busiest)}){tail}"
     )
 
 
@@ -127,6 +183,9 @@ def main() -> None:
                         server.client, server.client.port, rate, args.seconds, args.threads
                     )
                     print(line, flush=True)
+            print(f"{backend.label}, pushes of one subscription, 2 delivery workers:")
+            for rate in RATES:
+                print(push_rate(backend, rate, args.seconds, 2), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,12 @@ from mns.account import Account
 from mns.mns_exception import MNSServerException
 from mns.queue import Message
 
+from gateway.delivery.records import DeliveryJob
 from gateway.queues.records import QueueAttributes
-from gateway.store.base import compose_store
+from gateway.store.base import Store, compose_store
 from gateway.store.control import RateLimitPolicy
 from gateway.store.sql.control_sql import grant
+from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
 from tests.gateway.control.clients import darabonba
 
@@ -78,3 +80,45 @@ def test_the_grant_rule() -> None:
     # restart a window that has moved on.
     assert grant(10, 101, 10, 4, 100) == (0, 101)
     assert grant(10, 100, 12, 4, 100) == (0, 100)  # a limit lowered within the second
+
+
+def test_a_limited_subscription_gets_at_most_its_rate_of_claims_and_the_rest_waits(
+    open_database: OpenDatabase,
+) -> None:
+    clock = Clock()
+    first, second = compose_store(open_database(), clock), compose_store(open_database(), clock)
+    first.topics.create_topic("t", 65536, False)
+    for name in ("limited", "free"):
+        first.topics.subscribe(Subscription("t", name, "http://127.0.0.1:9/"))
+    first.control.set_rate_limit("subscription", "t/limited", RateLimitPolicy(True, 3))
+    for index in range(5):
+        body = TopicMessage(f"m{index}", "t", "b", "X", int(clock.now * 1000))
+        first.topics.publish(body)
+
+    def claimed(store: Store) -> list[DeliveryJob]:
+        return store.deliveries.claim("w", 30, 100, frozenset())
+
+    def names(jobs: list[DeliveryJob]) -> list[str]:
+        return sorted(job.subscription.name for job in jobs)
+
+    # A claim leases no more of the limited subscription than its second still leaves...
+    jobs = claimed(first)
+    assert names(jobs) == ["free"] * 5 + ["limited"] * 3
+    limited = [job for job in jobs if job.subscription.name == "limited"]
+    # ... and each push takes its place in the count shared by the replicas.
+    assert [first.deliveries.take_push(limited[0]), second.deliveries.take_push(limited[1])] == [
+        True,
+        True,
+    ]
+    assert first.deliveries.take_push(limited[2]) is True
+    assert claimed(second) == []  # the other two wait for the next second, untried
+    clock.now += 1
+    later = claimed(second)
+    assert names(later) == ["limited", "limited"]
+    # Pushed by another replica meanwhile: the second push finds nothing left and waits.
+    first.control.set_rate_limit("subscription", "t/limited", RateLimitPolicy(True, 1))
+    assert [second.deliveries.take_push(job) for job in later] == [True, False]
+    assert claimed(first) == []
+    clock.now += 1
+    assert names(claimed(first)) == ["limited"]
+    assert claimed(first) == []  # each delivery claimed until pushed: none dropped
