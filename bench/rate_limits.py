@@ -16,7 +16,7 @@ two ``mns-gateway worker`` processes (two replicas' delivery workers) drain it f
 ``--seconds``; the endpoint counts arrivals per second. It prints the same figures.
 
     .venv/bin/python bench/rate_limits.py [--seconds 5] [--threads 8]
-        [--database-url auto|postgresql://...]
+        [--only receives|pushes] [--database-url auto|postgresql://...]
 """
 
 from __future__ import annotations
@@ -145,7 +145,10 @@ def push_rate(backend: Backend, rate: int, seconds: int, workers: int) -> str:
             for _ in range(workers)
         ]
         try:
-            time.sleep(seconds + 3)  # start-up, then the measured seconds
+            deadline = time.monotonic() + 60  # the workers' start-up, bounded
+            while not stats(port)["count"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(seconds + 2)  # the measured seconds, and the partial ones around them
             arrivals = stats(port)["per_second"]
         finally:
             for process in processes:
@@ -171,21 +174,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--only", choices=("receives", "pushes"), help="one of the two")
     add_database_arguments(parser)
     args = parser.parse_args()
     with backends(args) as databases:
         for backend in databases:
-            env = backend.env(backend.new_database())
-            with running_gateway("serve", workers=2, **env) as server:
-                print(f"{backend.label}, 2 gateway processes, {args.threads} receivers:")
+            if args.only != "pushes":
+                receive_rates(backend, args.seconds, args.threads)
+            if args.only != "receives":
+                print(f"{backend.label}, pushes of one subscription, 2 delivery workers:")
                 for rate in RATES:
-                    line = run_rate(
-                        server.client, server.client.port, rate, args.seconds, args.threads
-                    )
-                    print(line, flush=True)
-            print(f"{backend.label}, pushes of one subscription, 2 delivery workers:")
-            for rate in RATES:
-                print(push_rate(backend, rate, args.seconds, 2), flush=True)
+                    print(push_rate(backend, rate, args.seconds, 2), flush=True)
+
+
+def receive_rates(backend: Backend, seconds: int, threads: int) -> None:
+    env = backend.env(backend.new_database())
+    with running_gateway("serve", workers=2, **env) as server:
+        print(f"{backend.label}, 2 gateway processes, {threads} receivers:")
+        for rate in RATES:
+            print(run_rate(server.client, server.client.port, rate, seconds, threads), flush=True)
 
 
 if __name__ == "__main__":
