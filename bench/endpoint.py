@@ -3,9 +3,10 @@
     python bench/endpoint.py PORT [--hang]
 
 Every POST is answered ``204`` (or, with ``--hang``, never: a dead endpoint that times out every
-push). ``GET /stats`` returns JSON: pushes received, first/last arrival (epoch s) and the
-publish-to-delivery latencies in ms (arrival time minus ``x-mns-publish-time``). ``GET /reset``
-clears them. Cheap per request so that the gateway, not the endpoint, is what is measured.
+push). ``GET /stats`` returns JSON: pushes received, first/last arrival (epoch s), arrivals per
+second (``per_second``, keyed by epoch second) and the publish-to-delivery latencies in ms
+(arrival time minus ``x-mns-publish-time``). ``GET /reset`` clears them. Cheap per request so
+that the gateway, not the endpoint, is what is measured.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ PUBLISH_TIME = re.compile(rb"\r\nx-mns-publish-time:[ \t]*(\d+)", re.IGNORECASE)
 
 
 def reset() -> None:
-    STATS.update(count=0, first=None, last=None, latencies_ms=[])
+    STATS.update(count=0, first=None, last=None, latencies_ms=[], per_second={})
 
 
 class PushProtocol(asyncio.Protocol):
@@ -61,6 +62,9 @@ class PushProtocol(asyncio.Protocol):
         STATS["count"] = int(STATS["count"]) + 1  # type: ignore[call-overload]
         STATS["first"] = STATS["first"] or now
         STATS["last"] = now
+        second = str(int(now))
+        per_second: dict[str, int] = STATS["per_second"]  # type: ignore[assignment]
+        per_second[second] = per_second.get(second, 0) + 1
         published = PUBLISH_TIME.search(head)
         if published:
             STATS["latencies_ms"].append(now * 1000 - int(published.group(1)))  # type: ignore[attr-defined]

@@ -27,8 +27,10 @@ from gateway.api.context import (
     incoming_request,
     is_json_request,
 )
+from gateway.api.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.api.environ import REFUSAL, size_body
 from gateway.api.probes import create_probes_blueprint
+from gateway.auth.endpoint_acl import EndpointGate
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.observability.metrics import GatewayMetrics
@@ -41,6 +43,9 @@ from gateway.store.base import Store
 
 log = logging.getLogger(__name__)
 
+ENDPOINT_REFUSAL = (
+    "The endpoint is disabled, or this client's address is not on its access control list."
+)
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
 
@@ -60,16 +65,22 @@ def create_app(
     process can do its work (:func:`gateway.composition.build_app` asks its delivery worker)."""
     app = Flask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    app.wsgi_app = OriginFormTargets(app.wsgi_app)  # type: ignore[method-assign]
     _answer_refusals(app)
     _route_only_declared_methods(app)
-    app.extensions["mns"] = GatewayContext(
+    context = GatewayContext(
         settings,
         store,
         access_keys,
         oplog=oplog or NullOperationLog(),
         metrics=metrics,
         certificates=certificates,
+    )
+    app.extensions["mns"] = context
+    # ``POST /`` calls of the control-plane API (Mns-open 2022-01-19) go to its own JSON app;
+    # the XML API has no such route (docs/control-plane.md).
+    control = ControlPlaneApp(settings, store, context.keys, clock)
+    app.wsgi_app = OriginFormTargets(  # type: ignore[method-assign]
+        ControlPlaneDispatch(app.wsgi_app, control)
     )
     app.register_blueprint(topics.blueprint)
     app.register_blueprint(queues.blueprint)
@@ -79,7 +90,7 @@ def create_app(
         app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
-    _install_hooks(app, clock)
+    _install_hooks(app, clock, EndpointGate(store.control.endpoint))
     # After the hooks: its dispatch must run once the request is authenticated.
     app.register_blueprint(jsonapi.blueprint)
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
@@ -141,13 +152,17 @@ def enforce_body_limit(limit: int) -> None:
     size_body(environ, limit)
 
 
-def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
+def _install_hooks(app: Flask, clock: Callable[[], float], endpoint: EndpointGate) -> None:
     @app.before_request
     def authenticate_request() -> None:
         g.request_id = new_request_id()
         g.started = time.monotonic()
         if request.path.startswith(PUBLIC_PREFIXES):
             return
+        # The public endpoint's switch and allow-list, set through the control plane
+        # (EnableEndpoint, AuthorizeEndpointAcl): checked before anything else, as a network rule.
+        if not endpoint.allows(request.remote_addr or ""):
+            raise MNSError("AccessDenied", ENDPOINT_REFUSAL)
         enforce_body_limit(gateway().settings.max_body_bytes)
         context = gateway()
         g.access_key_id = authenticate(

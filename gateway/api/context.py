@@ -25,6 +25,7 @@ from gateway.protocol.json_body import render as render_json
 from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.request_target import parse_request_target
 from gateway.protocol.xml import XmlNode, render_document
+from gateway.store.receive_limits import ReceiveLimits
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -54,9 +55,12 @@ class GatewayContext:
     #: What requests are authenticated against: ``access_keys`` and the temporary credentials
     #: issued into ``store``.
     keys: AccessKeys = field(init=False)
+    #: Queues' TenantRateLimitPolicy on receives (set through the control plane).
+    receive_limits: ReceiveLimits = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", AccessKeys(self.access_keys, self.store.credentials))
+        object.__setattr__(self, "receive_limits", ReceiveLimits(self.store.control))
 
 
 def gateway() -> GatewayContext:

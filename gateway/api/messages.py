@@ -47,6 +47,7 @@ from gateway.queues.wire import (
     sent_nodes,
     visibility_request,
 )
+from gateway.store.queue_receiving import Received
 from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("messages", __name__)
@@ -112,7 +113,7 @@ def receive_messages(name: str) -> Response:
         return xml_response(*_messages_document(messages, batch, received=False))
     wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
     connected = request.environ.get(CLIENT_CONNECTED, always)
-    result = _queues().receive(name, batch or 1, wait, client_connected=connected)
+    result = limited_receive(name, batch or 1, wait, connected)
     queue, messages = result.queue, result.messages
     action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
     log_queue(queue, lambda facts: oplog.received_records(facts, action, messages))
@@ -120,6 +121,27 @@ def receive_messages(name: str) -> Response:
         dead_lettered(queue, result.moved)
     root, nodes = _messages_document(messages, batch, received=True)
     return handed_over(render_document(root, nodes), name, messages, connected)
+
+
+def limited_receive(
+    name: str, wanted: int, wait: int | None, connected: Callable[[], bool]
+) -> Received:
+    """The receive, within the queue's TenantRateLimitPolicy: a receive past this second's
+    MaxReceivesPerSecond is 429 ``TooManyRequests``, one near it gets fewer messages
+    (docs/control-plane.md#tenantratelimitpolicy)."""
+    limits = gateway().receive_limits
+    grant = limits.take(name, wanted)
+    if grant is not None and grant.count == 0:
+        raise MNSError("TooManyRequests")
+    received = 0
+    try:
+        result = _queues().receive(
+            name, wanted if grant is None else grant.count, wait, client_connected=connected
+        )
+        received = len(result.messages)
+    finally:
+        limits.settle(grant, received)
+    return result
 
 
 def _messages_document(

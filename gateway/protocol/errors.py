@@ -40,6 +40,7 @@ class ErrorCode(StrEnum):
     SIGNATURE_DOES_NOT_MATCH = "SignatureDoesNotMatch"
     TIME_EXPIRED = "TimeExpired"
     QPS_LIMIT_EXCEEDED = "QpsLimitExceeded"
+    TOO_MANY_REQUESTS = "TooManyRequests"
     TOPIC_ALREADY_EXIST = "TopicAlreadyExist"
     TOPIC_NAME_INVALID = "TopicNameInvalid"
     TOPIC_NAME_LENGTH_ERROR = "TopicNameLengthError"
@@ -105,6 +106,9 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
     ),
     ErrorCode.TIME_EXPIRED: (408, "The http request you sent is expired."),
     ErrorCode.QPS_LIMIT_EXCEEDED: (400, "The qps limit of the queue is exceeded."),
+    # A queue's TenantRateLimitPolicy (control plane): the service's throttling answer, 429
+    # TooManyRequests (its flow-limiting page); docs/control-plane.md#tenantratelimitpolicy.
+    ErrorCode.TOO_MANY_REQUESTS: (429, "The receive rate limit of the queue is exceeded."),
     ErrorCode.TOPIC_ALREADY_EXIST: (409, "The topic you want to create already exists."),
     ErrorCode.TOPIC_NAME_INVALID: (
         400,

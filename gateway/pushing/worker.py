@@ -33,6 +33,7 @@ from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
 from gateway.store.deliveries import DeliveryStore
+from gateway.store.push_limits import PushLimits
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class DeliveryWorker:
         self._unsettled = 0
         self._pool = ThreadPoolExecutor(options.threads, thread_name_prefix="mns-push")
         self._settler = Settler(store, self.owner, self._settled)
+        self._push_limits = PushLimits(store, monotonic)
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
         self._dry: frozenset[str] | None = None
@@ -266,11 +268,14 @@ class DeliveryWorker:
 
     # one delivery -------------------------------------------------------------------------
     def _process(self, job: DeliveryJob) -> None:
+        settlement = None
         try:
-            settlement = self._attempt(job)
+            # A subscription's TenantRateLimitPolicy: past it, the push waits for the next
+            # second, untried (docs/control-plane.md#tenantratelimitpolicy).
+            if self._push_limits.allows(job):
+                settlement = self._attempt(job)
         except Exception:  # the lease will lapse and another attempt will be made
             log.exception("delivery %s failed unexpectedly", job.delivery_id)
-            settlement = None
         with self._idle:
             self._inflight[job.route] -= 1
             if self._inflight[job.route] <= 0:

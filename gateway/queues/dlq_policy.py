@@ -111,6 +111,13 @@ def parse_policy_fields(target: Any, max_receive_count: Any, enabled: Any) -> Po
     return PolicyUpdate(_target(target), _count(max_receive_count), _enabled(enabled))
 
 
+def parse_policy_json(fields: Mapping[str, Any]) -> PolicyUpdate:
+    """The control plane's ``DlqPolicy`` parameter, a JSON object already decoded."""
+    return parse_policy_fields(
+        fields.get("DeadLetterTargetQueue"), fields.get("MaxReceiveCount"), fields.get("Enabled")
+    )
+
+
 def _json_fields(text: str) -> dict[str, Any]:
     try:
         fields = json.loads(text)

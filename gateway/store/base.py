@@ -17,6 +17,7 @@ from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store.account import AccountStore
 from gateway.store.backends.database import Database
+from gateway.store.control import ControlStore
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.inbox import InboxStore
 from gateway.store.notify.notifier import Wakeups
@@ -39,6 +40,7 @@ class Store:
     account: AccountStore
     credentials: TemporaryCredentialStore
     inbox: InboxStore
+    control: ControlStore
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -94,4 +96,5 @@ def compose_store(
         account=AccountStore(database),
         credentials=TemporaryCredentialStore(database, clock),
         inbox=InboxStore(database, clock),
+        control=ControlStore(database, clock),
     )

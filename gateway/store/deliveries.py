@@ -13,8 +13,9 @@ from gateway.protocol.listing import Page
 from gateway.store.backends.database import Database
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
-from gateway.store.sql import dead_letter_sql, delivery_sql
+from gateway.store.sql import control_sql, dead_letter_sql, delivery_sql
 from gateway.store.sql.connection import Connection
+from gateway.store.sql.push_limit_sql import take_push, within_push_limits
 
 
 class DeliveryStore:
@@ -44,10 +45,23 @@ class DeliveryStore:
     ) -> list[DeliveryJob]:
         now = self.now_ms()
         lease_ms = int(lease_seconds * 1000)
-        return self.database.write(
-            lambda c: delivery_sql.claim(c, owner, now, lease_ms, limit, skip_routes),
-            durable=False,
-        )
+
+        def work(conn: Connection) -> list[DeliveryJob]:
+            jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes)
+            # Subscriptions' TenantRateLimitPolicy: what is over it waits for the next second.
+            return within_push_limits(conn, jobs, now)
+
+        return self.database.write(work, durable=False)
+
+    def limited_subscriptions(self) -> frozenset[str]:
+        """``topic/subscription`` of every subscription with an enabled TenantRateLimitPolicy."""
+        return frozenset(self.database.read(lambda c: control_sql.limited(c, "subscription")))
+
+    def take_push(self, job: DeliveryJob) -> bool:
+        """Whether ``job``'s subscription may push it now; if not, it waits for the next second
+        (:func:`~gateway.store.sql.push_limit_sql.take_push`)."""
+        now = self.now_ms()
+        return self.database.write(lambda c: take_push(c, job, now), durable=False)
 
     def release(self, owner: str, delivery_ids: list[str]) -> None:
         self.database.write(lambda c: delivery_sql.release(c, owner, delivery_ids), durable=False)

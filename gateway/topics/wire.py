@@ -86,11 +86,35 @@ def content_format_for(endpoint: Endpoint, value: str | None) -> ContentFormat:
 
 
 def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> Subscription:
-    endpoint = (child_text(root, "Endpoint") or "").strip()
+    return new_subscription(
+        topic_name,
+        name,
+        endpoint=child_text(root, "Endpoint"),
+        filter_tag=child_text(root, "FilterTag"),
+        strategy=child_text(root, "NotifyStrategy"),
+        content_format=child_text(root, "NotifyContentFormat"),
+        policy=subscription_policy(root, None),
+        now=now,
+    )
+
+
+def new_subscription(
+    topic_name: str,
+    name: str,
+    *,
+    endpoint: str | None,
+    filter_tag: str | None,
+    strategy: str | None,
+    content_format: str | None,
+    policy: dead_letters.DeadLetterPolicy | None,
+    now: int,
+) -> Subscription:
+    """Subscribe's fields as sent, checked: the rules of both APIs (the XML body's elements,
+    the control plane's parameters)."""
+    endpoint = (endpoint or "").strip()
     if not endpoint:
         raise MNSError("EndpointInvalid", "The Endpoint of a subscription is required.")
     parsed = parse_endpoint(endpoint)
-    filter_tag = child_text(root, "FilterTag")
     if filter_tag is not None and not 1 <= len(filter_tag) <= MAX_TAG_LENGTH:
         raise MNSError(
             "InvalidArgument", f"The length of filter tag should be between 1 and {MAX_TAG_LENGTH}."
@@ -100,11 +124,11 @@ def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> S
         name=name,
         endpoint=endpoint,
         filter_tag=filter_tag,
-        notify_strategy=parse_strategy(child_text(root, "NotifyStrategy")),
-        notify_content_format=content_format_for(parsed, child_text(root, "NotifyContentFormat")),
+        notify_strategy=parse_strategy(strategy),
+        notify_content_format=content_format_for(parsed, content_format),
         create_time=now,
         last_modify_time=now,
-        dead_letter_policy=subscription_policy(root, None),
+        dead_letter_policy=policy,
     )
 
 

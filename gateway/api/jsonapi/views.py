@@ -19,7 +19,7 @@ from gateway.api.context import (
     query_params,
 )
 from gateway.api.environ import CLIENT_CONNECTED
-from gateway.api.messages import always, dead_lettered, handed_over, log_queue
+from gateway.api.messages import always, dead_lettered, handed_over, limited_receive, log_queue
 from gateway.observability.oplog import Action, Field
 from gateway.protocol.errors import MNSError
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JsonObject, parse_object, render
@@ -92,7 +92,7 @@ def receive_messages(name: str) -> Response:
         return json_response({"Messages": rendered})
     wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
     connected = request.environ.get(CLIENT_CONNECTED, always)
-    result = _queues().receive(name, batch, wait, client_connected=connected)
+    result = limited_receive(name, batch, wait, connected)
     queue, messages = result.queue, result.messages
     action = Action.BATCH_RECEIVE_MESSAGE
     log_queue(queue, lambda facts: oplog.received_records(facts, action, messages))

@@ -273,12 +273,55 @@ ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
     ),
 )
 
+#: The control-plane API (Mns-open 2022-01-19, docs/control-plane.md): tags on queues and topics
+#: (``resource_type`` ``queue`` or ``topic``), the TenantRateLimitPolicy of queues and
+#: subscriptions (``resource_name`` of a subscription: ``topic/subscription``) with the count
+#: used in the current second (``window_*``: docs/control-plane.md#tenantratelimitpolicy), and the
+#: signature nonces seen within the replay window, so a replayed call is refused on every replica.
+CONTROL_PLANE = Migration(
+    6,
+    "control plane: tags, rate-limit policies, signature nonces",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS resource_tags (
+            resource_type TEXT NOT NULL,
+            resource_name TEXT NOT NULL,
+            tag_key TEXT NOT NULL,
+            tag_value TEXT NOT NULL,
+            PRIMARY KEY (resource_type, resource_name, tag_key)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS resource_tags_by_key ON resource_tags (tag_key, tag_value)",
+        """
+        CREATE TABLE IF NOT EXISTS rate_limit_policies (
+            resource_type TEXT NOT NULL,
+            resource_name TEXT NOT NULL,
+            enabled INTEGER NOT NULL,
+            max_per_second INTEGER,
+            window_second BIGINT NOT NULL DEFAULT 0,
+            window_used INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (resource_type, resource_name)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS signature_nonces (
+            access_key_id TEXT NOT NULL,
+            nonce TEXT NOT NULL,
+            seen_at BIGINT NOT NULL,
+            PRIMARY KEY (access_key_id, nonce)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS signature_nonces_seen ON signature_nonces (seen_at)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
     INBOX,
     TEMPORARY_CREDENTIALS,
     ORDERED_AND_DEAD_LETTER_QUEUES,
+    CONTROL_PLANE,
 )
 
 _LEDGER = """

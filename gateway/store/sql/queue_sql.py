@@ -11,6 +11,7 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueType
+from gateway.store.sql import control_sql
 from gateway.store.sql.connection import Connection, Row, placeholders
 
 #: QueueAttributes fields stored in a column of the same name as integers.
@@ -102,6 +103,7 @@ def delete_queue(conn: Connection, name: str) -> None:
     conn.execute("DELETE FROM queue_messages WHERE queue_name = ?", (name,))
     conn.execute("DELETE FROM queue_groups WHERE queue_name = ?", (name,))
     conn.execute("DELETE FROM queues WHERE name = ?", (name,))
+    control_sql.forget_resource(conn, "queue", name)
 
 
 def list_queues(conn: Connection, prefix: str, marker: str, limit: int) -> Page[Queue]:

@@ -15,6 +15,7 @@ from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy
+from gateway.store.sql import control_sql
 from gateway.store.sql.connection import Connection, Row, insert_rows, values_of
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
@@ -115,6 +116,7 @@ def delete_topic(conn: Connection, name: str) -> None:
     for table in ("deliveries", "topic_messages", "subscriptions"):
         conn.execute(f"DELETE FROM {table} WHERE topic_name = ?", (name,))
     conn.execute("DELETE FROM topics WHERE name = ?", (name,))
+    control_sql.forget_topic(conn, name)
 
 
 def list_topics(conn: Connection, prefix: str, marker: str, limit: int) -> Page[Topic]:
@@ -211,6 +213,8 @@ def unsubscribe(conn: Connection, topic_name: str, name: str) -> None:
         "DELETE FROM deliveries WHERE topic_name = ? AND subscription_name = ?", (topic_name, name)
     )
     conn.execute("DELETE FROM subscriptions WHERE topic_name = ? AND name = ?", (topic_name, name))
+    subscription = control_sql.subscription_resource(topic_name, name)
+    control_sql.forget_resource(conn, "subscription", subscription)
 
 
 def list_subscriptions(

@@ -1,0 +1,200 @@
+"""The control plane's HTTP front: ``POST /`` with ``x-acs-version: 2022-01-19`` (or, classic
+signature, ``Action`` and ``Version`` in the query), answered in JSON.
+
+:class:`ControlPlaneDispatch` sits in front of the XML API's Flask app and hands it every other
+request untouched: the XML API has no ``POST /`` (it answers InvalidRequestURL there), so no call
+of one API can reach the other. A call is checked in the service's order, each failure its own
+JSON error with nothing changed: version, action, signature and time, nonce, admin rights, then
+the operation's parameters (docs/control-plane.md#authentication).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+from gateway.api.control import (
+    account,
+    endpoints,
+    event_rules,
+    queues,
+    subscriptions,
+    tags,
+    topics,
+)
+from gateway.api.control.authentication import WINDOW_SECONDS, Signer, verify
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.errors import ControlError
+from gateway.api.control.params import Params
+from gateway.api.control.requests import RpcCall, parse_call
+from gateway.api.environ import REFUSAL, size_body
+from gateway.protocol.errors import GatewayError, MNSError, body_too_large
+from gateway.protocol.request_ids import new_request_id
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from gateway.auth.temporary_credentials import AccessKeys
+    from gateway.config.settings import Settings
+    from gateway.store.base import Store
+
+log = logging.getLogger(__name__)
+
+VERSION: Final = "2022-01-19"
+JSON_TYPE: Final = "application/json;charset=utf-8"
+OPERATIONS: Final[dict[str, Operation]] = {
+    **queues.OPERATIONS,
+    **topics.OPERATIONS,
+    **subscriptions.OPERATIONS,
+    **tags.OPERATIONS,
+    **endpoints.OPERATIONS,
+    **account.OPERATIONS,
+    **event_rules.OPERATIONS,
+}
+
+
+def is_control_call(environ: WSGIEnvironment) -> bool:
+    """``POST /`` naming an RPC version, in a header (ACS3) or the query (classic)."""
+    if environ.get("REQUEST_METHOD") != "POST" or environ.get("PATH_INFO") != "/":
+        return False
+    query = environ.get("QUERY_STRING", "")
+    return "HTTP_X_ACS_VERSION" in environ or "Version=" in query or "Action=" in query
+
+
+def success(request_id: str, data: Any) -> dict[str, Any]:
+    return {
+        "RequestId": request_id,
+        "Code": 200,
+        "Status": "Success",
+        "Success": True,
+        "Message": "operation success",
+        "Data": data,
+    }
+
+
+def failure(request_id: str, error: ControlError, host: str) -> dict[str, Any]:
+    return {
+        "RequestId": request_id,
+        "HostId": host,
+        "Code": error.code,
+        "Message": error.message,
+        "Recommend": "",
+    }
+
+
+class ControlPlaneApp:
+    """The control plane as a WSGI app over ``store``, authenticating against ``keys``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        keys: AccessKeys,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.context = ControlContext(store, settings)
+        self.keys = keys
+        self.clock = clock
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        request_id = new_request_id()
+        try:
+            status, document = 200, success(request_id, self.handle(environ))
+        except GatewayError as exc:
+            error = exc if isinstance(exc, ControlError) else _as_control(exc)
+            status, document = error.status, failure(request_id, error, self._host(environ))
+        except Exception:
+            log.exception("unhandled error in a control-plane call")
+            error = ControlError("InternalError")
+            status, document = 500, failure(request_id, error, self._host(environ))
+        body = json.dumps(document, separators=(",", ":")).encode()
+        start_response(
+            f"{status} {'OK' if status == 200 else 'Error'}",
+            [
+                ("Content-Type", JSON_TYPE),
+                ("Content-Length", str(len(body))),
+                ("x-acs-request-id", request_id),
+            ],
+        )
+        return [body]
+
+    def handle(self, environ: WSGIEnvironment) -> Any:
+        refusal = environ.get(REFUSAL)
+        if refusal is not None:
+            raise refusal
+        call = _read_call(environ, self.context.settings.max_body_bytes)
+        if call.version != VERSION:
+            raise ControlError("InvalidVersion")
+        operation = OPERATIONS.get(call.action)
+        if operation is None:
+            raise ControlError("InvalidAction.NotFound")
+        signer = verify(call, self._secret_for, self.clock())
+        self._check_signer(signer)
+        return operation(Params(call.operation_params()), self.context)
+
+    def _secret_for(self, key_id: str, token: str | None) -> str:
+        try:
+            return self.keys.secret_for(key_id, token, self.clock())
+        except MNSError as exc:
+            if exc.code == "InvalidAccessKeyId":
+                raise ControlError("InvalidAccessKeyId.NotFound") from exc
+            raise
+
+    def _check_signer(self, signer: Signer) -> None:
+        store = self.context.store.control
+        if not store.remember_nonce(signer.key_id, signer.nonce, WINDOW_SECONDS):
+            raise ControlError("SignatureNonceUsed")
+        allowed = self.context.settings.admin_access_keys
+        if allowed and signer.key_id not in allowed:
+            raise ControlError("Forbidden.RAM")
+
+    def _host(self, environ: WSGIEnvironment) -> str:
+        return str(environ.get("HTTP_HOST") or self.context.settings.base_url)
+
+
+def _as_control(error: GatewayError) -> ControlError:
+    if isinstance(error, MNSError):
+        return ControlError.from_mns(error)
+    return ControlError("InternalError")
+
+
+def _headers(environ: WSGIEnvironment) -> dict[str, str]:
+    headers = {
+        key[5:].replace("_", "-").lower(): str(value)
+        for key, value in environ.items()
+        if key.startswith("HTTP_")
+    }
+    if environ.get("CONTENT_TYPE"):
+        headers["content-type"] = str(environ["CONTENT_TYPE"])
+    return headers
+
+
+def _read_call(environ: WSGIEnvironment, limit: int) -> RpcCall:
+    """The call, its body read within the gateway's body limit."""
+    env: dict[str, Any] = environ  # type: ignore[assignment]
+    declared = env.get("CONTENT_LENGTH") or "0"
+    if not declared.isdigit():
+        raise ControlError("InvalidParameter", "The Content-Length is not a number.")
+    if int(declared) > limit:
+        raise body_too_large(limit)
+    size_body(env, limit)
+    length = int(env.get("CONTENT_LENGTH") or 0)
+    body = env["wsgi.input"].read(length) if length else b""
+    return parse_call(
+        str(env.get("REQUEST_METHOD", "")), str(env.get("QUERY_STRING", "")), _headers(env), body
+    )
+
+
+class ControlPlaneDispatch:
+    """Control-plane calls to ``control``, everything else to ``data`` (the XML API)."""
+
+    def __init__(self, data: WSGIApplication, control: WSGIApplication) -> None:
+        self.data = data
+        self.control = control
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        target = self.control if is_control_call(environ) else self.data
+        return target(environ, start_response)

@@ -1,0 +1,23 @@
+"""What an operation of the control plane is handed, and what it is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gateway.api.control.params import Params
+    from gateway.config.settings import Settings
+    from gateway.store.base import Store
+
+
+@dataclass(frozen=True, slots=True)
+class ControlContext:
+    store: Store
+    settings: Settings
+
+
+#: An operation: its parameters and context in, its answer's ``Data`` out (JSON-able), or a
+#: ``ControlError``/``MNSError`` raised.
+Operation = Callable[["Params", ControlContext], Any]

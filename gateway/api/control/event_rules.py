@@ -1,0 +1,138 @@
+"""Event rules: CreateEventRule, DeleteEventRule, GetEventRule, ListEventRules.
+
+The service turns object-storage (OSS) events into messages by these rules. The gateway keeps
+and lists them so that tools managing them (the Terraform provider's
+``alicloud_message_service_event_rule``) work against it, but it receives no object-storage
+events and so never delivers anything by them
+(docs/control-plane.md#account-attributes-and-event-rules).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.errors import ControlError, invalid
+from gateway.api.control.params import Params, page_data
+from gateway.store.control import EVENT_RULES_SETTING
+
+PRODUCTS: Final = ("oss",)
+_RULE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+_MATCH_FIELDS: Final = ("Name", "Prefix", "Suffix", "MatchState")
+
+
+def _key(product: str, name: str) -> str:
+    return f"{product}:{name}"
+
+
+def _product(params: Params) -> str:
+    product = params.required("ProductName").lower()
+    if product not in PRODUCTS:
+        raise invalid("ProductName", "only oss is supported.")
+    return product
+
+
+def _rule_name(params: Params) -> str:
+    name = params.required("RuleName")
+    if not _RULE_NAME.fullmatch(name):
+        raise invalid("RuleName", "1-128 letters, digits, - or _, a letter or digit first.")
+    return name
+
+
+def _endpoint(value: Any, name: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(value.get(k), str) and value.get(k) for k in ("EndpointType", "EndpointValue")
+    ):
+        raise invalid(name, "it should be {EndpointType, EndpointValue}.")
+    return {"EndpointType": value["EndpointType"], "EndpointValue": value["EndpointValue"]}
+
+
+def _match_rules(value: Any) -> list[list[dict[str, Any]]]:
+    ok = (
+        isinstance(value, list)
+        and value
+        and all(
+            isinstance(group, list) and all(isinstance(rule, dict) for rule in group)
+            for group in value
+        )
+    )
+    if not ok:
+        raise invalid("MatchRules", "it should be a list of lists of match rules.")
+    return [[{k: r[k] for k in _MATCH_FIELDS if k in r} for r in group] for group in value]
+
+
+def parse_rule(params: Params) -> dict[str, Any]:
+    """A CreateEventRule call's rule, checked; as GetEventRule returns it."""
+    event_types = params.json_value("EventTypes")
+    if not isinstance(event_types, list) or not event_types:
+        raise invalid("EventTypes", "it should be a non-empty JSON list of event names.")
+    if not all(isinstance(t, str) and t for t in event_types):
+        raise invalid("EventTypes", "each event type should be a name.")
+    endpoints = params.json_value("Endpoints")
+    single = params.json_value("Endpoint")
+    targets = [_endpoint(e, "Endpoints") for e in endpoints] if isinstance(endpoints, list) else []
+    if single is not None:
+        targets.insert(0, _endpoint(single, "Endpoint"))
+    if not targets:
+        raise invalid("Endpoint", "a rule needs an endpoint.")
+    return {
+        "RuleName": _rule_name(params),
+        "DeliveryMode": params.optional("DeliveryMode") or "BROADCAST",
+        "EventTypes": event_types,
+        "MatchRules": _match_rules(params.json_value("MatchRules")),
+        "Endpoint": targets[0],
+        "Subscriptions": targets,
+    }
+
+
+def create_event_rule(params: Params, ctx: ControlContext) -> Any:
+    key = _key(_product(params), _rule_name(params))
+    rule = parse_rule(params)
+
+    def add(rules: dict[str, Any]) -> dict[str, Any]:
+        # The same rule again (a retried call) is accepted; another under that name is not.
+        if key in rules and rules[key] != rule:
+            raise ControlError("EventRuleAlreadyExist")
+        return {**rules, key: rule}
+
+    ctx.store.control.change_document(EVENT_RULES_SETTING, add)
+    return rule["RuleName"]
+
+
+def delete_event_rule(params: Params, ctx: ControlContext) -> Any:
+    key = _key(_product(params), _rule_name(params))
+    ctx.store.control.change_document(
+        EVENT_RULES_SETTING, lambda rules: {k: v for k, v in rules.items() if k != key}
+    )
+    return None
+
+
+def get_event_rule(params: Params, ctx: ControlContext) -> Any:
+    key = _key(_product(params), _rule_name(params))
+    rule = ctx.store.control.document(EVENT_RULES_SETTING).get(key)
+    if rule is None:
+        raise ControlError("EventRuleNotExist")
+    return rule
+
+
+def list_event_rules(params: Params, ctx: ControlContext) -> Any:
+    product = _product(params)
+    prefix = params.optional("RuleName") or ""
+    number, size = params.page()
+    rules = ctx.store.control.document(EVENT_RULES_SETTING)
+    matching = [
+        rule
+        for key, rule in sorted(rules.items())
+        if key.startswith(f"{product}:") and rule["RuleName"].startswith(prefix)
+    ]
+    page = matching[(number - 1) * size : number * size]
+    return {**page_data(page, len(matching), number, size), "NextToken": "", "MaxResults": size}
+
+
+OPERATIONS: Final[dict[str, Operation]] = {
+    "CreateEventRule": create_event_rule,
+    "DeleteEventRule": delete_event_rule,
+    "GetEventRule": get_event_rule,
+    "ListEventRules": list_event_rules,
+}

@@ -1,0 +1,123 @@
+"""Queue operations of the control plane: CreateQueue, DeleteQueue, GetQueueAttributes,
+SetQueueAttributes, ListQueue.
+
+The same store operations as the XML API's (:mod:`gateway.api.queues`) change the same rows, with
+the same checks: a queue created here is the queue ``/queues/<name>`` answers for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from gateway.api.control import documents, policies
+from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.params import Params, page_data
+from gateway.queues import dlq_policy as dead_letters
+from gateway.queues.records import QUEUE_RANGES, QueueAttributes, QueueType
+from gateway.store.sql.control_sql import ListQuery
+
+RESOURCE: Final = "queue"
+#: Parameter name -> QueueAttributes field (the ranges are the XML API's elements').
+_NUMBERS: Final = {
+    "DelaySeconds": "delay_seconds",
+    "MaximumMessageSize": "maximum_message_size",
+    "MessageRetentionPeriod": "message_retention_period",
+    "VisibilityTimeout": "visibility_timeout",
+    "PollingWaitSeconds": "polling_wait_seconds",
+}
+
+
+def attribute_changes(params: Params) -> dict[str, int | bool]:
+    """The attributes sent, by QueueAttributes field, each checked against its range."""
+    changes: dict[str, int | bool] = {}
+    for attribute in QUEUE_RANGES:
+        value = attribute.parse(params.optional(attribute.element), None)
+        if value is not None:
+            changes[_NUMBERS[attribute.element]] = value
+    logging = params.boolean("EnableLogging")
+    if logging is not None:
+        changes["logging_enabled"] = logging
+    return changes
+
+
+def create_queue(params: Params, ctx: ControlContext) -> Any:
+    name = params.name("queue", "QueueName")
+    update = policies.dead_letter_update(params)
+    policy = update.apply(None, receive_count=True) if update else None
+    dead_letters.check_not_own(name, policy)
+    queue_type = params.optional("QueueType")
+    attributes = QueueAttributes(
+        **attribute_changes(params),  # type: ignore[arg-type]
+        queue_type=QueueType.parse(queue_type) if queue_type else QueueType.NORMAL,
+        dead_letter_policy=policy,
+    )
+    tags = params.tags()
+    rate_limit = policies.rate_limit(params)
+    ctx.store.queues.create_queue(name, attributes)
+    if tags:
+        ctx.store.control.tag(RESOURCE, [name], tags)
+    if rate_limit is not None:
+        ctx.store.control.set_rate_limit(RESOURCE, name, rate_limit)
+    return documents.DONE
+
+
+def set_queue_attributes(params: Params, ctx: ControlContext) -> Any:
+    name = params.name("queue", "QueueName")
+    changes = attribute_changes(params)
+    update = policies.dead_letter_update(params)
+    rate_limit = policies.rate_limit(params)
+    ctx.store.queues.set_queue_attributes(name, changes, dead_letter_policy=update)
+    if rate_limit is not None:
+        ctx.store.control.set_rate_limit(RESOURCE, name, rate_limit)
+    return documents.DONE
+
+
+def get_queue_attributes(params: Params, ctx: ControlContext) -> Any:
+    name = params.name("queue", "QueueName")
+    queue, counts = ctx.store.queues.get_queue(name)
+    control = ctx.store.control
+    return documents.queue(
+        queue, counts, control.tags(RESOURCE, name), control.rate_limit(RESOURCE, name)
+    )
+
+
+def delete_queue(params: Params, ctx: ControlContext) -> Any:
+    ctx.store.queues.delete_queue(params.name("queue", "QueueName"))
+    return documents.DONE
+
+
+def list_queue(params: Params, ctx: ControlContext) -> Any:
+    number, size = params.page()
+    queue_type = params.optional("QueueType")
+    wanted = QueueType.parse(queue_type) if queue_type else None
+    query = ListQuery(
+        params.optional("QueueName") or "",
+        params.tags(values_required=False),
+        (number - 1) * size,
+        size,
+    )
+    control = ctx.store.control
+    listing = control.list_queues(query, wanted)
+    tags = _tags_by_name(ctx, [q.name for q in listing.items])
+    items = [
+        documents.queue(q, None, tags.get(q.name, []), control.rate_limit(RESOURCE, q.name))
+        for q in listing.items
+    ]
+    return page_data(items, listing.total, number, size)
+
+
+def _tags_by_name(ctx: ControlContext, names: list[str]) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    if names:
+        for name, key, value in ctx.store.control.tagged(RESOURCE, names, ()):
+            found.setdefault(name, []).append((key, value))
+    return found
+
+
+OPERATIONS: Final[dict[str, Operation]] = {
+    "CreateQueue": create_queue,
+    "DeleteQueue": delete_queue,
+    "GetQueueAttributes": get_queue_attributes,
+    "SetQueueAttributes": set_queue_attributes,
+    "ListQueue": list_queue,
+}

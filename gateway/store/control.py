@@ -1,0 +1,144 @@
+"""The control plane's state over a :class:`~gateway.store.backends.database.Database`: tags,
+rate-limit policies, signature nonces, numbered listings (docs/control-plane.md).
+
+Queues, topics and subscriptions themselves stay in :mod:`gateway.store.queues` and
+:mod:`gateway.store.topics`: the control plane reads and changes the same rows as the data API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.auth.endpoint_acl import EndpointAcl
+from gateway.queues.records import Queue, QueueType
+from gateway.store.backends.database import Database
+from gateway.store.shared import SharedSettings
+from gateway.store.sql import control_sql as sql
+from gateway.store.sql.control_sql import Listing, ListQuery
+from gateway.store.sql.queue_sql import queue_from_row
+from gateway.store.sql.topic_sql import subscription_of, topic_of
+from gateway.topics.records import Subscription, Topic
+
+Tags = Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitPolicy:
+    """TenantRateLimitPolicy: ``max_per_second`` ``None`` when none was given."""
+
+    enabled: bool
+    max_per_second: int | None = None
+
+
+#: Shared settings (:class:`~gateway.store.shared.SharedSettings`) of the control plane.
+ENDPOINT_SETTING = "control_endpoint_public"
+ACCOUNT_SETTING = "control_account_attributes"
+EVENT_RULES_SETTING = "control_event_rules"
+
+
+class ControlStore:
+    def __init__(self, database: Database, clock: Callable[[], float]) -> None:
+        self.database = database
+        self.clock = clock
+        self.settings = SharedSettings(database)
+
+    # endpoint, account attributes, event rules: small documents every replica shares ----------
+    def endpoint(self) -> EndpointAcl:
+        return EndpointAcl.from_json(self.settings.get(ENDPOINT_SETTING))
+
+    def change_endpoint(self, apply: Callable[[EndpointAcl], EndpointAcl]) -> EndpointAcl:
+        text = self.settings.update(
+            ENDPOINT_SETTING, lambda stored: apply(EndpointAcl.from_json(stored)).to_json()
+        )
+        return EndpointAcl.from_json(text)
+
+    def document(self, name: str) -> dict[str, Any]:
+        """The JSON document kept as shared setting ``name`` (empty when never set)."""
+        return json.loads(self.settings.get(name) or "{}")
+
+    def change_document(
+        self, name: str, apply: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        text = self.settings.update(
+            name, lambda stored: json.dumps(apply(json.loads(stored or "{}")))
+        )
+        return json.loads(text)
+
+    # tags -------------------------------------------------------------------------------------
+    def tags(self, resource_type: str, name: str) -> list[tuple[str, str]]:
+        return self.database.read(lambda c: sql.tags_of(c, resource_type, name))
+
+    def tag(self, resource_type: str, names: Sequence[str], tags: Tags) -> None:
+        """Tag every one of ``names`` (all or none)."""
+        self.database.write(
+            lambda c: [sql.set_tags(c, resource_type, name, tags) for name in names]
+        )
+
+    def untag(self, resource_type: str, names: Sequence[str], keys: Sequence[str] | None) -> None:
+        self.database.write(
+            lambda c: [sql.remove_tags(c, resource_type, name, keys) for name in names]
+        )
+
+    def tagged(
+        self, resource_type: str, names: Sequence[str], tags: Tags
+    ) -> list[tuple[str, str, str]]:
+        return self.database.read(lambda c: sql.tagged(c, resource_type, names, tags))
+
+    # numbered listings ------------------------------------------------------------------------
+    def list_queues(self, query: ListQuery, queue_type: QueueType | None) -> Listing[Queue]:
+        scope = None if queue_type is None else ("queue_type", queue_type.value)
+        return self.database.read(
+            lambda c: sql.numbered_page(
+                c, "queues", query, queue_from_row, resource_type="queue", scope=scope
+            )
+        )
+
+    def list_topics(self, query: ListQuery) -> Listing[Topic]:
+        return self.database.read(
+            lambda c: sql.numbered_page(c, "topics", query, topic_of, resource_type="topic")
+        )
+
+    def list_subscriptions(self, topic_name: str, query: ListQuery) -> Listing[Subscription]:
+        return self.database.read(
+            lambda c: sql.numbered_page(
+                c, "subscriptions", query, subscription_of, scope=("topic_name", topic_name)
+            )
+        )
+
+    # rate-limit policies ----------------------------------------------------------------------
+    def rate_limit(self, resource_type: str, name: str) -> RateLimitPolicy | None:
+        found = self.database.read(lambda c: sql.rate_limit_of(c, resource_type, name))
+        return None if found is None else RateLimitPolicy(*found)
+
+    def set_rate_limit(self, resource_type: str, name: str, policy: RateLimitPolicy) -> None:
+        self.database.write(
+            lambda c: sql.set_rate_limit(
+                c, resource_type, name, policy.enabled, policy.max_per_second
+            )
+        )
+
+    def take_receives(self, queue_name: str, wanted: int) -> tuple[int, int] | None:
+        """(granted, second) of ``wanted`` received messages under the queue's enabled
+        TenantRateLimitPolicy; ``None`` when it has none."""
+        second = int(self.clock())
+        return self.database.write(
+            lambda c: sql.take_allowance(c, "queue", queue_name, wanted, second), durable=False
+        )
+
+    def give_back_receives(self, queue_name: str, unused: int, second: int) -> None:
+        self.database.write(
+            lambda c: sql.give_back(c, "queue", queue_name, unused, second), durable=False
+        )
+
+    def limited_queues(self) -> frozenset[str]:
+        return frozenset(self.database.read(lambda c: sql.limited(c, "queue")))
+
+    # nonces -----------------------------------------------------------------------------------
+    def remember_nonce(self, key_id: str, nonce: str, window: int) -> bool:
+        """``False`` if ``nonce`` was already used by ``key_id`` within ``window`` seconds, on
+        any replica sharing the database."""
+        now = int(self.clock())
+        return self.database.write(lambda c: sql.remember_nonce(c, key_id, nonce, now, window))
