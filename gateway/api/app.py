@@ -25,6 +25,7 @@ from gateway.api.context import (
     error_response,
     gateway,
     incoming_request,
+    service_status,
 )
 from gateway.api.environ import REFUSAL, size_body
 from gateway.api.probes import create_probes_blueprint
@@ -151,6 +152,7 @@ def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
     def mns_headers(response: Response) -> Response:
         response.headers["x-mns-request-id"] = g.get("request_id") or new_request_id()
         response.headers["x-mns-version"] = MNS_VERSION
+        service_status(response)
         return response
 
     @app.errorhandler(MNSError)
