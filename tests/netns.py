@@ -52,7 +52,7 @@ class PrivateNetwork:
 
     def run(self, argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         kwargs.setdefault("timeout", 300)
-        return subprocess.run(self.command(argv), text=True, **kwargs)  # noqa: PLW1510
+        return subprocess.run(self.command(argv), text=True, **kwargs)
 
     def start_gateway(
         self, data_dir: Path, env: Mapping[str, str], port: int = 80
