@@ -93,7 +93,7 @@ class XMLReader:
         return self._nodes[self._at] if 0 <= self._at < len(self._nodes) else Node(NONE, "")
 
     @property
-    def nodeType(self) -> int:  # noqa: N802 (PHP's name)
+    def nodeType(self) -> int:
         return self._node.type
 
     @property

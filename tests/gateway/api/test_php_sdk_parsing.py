@@ -9,13 +9,14 @@ that nothing is lost: system properties, every message of a batch, every field.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from mns.account import Account
 from mns.message_property import (
     MessagePropertyValue,
     MessageSystemPropertyValue,
     PropertyType,
-    SystemPropertyName,
 )
 from mns.queue import Message, Queue
 
@@ -98,9 +99,7 @@ def test_a_batch_keeps_every_message(queue: Queue, raw: RawClient) -> None:
         _complete(message, message.fields["body"] or "", received=True)
 
 
-def test_a_batch_with_user_properties_is_cut_short_by_the_sdk(
-    queue: Queue, raw: RawClient
-) -> None:
+def test_a_batch_with_user_properties_is_cut_short_by_the_sdk(queue: Queue, raw: RawClient) -> None:
     """The SDK's bug, not the shape's: parseUserPropertiesFromXML reads to the end of the
     document, so in a batch the messages after the first with UserProperties are lost, on the
     service too (docs/compatibility.md#php-sdk-140). System properties, ahead of them, survive."""
@@ -112,13 +111,11 @@ def test_a_batch_with_user_properties_is_cut_short_by_the_sdk(
     _complete(messages[0], messages[0].fields["body"] or "", received=True)
 
 
-def test_the_response_has_whitespace_between_all_elements(
-    queue: Queue, raw: RawClient
-) -> None:
+def test_the_response_has_whitespace_between_all_elements(queue: Queue, raw: RawClient) -> None:
     """What the system-property reader needs: no element follows another directly."""
     _send(queue, "x", user=True)
     document = raw.send("GET", f"/queues/{queue.queue_name}/messages?peekonly=true").body
     nodes = reader_nodes(document)
-    for before, after in zip(nodes, nodes[1:], strict=False):
+    for before, after in itertools.pairwise(nodes):
         assert not (before.type == 15 and after.type == 1), (before, after)
         assert not (before.type == 1 and after.type == 1), (before, after)
