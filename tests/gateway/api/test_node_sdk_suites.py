@@ -1,13 +1,14 @@
-"""The ``@alicloud/mns`` SDK's own test suite (tests/node/alicloud_mns_suite.test.js, reproduced
-from its repository because the npm package ships no tests), run with mocha against a gateway.
+"""The Node.js SDKs' own test suites, run with mocha against a gateway: ``@alicloud/mns``'s
+(tests/node/alicloud_mns_suite.test.js) and ``ali-mns``'s (tests/node/ali_mns_suite.test.js),
+reproduced from their repositories because neither npm package ships its tests.
 
-The suite addresses ``http://{ACCOUNT_ID}.mns.cn-shanghai.aliyuncs.com`` (and, for its error
-cases, ``http://accountid.mns.cn-shanghai.aliyuncs.com``) on port 80, with no option to say
-otherwise, so the gateway and mocha run inside a private network namespace whose hosts file maps
-both names to 127.0.0.1 (tests/netns.py). What it checks of the gateway: Location and QueueURL /
-TopicURL under the public URL, the entries of ListQueue and ListTopic found by QueueName and
-TopicName, HostId naming the host the request addressed, and the service's texts for
-InvalidAccessKeyId and SignatureDoesNotMatch (docs/compatibility.md#alicloudmns-120).
+Both suites address the service by its real names (``http://{account}.mns.{region}
+.aliyuncs.com``, port 80) with no option to say otherwise, so the gateway and mocha run inside a
+private network namespace whose hosts file maps those names to 127.0.0.1 (tests/netns.py). What
+``@alicloud/mns``'s checks of the gateway: Location and QueueURL / TopicURL under the public URL,
+ListQueue and ListTopic entries found by QueueName and TopicName, HostId naming the host the
+request addressed, the service's texts for InvalidAccessKeyId and SignatureDoesNotMatch
+(docs/compatibility.md#alicloudmns-120).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,10 +25,6 @@ from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
 from tests.gateway.api.test_node_sdks import NODE_DIR, node_packages  # noqa: F401 (fixture)
 
 ACCOUNT_ID = "1234567890"
-REGION = "cn-shanghai"
-PUBLIC_URL = f"http://{ACCOUNT_ID}.mns.{REGION}.aliyuncs.com"
-#: Every case of the suite, by its full title: the count docs/compatibility.md gives.
-SUITE_CASES = 21
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
@@ -34,36 +32,67 @@ pytestmark = [
 ]
 
 
-def test_the_alicloud_mns_suite_passes_whole(
-    node_packages: Path,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    hosts = {f"{ACCOUNT_ID}.mns.{REGION}.aliyuncs.com": "127.0.0.1"}
-    hosts["accountid.mns.cn-shanghai.aliyuncs.com"] = "127.0.0.1"
+def run_suite(
+    suite: list[str], region: str, tmp_path: Path, hosts: list[str], mocha_env: dict[str, str]
+) -> dict[str, Any]:
+    """Mocha's JSON report of ``suite`` (the file and the options of the SDK's own ``npm
+    test``) run against a gateway whose public URL is ``http://{ACCOUNT_ID}.mns.{region}
+    .aliyuncs.com``, that name and ``hosts`` resolving to it."""
+    public_host = f"{ACCOUNT_ID}.mns.{region}.aliyuncs.com"
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
         "MNS_GATEWAY_ACCESS_KEY_SECRET": ACCESS_KEY_SECRET,
-        "MNS_GATEWAY_PUBLIC_URL": PUBLIC_URL,
+        "MNS_GATEWAY_PUBLIC_URL": f"http://{public_host}",
         "MNS_GATEWAY_ACCOUNT_ID": ACCOUNT_ID,
-        "MNS_GATEWAY_REGION": REGION,
+        "MNS_GATEWAY_REGION": region,
     }
-    with netns.private_network(hosts) as network:
+    names = dict.fromkeys([public_host, *hosts], "127.0.0.1")
+    with netns.private_network(names) as network:
         gateway = network.start_gateway(tmp_path / "data", env)
         try:
-            mocha = [str(NODE_DIR / "node_modules" / ".bin" / "mocha"), "-t", "30000"]
+            mocha = [str(NODE_DIR / "node_modules" / ".bin" / "mocha"), "--reporter", "json"]
             done = network.run(
-                [*mocha, "--reporter", "json", "alicloud_mns_suite.test.js"],
+                [*mocha, *suite],
                 cwd=NODE_DIR,
-                env={**env, "ACCOUNT_ID": ACCOUNT_ID, "ACCESS_KEY_ID": ACCESS_KEY_ID,
-                     "ACCESS_KEY_SECRET": ACCESS_KEY_SECRET},
+                env={**env, **mocha_env},
                 capture_output=True,
                 timeout=300,
-            )  # fmt: skip
+            )
         finally:
             gateway.stop()
-    report = json.loads(done.stdout)
+    report: dict[str, Any] = json.loads(done.stdout)
     failures = {test["fullTitle"]: test["err"].get("message") for test in report["failures"]}
     assert failures == {}, done.stderr
-    assert report["stats"]["passes"] == SUITE_CASES
     assert report["stats"]["pending"] == 0
+    return report
+
+
+def test_the_alicloud_mns_suite_passes_whole(
+    node_packages: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    report = run_suite(
+        ["-t", "30000", "alicloud_mns_suite.test.js"],
+        "cn-shanghai",
+        tmp_path,
+        ["accountid.mns.cn-shanghai.aliyuncs.com"],  # its error cases' account
+        {"ACCOUNT_ID": ACCOUNT_ID, "ACCESS_KEY_ID": ACCESS_KEY_ID,
+         "ACCESS_KEY_SECRET": ACCESS_KEY_SECRET},
+    )  # fmt: skip
+    assert report["stats"]["passes"] == 21  # every case: docs/compatibility.md's count
+
+
+def test_the_ali_mns_suite_passes_whole(
+    node_packages: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    report = run_suite(
+        ["ali_mns_suite.test.js"],
+        "cn-hangzhou",
+        tmp_path,
+        [],
+        {"aliyun_accountId": ACCOUNT_ID, "aliyun_keyId": ACCESS_KEY_ID,
+         "aliyun_keySecret": ACCESS_KEY_SECRET},
+    )  # fmt: skip
+    assert report["stats"]["passes"] == 14  # every case: docs/compatibility.md's count
