@@ -214,7 +214,7 @@ def host_id() -> str:
     """``HostId``: the host the request addressed, as the service names it
     (``http://{account}.mns.{region}.aliyuncs.com``), with the public URL's scheme (a proxy in
     front may have ended TLS); the public URL itself when the request named none or an odd one
-    (docs/protocol.md#error-codes-and-statuses)."""
+    (docs/protocol.md#error-responses)."""
     public = gateway().settings.base_url
     host = request.environ.get("HTTP_HOST", "")
     if not _HOST.fullmatch(host):
