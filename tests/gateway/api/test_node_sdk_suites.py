@@ -51,7 +51,10 @@ def run_suite(
     with netns.private_network(names) as network:
         gateway = network.start_gateway(tmp_path / "data", env)
         try:
+            # The report to a file: the SDKs print to stdout too.
+            report_file = tmp_path / "mocha.json"
             mocha = [str(NODE_DIR / "node_modules" / ".bin" / "mocha"), "--reporter", "json"]
+            mocha += ["--reporter-option", f"output={report_file}"]
             done = network.run(
                 [*mocha, *suite],
                 cwd=NODE_DIR,
@@ -61,9 +64,10 @@ def run_suite(
             )
         finally:
             gateway.stop()
-    report: dict[str, Any] = json.loads(done.stdout)
+    assert report_file.exists(), done.stdout + done.stderr
+    report: dict[str, Any] = json.loads(report_file.read_text())
     failures = {test["fullTitle"]: test["err"].get("message") for test in report["failures"]}
-    assert failures == {}, done.stderr
+    assert failures == {}, done.stdout + done.stderr
     assert report["stats"]["pending"] == 0
     return report
 
