@@ -21,6 +21,8 @@ class RawResponse:
     status: int
     headers: dict[str, str]
     body: bytes
+    #: The status line's reason phrase, as sent.
+    reason: str = ""
 
     def error_code(self) -> str | None:
         if not self.body:
@@ -87,6 +89,7 @@ class RawClient:
             else:
                 connection.request(method, uri, body=body, headers=final)
             response = connection.getresponse()
-            return RawResponse(response.status, dict(response.getheaders()), response.read())
+            headers_ = dict(response.getheaders())
+            return RawResponse(response.status, headers_, response.read(), response.reason)
         finally:
             connection.close()

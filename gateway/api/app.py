@@ -26,6 +26,7 @@ from gateway.api.context import (
     gateway,
     incoming_request,
     is_json_request,
+    service_status,
 )
 from gateway.api.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.api.environ import REFUSAL, size_body
@@ -173,6 +174,7 @@ def _install_hooks(app: Flask, clock: Callable[[], float], endpoint: EndpointGat
     def mns_headers(response: Response) -> Response:
         response.headers["x-mns-request-id"] = g.get("request_id") or new_request_id()
         response.headers["x-mns-version"] = JSON_VERSION if is_json_request() else MNS_VERSION
+        service_status(response)
         return response
 
     @app.errorhandler(MNSError)

@@ -7,9 +7,11 @@ string unencoded, and a form-decoding view of it would turn ``+`` into a space
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from gateway.store.base import Store
 
 XML_CONTENT_TYPE = "text/xml;charset=utf-8"
+#: A Host header worth echoing in ``HostId``: a name or address and an optional port.
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?")
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,10 @@ def xml_response(root: str, nodes: Sequence[XmlNode], status: int = 200) -> Resp
 
 
 def empty_response(status: int, location: str | None = None) -> Response:
+    """A response without a body, and so without a Content-Type (werkzeug would say
+    ``text/html``, which no MNS response is: docs/protocol.md#response-shape)."""
     response = Response(b"", status=status)
+    del response.headers["Content-Type"]
     if location:
         response.headers["Location"] = location
     return response
@@ -209,13 +216,35 @@ def json_response(document: JsonObject, status: int = 200) -> Response:
     return Response(render_json(document), status=status, content_type=JSON_CONTENT_TYPE)
 
 
+def service_status(response: Response) -> None:
+    """The status line as the service writes it, ``201 Created`` (werkzeug writes the reason
+    phrase in capitals, ``201 CREATED``); an unknown code keeps werkzeug's."""
+    try:
+        phrase = HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return
+    response.status = f"{response.status_code} {phrase}"
+
+
+def host_id() -> str:
+    """``HostId``: the host the request addressed, as the service names it
+    (``http://{account}.mns.{region}.aliyuncs.com``), with the public URL's scheme (a proxy in
+    front may have ended TLS); the public URL itself when the request named none or an odd one
+    (docs/protocol.md#error-responses)."""
+    public = gateway().settings.base_url
+    host = request.environ.get("HTTP_HOST", "")
+    if not _HOST.fullmatch(host):
+        return public
+    return f"{public.partition(':')[0]}://{host}"
+
+
 def error_fields(error: MNSError) -> list[tuple[str, str]]:
     """Code, Message, RequestId and HostId: the error body of either wire format."""
     return [
         ("Code", error.code),
         ("Message", error.message),
         ("RequestId", g.get("request_id") or new_request_id()),
-        ("HostId", gateway().settings.base_url),
+        ("HostId", host_id()),
     ]
 
 

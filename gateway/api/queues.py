@@ -80,9 +80,10 @@ def list_queues() -> Response:
     page = _queues().list_queues(prefix, marker, limit)
     nodes: list[XmlNode] = []
     for queue in page.items:
+        # The name beside the URL: the service's entries carry it, and clients look entries
+        # up by it (docs/protocol.md#listing); with meta it is among the attributes.
         entry: list[XmlNode] = [("QueueURL", _queue_url(queue.name))]
-        if with_meta():
-            entry += queue_nodes(queue, None)
+        entry += queue_nodes(queue, None) if with_meta() else [("QueueName", queue.name)]
         nodes.append(("Queue", entry))
     if page.next_marker:
         nodes.append(("NextMarker", page.next_marker))

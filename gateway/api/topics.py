@@ -76,9 +76,10 @@ def list_topics() -> Response:
     page = _topics().list_topics(prefix, marker, limit)
     nodes: list[XmlNode] = []
     for topic in page.items:
+        # The name beside the URL: the service's entries carry it, and clients look entries
+        # up by it (docs/protocol.md#listing); with meta it is among the attributes.
         entry: list[XmlNode] = [("TopicURL", _topic_url(topic.name))]
-        if with_meta():
-            entry += wire.topic_nodes(topic, None)
+        entry += wire.topic_nodes(topic, None) if with_meta() else [("TopicName", topic.name)]
         nodes.append(("Topic", entry))
     if page.next_marker:
         nodes.append(("NextMarker", page.next_marker))

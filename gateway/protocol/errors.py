@@ -69,7 +69,7 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
         403,
         "The OwnerId that your Access Key Id associated to is forbidden for this operation.",
     ),
-    ErrorCode.INVALID_ACCESS_KEY_ID: (403, "The AccessKey Id you provided is not exist."),
+    ErrorCode.INVALID_ACCESS_KEY_ID: (403, "The access Id you provided does not exist."),
     ErrorCode.INTERNAL_ERROR: (500, "Internal error."),
     ErrorCode.INVALID_AUTHORIZATION_HEADER: (400, "The Authorization header format is invalid."),
     ErrorCode.INVALID_DATE_HEADER: (400, "The Date header format is invalid."),

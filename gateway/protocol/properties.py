@@ -15,10 +15,13 @@ from xml.etree.ElementTree import Element
 from gateway.protocol.errors import MNSError
 from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
 
-#: (container, item) of each list of properties.
+#: (container, item) of each list of properties, in the order responses carry them: the
+#: service's, system properties first. The official PHP SDK reads ``UserProperties`` up to the
+#: end of the document, so anything after them in a message is lost to it
+#: (docs/protocol.md#response-shape).
 PROPERTY_CONTAINERS: Final = (
-    ("UserProperties", "PropertyValue"),
     ("SystemProperties", "SystemPropertyValue"),
+    ("UserProperties", "PropertyValue"),
 )
 MAX_USER_PROPERTIES: Final = 50
 MAX_NAME_LENGTH: Final = 256

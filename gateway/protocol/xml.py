@@ -82,17 +82,29 @@ def children(element: Element, name: str) -> list[Element]:
     return [node for node in element if local_name(node) == name]
 
 
-def _render_nodes(nodes: Sequence[XmlNode]) -> str:
-    parts: list[str] = []
+#: Indentation per nesting level. The API reference's response examples put every element on
+#: a line of its own, nested ones indented (its ListQueue example by two spaces); clients parse
+#: that shape, and the official PHP SDK needs the whitespace between elements
+#: (docs/protocol.md#response-shape).
+INDENT = "  "
+
+
+def _render_nodes(nodes: Sequence[XmlNode], parts: list[str], margin: str) -> None:
+    """Append ``nodes`` to ``parts``, each on a new line after ``margin``; a parent's children
+    go one level deeper and its end tag back on a line of its own."""
     for name, value in nodes:
-        inner = escape(value) if isinstance(value, str) else _render_nodes(value)
-        parts.append(f"<{name}>{inner}</{name}>")
-    return "".join(parts)
+        if isinstance(value, str):
+            parts.append(f"{margin}<{name}>{escape(value)}</{name}>")
+        else:
+            parts.append(f"{margin}<{name}>")
+            _render_nodes(value, parts, margin + INDENT)
+            parts.append(f"{margin}</{name}>")
 
 
 def render_document(root: str, nodes: Sequence[XmlNode]) -> bytes:
-    """An MNS response document: the XML declaration, the namespaced root, the children."""
-    return (
-        f'<?xml version="1.0" encoding="UTF-8"?>\n<{root} xmlns="{NAMESPACE}">'
-        f"{_render_nodes(nodes)}</{root}>"
-    ).encode()
+    """An MNS response document: the XML declaration, the namespaced root, the children, one
+    element per line and indented as the service writes them."""
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>', f'<{root} xmlns="{NAMESPACE}">']
+    _render_nodes(nodes, parts, INDENT)
+    parts.append(f"</{root}>")
+    return "\n".join(parts).encode()

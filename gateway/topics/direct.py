@@ -1,11 +1,13 @@
-"""The ``DirectMail`` and ``DirectSMS`` message attributes: what a publisher may send, checked
-once at PublishMessage, and what it means for the mail or SMS a subscription receives.
+"""The ``DirectMail`` and ``DirectSMS`` message attributes: what a publisher may send, what
+PublishMessage checks, and what it means for the mail or SMS a subscription receives.
 
-Both arrive as JSON text inside ``MessageAttributes`` (docs/protocol.md#publishing). The same
-parsers run at publish (a bad attribute is 400 ``InvalidArgument``, and nothing is stored) and
-at delivery (where a stored message is already valid), so the rules a publisher is held to are
-the rules the senders apply. The choices the service's documents leave open are
-docs/delivery.md#validating-directmail-and-directsms.
+Both arrive as JSON text inside ``MessageAttributes`` (docs/protocol.md#publishing). Publish
+checks only that the attribute can be read (:func:`validate_direct_attributes`: a JSON object,
+a known ``Type``, flags 0 or 1); a field the SDKs leave out takes the service's default. Whether
+the mail or SMS can be sent (a sender address, a subject, phone numbers, template parameters)
+is decided at delivery by :func:`parse_direct_mail` and :func:`parse_direct_sms`, and a message
+that cannot be becomes a dead letter saying why: the service accepts such a publish, and the
+SDKs' own tests expect it to (docs/delivery.md#validating-directmail-and-directsms).
 """
 
 from __future__ import annotations
@@ -55,13 +57,16 @@ def _required_text(fields: Mapping[str, Any], attribute: str, name: str) -> str:
 
 
 def _flag(fields: Mapping[str, Any], attribute: str, name: str) -> bool:
-    """0 or 1 as the documents say; publishers also send booleans and their strings."""
+    """0 or 1 as the documents say; publishers also send booleans and their strings. Absent,
+    0 (false), the service's default, which the PHP SDK relies on."""
     value = fields.get(name)
+    if value is None:
+        return False
     if isinstance(value, bool):
         return value
     if isinstance(value, int | str) and str(value).strip().lower() in _FLAGS:
         return _FLAGS[str(value).strip().lower()]
-    raise invalid(attribute, f"{name} is required and must be 0 or 1.")
+    raise invalid(attribute, f"{name} must be 0 or 1.")
 
 
 # DirectMail -----------------------------------------------------------------------------------
@@ -79,22 +84,27 @@ class DirectMail:
     reply_to_sender: bool = False
 
 
+def _mail_flags(fields: Mapping[str, Any]) -> tuple[int, bool, bool]:
+    """AddressType, IsHtml and ReplyToAddress: 0 or 1 when sent, 0 when not."""
+    return (
+        int(_flag(fields, DIRECT_MAIL, "AddressType")),
+        _flag(fields, DIRECT_MAIL, "IsHtml"),
+        _flag(fields, DIRECT_MAIL, "ReplyToAddress"),
+    )
+
+
 def parse_direct_mail(raw: str) -> DirectMail:
-    """The attribute's JSON; ``MNSError`` ``InvalidArgument`` naming the first bad field."""
+    """The mail the attribute asks for, at delivery; ``MNSError`` ``InvalidArgument`` naming
+    the first field that makes it unsendable (the dead letter's reason)."""
     fields = _json_object(raw, DIRECT_MAIL)
+    address_type, is_html, reply_to_sender = _mail_flags(fields)
     account_name = _required_text(fields, DIRECT_MAIL, "AccountName")
     if not ADDRESS.fullmatch(account_name):
         raise invalid(DIRECT_MAIL, "AccountName must be a bare e-mail address.")
     subject = _required_text(fields, DIRECT_MAIL, "Subject")
     if "\r" in subject or "\n" in subject:
         raise invalid(DIRECT_MAIL, "Subject must be one line.")
-    return DirectMail(
-        account_name=account_name,
-        subject=subject,
-        address_type=int(_flag(fields, DIRECT_MAIL, "AddressType")),
-        is_html=_flag(fields, DIRECT_MAIL, "IsHtml"),
-        reply_to_sender=_flag(fields, DIRECT_MAIL, "ReplyToAddress"),
-    )
+    return DirectMail(account_name, subject, address_type, is_html, reply_to_sender)
 
 
 # DirectSMS ------------------------------------------------------------------------------------
@@ -157,15 +167,21 @@ def _sms_params(fields: Mapping[str, Any]) -> dict[str, Any]:
     return value
 
 
-def parse_direct_sms(raw: str) -> DirectSms:
-    """The attribute's JSON; ``MNSError`` ``InvalidArgument`` naming the first bad field."""
-    fields = _json_object(raw, DIRECT_SMS)
-    sign_name = _required_text(fields, DIRECT_SMS, "FreeSignName")
-    template_code = _required_text(fields, DIRECT_SMS, "TemplateCode")
+def _sms_type(fields: Mapping[str, Any]) -> SmsType:
+    """``Type``; absent, ``singleContent`` (the PHP SDK never sends it)."""
     try:
-        sms_type = SmsType(fields.get("Type"))
+        return SmsType(fields.get("Type") or SmsType.SINGLE)
     except ValueError:
         raise invalid(DIRECT_SMS, "Type must be singleContent or multiContent.") from None
+
+
+def parse_direct_sms(raw: str) -> DirectSms:
+    """The text messages the attribute asks for, at delivery; ``MNSError``
+    ``InvalidArgument`` naming the first field that makes them unsendable."""
+    fields = _json_object(raw, DIRECT_SMS)
+    sms_type = _sms_type(fields)
+    sign_name = _required_text(fields, DIRECT_SMS, "FreeSignName")
+    template_code = _required_text(fields, DIRECT_SMS, "TemplateCode")
     receivers = _receivers(fields)
     params = _sms_params(fields)
     if sms_type is SmsType.SINGLE:
@@ -192,11 +208,14 @@ def direct_attribute(attributes: Mapping[str, Any], name: str) -> str | None:
 
 
 def validate_direct_attributes(direct: Mapping[str, str]) -> None:
-    """PublishMessage's check of the two attributes it knows (others pass as sent)."""
+    """PublishMessage's check of the two attributes it knows (others pass as sent): each must
+    be readable, a JSON object whose ``Type`` and flags, when sent, have values the attribute
+    knows. The rest is the delivery's to judge (:func:`parse_direct_mail`,
+    :func:`parse_direct_sms`)."""
     if DIRECT_MAIL in direct:
-        parse_direct_mail(direct[DIRECT_MAIL])
+        _mail_flags(_json_object(direct[DIRECT_MAIL], DIRECT_MAIL))
     if DIRECT_SMS in direct:
-        parse_direct_sms(direct[DIRECT_SMS])
+        _sms_type(_json_object(direct[DIRECT_SMS], DIRECT_SMS))
 
 
 def sms_type_of(attributes: Mapping[str, Any]) -> SmsType | None:
@@ -205,6 +224,6 @@ def sms_type_of(attributes: Mapping[str, Any]) -> SmsType | None:
     if raw is None:
         return None
     try:
-        return SmsType(json.loads(raw).get("Type"))
-    except (ValueError, AttributeError):
+        return _sms_type(json.loads(raw))
+    except (ValueError, AttributeError, MNSError):
         return None

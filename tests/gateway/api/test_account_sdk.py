@@ -28,7 +28,8 @@ def test_trace_enabled_is_kept_beside_the_bucket(raw: RawClient, account: Accoun
     assert raw.send("PUT", "/?accountmeta=true", body).status == 204
     got = raw.send("GET", "/?accountmeta=true")
     assert got.status == 200
-    assert b"<LoggingBucket>mns-logs-2</LoggingBucket><TraceEnabled>1</TraceEnabled>" in got.body
+    expected = b"<LoggingBucket>mns-logs-2</LoggingBucket>\n  <TraceEnabled>1</TraceEnabled>"
+    assert expected in got.body
     assert account.get_attributes().logging_bucket == "mns-logs-2"
 
 

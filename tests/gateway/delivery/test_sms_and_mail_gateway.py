@@ -375,3 +375,58 @@ def test_without_the_inbox_there_are_no_dev_endpoints(
     ):
         response = gateway.raw().send(method, path)
         assert (response.status, response.error_code()) == (400, "InvalidRequestURL")
+
+
+#: DirectSMS and DirectMail exactly as the official PHP SDK 1.4.0's writeXML encodes them, from
+#: its own tests (TopicTest::testPublishDirectSmsMessage, ::testPublishMailMessage), which
+#: expect 201: SmsAttributes writes no Type; MailAttributes writes AddressType, ReplyToAddress
+#: and IsHtml as strings, and its test's AccountName is no address.
+PHP_SMS = (
+    '{"FreeSignName":"Shop","TemplateCode":"SMS_15535414","Receiver":"13735576932",'
+    '"SmsParams":"{\\"name\\":\\"phpsdk\\"}"}'
+)
+PHP_MAIL = (
+    '{"Subject":"TestSubject","AccountName":"TestAccountName","AddressType":0,'
+    '"ReplyToAddress":"0","IsHtml":"0"}'
+)
+
+
+def _publish_raw(gateway: RunningGateway, topic: str, attribute: str, value: str) -> int:
+    body = (
+        f"<Message><MessageBody>test</MessageBody><MessageAttributes><{attribute}>{value}"
+        f"</{attribute}></MessageAttributes></Message>"
+    )
+    return gateway.raw().send("POST", f"/topics/{topic}/messages", body.encode()).status
+
+
+def test_the_php_sdks_sms_and_mail_are_published_and_judged_at_delivery(
+    inbox_gateway: RunningGateway, unique: str
+) -> None:
+    """docs/delivery.md#validating-directmail-and-directsms: Type defaults to singleContent,
+    the SMS is sent; the mail from ``TestAccountName`` cannot be, and its dead letter says why."""
+    account = Account(inbox_gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    sms_topic(account, unique, "sms:directsms:anonymous")
+    assert _publish_raw(inbox_gateway, unique, "DirectSMS", PHP_SMS) == 201
+    (text,) = inbox(inbox_gateway, "sms", f"?topic={unique}", count=1)
+    assert (text["PhoneNumber"], text["TemplateParam"]) == ("13735576932", {"name": "phpsdk"})
+    sms_topic(account, f"{unique}m", "mail:directmail:you@example.test")
+    assert _publish_raw(inbox_gateway, f"{unique}m", "DirectMail", PHP_MAIL) == 201
+    (letter,) = dead_letters(inbox_gateway, f"{unique}m", 1)
+    assert "AccountName must be a bare e-mail address" in letter["Reason"]
+    assert inbox(inbox_gateway, "mail", f"?topic={unique}m") == []
+
+
+def test_a_mail_without_flags_is_plain_text_without_reply_to(
+    inbox_gateway: RunningGateway, unique: str
+) -> None:
+    account = Account(inbox_gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    sms_topic(account, unique, "mail:directmail:you@example.test")
+    mail = json.dumps({"AccountName": "shop@example.test", "Subject": "Hi"})
+    assert _publish_raw(inbox_gateway, unique, "DirectMail", mail) == 201
+    (sent,) = inbox(inbox_gateway, "mail", f"?topic={unique}", count=1)
+    assert (sent["From"], sent["Subject"], sent["IsHtml"], sent["ReplyTo"]) == (
+        "shop@example.test",
+        "Hi",
+        False,
+        None,
+    )

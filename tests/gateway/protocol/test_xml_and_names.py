@@ -19,8 +19,12 @@ from gateway.protocol.xml import child_text, parse_document, render_document
 def test_render_escapes_and_namespaces() -> None:
     document = render_document("Message", [("MessageBody", "<a & b>"), ("List", [("X", "1")])])
     assert document.endswith(
-        b'<Message xmlns="http://mns.aliyuncs.com/doc/v1/"><MessageBody>&lt;a &amp; b&gt;'
-        b"</MessageBody><List><X>1</X></List></Message>"
+        b'<Message xmlns="http://mns.aliyuncs.com/doc/v1/">\n'
+        b"  <MessageBody>&lt;a &amp; b&gt;</MessageBody>\n"
+        b"  <List>\n"
+        b"    <X>1</X>\n"
+        b"  </List>\n"
+        b"</Message>"
     )
     root = parse_document(document, "Message")
     assert child_text(root, "MessageBody") == "<a & b>"
