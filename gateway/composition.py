@@ -57,7 +57,12 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Database:
 
     check_reachable(url)  # at once, in one line, rather than after the pool's 30 s of retries
     try:
-        return PostgresDatabase(url, migrate=migrate, pool_size=settings.database_pool_size)
+        return PostgresDatabase(
+            url,
+            migrate=migrate,
+            pool_size=settings.database_pool_size,
+            timeout=settings.database_timeout,
+        )
     except psycopg.Error as error:
         lines = str(error).strip().splitlines()
         reason = lines[0] if lines else type(error).__name__

@@ -44,6 +44,21 @@ def _as_server_user(command: list[str]) -> list[str]:
 class PostgresServer:
     directory: Path
     port: int
+    #: The server's ``-c`` options, for :meth:`start` after a :meth:`stop`.
+    flags: str = ""
+
+    @property
+    def data(self) -> Path:
+        return self.directory / "data"
+
+    def stop(self, mode: str = "immediate") -> None:
+        """``pg_ctl stop``; ``immediate`` is a crash as far as clients can tell."""
+        _pg_ctl("-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def start(self) -> None:
+        """Start it again, on the same port and data dir (after :meth:`stop`)."""
+        _pg_ctl("-D", str(self.data), "-l", str(self.directory / "log"), "-w", "-t", "60",
+                "-o", f"-p {self.port} {self.flags}", "start")  # fmt: skip
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SERVER_USER}@127.0.0.1:{self.port}/{database}"
@@ -64,6 +79,12 @@ class PostgresServer:
             ["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False
         ).stdout.split()
         return [postmaster, *map(int, children)]
+
+
+def _pg_ctl(*arguments: str) -> None:
+    subprocess.run(
+        _as_server_user(["pg_ctl", *arguments]), check=True, capture_output=True, timeout=120
+    )
 
 
 def require_binaries() -> None:
@@ -94,7 +115,7 @@ def postgres_server(**settings: str) -> Iterator[PostgresServer]:
         run("initdb", "-D", str(data), "-U", SERVER_USER, "--auth=trust", "-E", "UTF8")
         run("pg_ctl", "-D", str(data), "-l", str(directory / "log"), "-w", "-t", "60",
             "-o", f"-p {port} {flags}", "start")  # fmt: skip
-        yield PostgresServer(directory, port)
+        yield PostgresServer(directory, port, flags)
     finally:
         with contextlib.suppress(Exception):
             run("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")
