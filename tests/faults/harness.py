@@ -10,6 +10,7 @@ receivable and every acknowledged publish was pushed, without restarting the gat
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import os
 import signal
@@ -262,8 +263,21 @@ def settle(
     return tally
 
 
-def start_serve(data_dir: Path, env: dict[str, str]) -> RunningGateway:
-    return start_gateway(data_dir, {**FAULT_ENV, **env})
+def start_serve(
+    data_dir: Path, env: dict[str, str], *, log_file: Path | None = None
+) -> RunningGateway:
+    """``mns-gateway serve`` on ``data_dir``; its output in ``log_file`` (by default beside the
+    data dir; a test filling the data dir's disk puts it elsewhere)."""
+    if log_file is None:
+        return start_gateway(data_dir, {**FAULT_ENV, **env})
+    full_env = {
+        **os.environ,
+        "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "MNS_GATEWAY_ACCESS_KEY_SECRET": ACCESS_KEY_SECRET,
+        **FAULT_ENV,
+        **env,
+    }
+    return RunningGateway.start(data_dir, full_env, log_file=log_file)
 
 
 @dataclass
@@ -309,6 +323,18 @@ def start_worker(api: RunningGateway, log: Path) -> WorkerProcess:
         raise AssertionError(f"mns-gateway worker was not ready: {log_text(log)[-2000:]}")
     assert process.poll() is None, log_text(log)[-2000:]
     return worker
+
+
+def http_get(port: int, path: str) -> tuple[int, bytes, float]:
+    """One GET on 127.0.0.1:``port``: the status, the body and how long it took."""
+    started = time.monotonic()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read(), time.monotonic() - started
+    finally:
+        connection.close()
 
 
 def log_text(*paths: Path | None) -> str:

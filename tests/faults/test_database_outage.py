@@ -9,7 +9,6 @@ worker``, and two ``serve`` replicas sharing the database.
 
 from __future__ import annotations
 
-import http.client
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from tests.faults.harness import (
     DATABASE_TIMEOUT,
     WorkerProcess,
     assert_quiet_log,
+    http_get,
     log_text,
     push_endpoint,
     set_up,
@@ -43,14 +43,8 @@ def database_server() -> Iterator[PostgresServer]:
 
 
 def probe(port: int, path: str) -> tuple[int, float]:
-    started = time.monotonic()
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", path)
-        status = connection.getresponse().status
-    finally:
-        connection.close()
-    return status, time.monotonic() - started
+    status, _, seconds = http_get(port, path)
+    return status, seconds
 
 
 def start_topology(
