@@ -156,7 +156,7 @@ class PostgresDatabase:
         """``call()``, with a server that cannot serve us turned into StoreUnavailableError."""
         try:
             result = call()
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except psycopg.Error as exc:  # PoolTimeout is one too
             if not is_unavailable(exc):
                 raise
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -236,7 +236,9 @@ def is_unavailable(exc: BaseException) -> bool:
     server shutting down or starting, a read-only standby."""
     if isinstance(exc, PoolTimeout):
         return True
-    if not isinstance(exc, psycopg.OperationalError):
+    if not isinstance(exc, psycopg.Error):
         return False
     state = exc.sqlstate
-    return state is None or state.startswith("08") or state in _UNAVAILABLE_STATES
+    if state is None:
+        return isinstance(exc, psycopg.OperationalError)
+    return state.startswith("08") or state in _UNAVAILABLE_STATES
