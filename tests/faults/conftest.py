@@ -13,3 +13,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("faults: acknowledged / delivered / lost / duplicated, recovery")
         for tally in TALLIES:
             terminalreporter.write_line(tally.line())
+        terminalreporter.write_line("as docs/deploy.md#database-and-disk-faults tabulates them:")
+        for tally in TALLIES:
+            terminalreporter.write_line(tally.row())

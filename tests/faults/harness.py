@@ -231,6 +231,17 @@ class Tally:
     recovery_seconds: float
     caught_up_seconds: float
 
+    def row(self) -> str:
+        """The line of docs/deploy.md's table of figures."""
+        sends, publishes = self.sends, self.publishes
+        return (
+            f"| {self.fault} | {sends.acknowledged} / {sends.delivered} / {sends.lost} / "
+            f"{sends.duplicated} | {publishes.acknowledged} / {publishes.delivered} / "
+            f"{publishes.lost} / {publishes.duplicated} | {self.failed_requests} "
+            f"({self.slowest_failure:.1f} s) | {self.recovery_seconds:.1f} s | "
+            f"{self.caught_up_seconds:.1f} s |"
+        )
+
     def line(self) -> str:
         return (
             f"{self.fault}: sends {self.sends}; publishes {self.publishes}; "

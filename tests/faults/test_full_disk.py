@@ -51,7 +51,8 @@ def test_a_full_sqlite_disk_fails_writes_keeps_reads_and_recovers(tmp_path: Path
                 disk.fill()
                 assert until(lambda: len(state.failures) >= 4, 20), "the disk never filled"
                 # Reads are served from the intact file while writes fail.
-                assert queue.peek_message().message_body == BODY
+                peeked = queue.peek_message().message_body  # bytes: the SDK decodes base64
+                assert peeked == BODY.encode()
                 assert http_get(gateway.port, "/readyz")[0] == 200
                 time.sleep(2.0)
                 disk.repair()
