@@ -140,6 +140,8 @@ class DeliveryWorker:
         if unstarted:
             try:
                 self.store.release(self.owner, [job.delivery_id for job in unstarted])
+            except StoreUnavailableError:  # their leases lapse instead
+                log.warning("%d unstarted deliveries wait for their leases", len(unstarted))
             except Exception:  # their leases lapse instead
                 log.exception("handing back %d unstarted deliveries failed", len(unstarted))
         self.drain(max(0.0, deadline - time.monotonic()))

@@ -80,6 +80,7 @@ def test_a_postgresql_outage_is_survived_without_a_restart(
                     status, seconds = probe(port, "/readyz")
                     assert (status, seconds < DATABASE_TIMEOUT) == (503, True)
                     assert probe(port, "/healthz")[0] == 200
+                    assert probe(port, "/metrics")[0] == 200  # the due gauge is NaN meanwhile
                 time.sleep(max(0.0, down_at + OUTAGE_SECONDS - time.monotonic()))
                 database_server.start()
                 repaired_at = time.monotonic()
