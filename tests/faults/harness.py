@@ -152,14 +152,17 @@ def _client_loop(
 
 
 @contextmanager
-def traffic(urls: list[str], *, pace: float = 0.02, body: str = "m") -> Iterator[Traffic]:
-    """One sending and one publishing client per URL, each pausing ``pace`` s between requests,
-    until the block ends."""
+def traffic(
+    urls: list[str], *, clients: int = 2, pace: float = 0.02, body: str = "m"
+) -> Iterator[Traffic]:
+    """``clients`` sending and as many publishing clients per URL, each pausing ``pace`` s
+    between requests, until the block ends."""
     state, stop = Traffic(), threading.Event()
     threads = [
         threading.Thread(target=_client_loop, args=(url, state, stop, kind, pace, body))
         for url in urls
         for kind in ("send", "publish")
+        for _ in range(clients)
     ]
     for thread in threads:
         thread.start()
