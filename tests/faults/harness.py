@@ -36,10 +36,14 @@ from tests.local_server import local_server
 
 #: Seconds a request may wait for the database in these tests (MNS_GATEWAY_DATABASE_TIMEOUT).
 DATABASE_TIMEOUT = 2.0
-#: What every gateway and worker in a fault test runs with: short leases so a lost claim is
-#: pushed again soon, quick retries, and the bounded database wait above.
+#: Push leases in these tests. Outcomes of pushes made during an outage are retried for half a
+#: lease, so it is longer than twice an outage here (as the default 60 s is for outages up to
+#: 30 s); a push whose outcome was lost anyway is made again once its lease lapses.
+LEASE_SECONDS = 10.0
+#: What every gateway and worker in a fault test runs with: the leases above, quick retries, and
+#: the bounded database wait.
 FAULT_ENV = {
-    "MNS_GATEWAY_LEASE_SECONDS": "4",
+    "MNS_GATEWAY_LEASE_SECONDS": str(LEASE_SECONDS),
     "MNS_GATEWAY_RETRY_SCALE": "0.01",
     "MNS_GATEWAY_DATABASE_TIMEOUT": str(DATABASE_TIMEOUT),
 }
@@ -261,7 +265,8 @@ def settle(
     until(lambda: set(state.published) <= set(endpoint.snapshot()))
     pushed = endpoint.snapshot()
     caught_up = max((endpoint.first_seen[m] for m in state.published if m in pushed), default=0)
-    time.sleep(0.5)  # a push made twice would have arrived by now
+    # A push made twice arrives at the latest once the lease of its lost outcome lapsed.
+    time.sleep(max(0.5, repaired_at + LEASE_SECONDS + 1.0 - time.monotonic()))
     first_ack = state.first_ack_after(repaired_at)
     tally = Tally(
         fault,
