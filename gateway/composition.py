@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +32,7 @@ from gateway.pushing.senders import HttpSender, Sender, SenderRegistry
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.backends.database import Database, DatabaseError
+from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.backends.reach import backend_of, check_reachable, without_password
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
@@ -57,7 +60,12 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Database:
 
     check_reachable(url)  # at once, in one line, rather than after the pool's 30 s of retries
     try:
-        return PostgresDatabase(url, migrate=migrate, pool_size=settings.database_pool_size)
+        return PostgresDatabase(
+            url,
+            migrate=migrate,
+            pool_size=settings.database_pool_size,
+            timeout=settings.database_timeout,
+        )
     except psycopg.Error as error:
         lines = str(error).strip().splitlines()
         reason = lines[0] if lines else type(error).__name__
@@ -126,7 +134,7 @@ class Runtime:
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     store = open_store(settings)
     metrics = GatewayMetrics()
-    metrics.track_due(store.deliveries.due_count)
+    metrics.track_due(_unless_unavailable(store.deliveries.due_count))
     runtime = Runtime(
         settings,
         store,
@@ -211,3 +219,16 @@ def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
         certificates=runtime.keyring,
         alive=runtime.alive,
     )
+
+
+def _unless_unavailable(count: Callable[[], int]) -> Callable[[], float]:
+    """``count`` for a gauge computed at scrape time: NaN while the database is unavailable, so
+    ``/metrics`` still answers with everything else (the outage is in the log and on /readyz)."""
+
+    def counted() -> float:
+        try:
+            return float(count())
+        except StoreUnavailableError:
+            return math.nan
+
+    return counted

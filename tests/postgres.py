@@ -44,6 +44,21 @@ def _as_server_user(command: list[str]) -> list[str]:
 class PostgresServer:
     directory: Path
     port: int
+    #: The server's ``-c`` options, for :meth:`start` after a :meth:`stop`.
+    flags: str = ""
+
+    @property
+    def data(self) -> Path:
+        return self.directory / "data"
+
+    def stop(self, mode: str = "immediate") -> None:
+        """``pg_ctl stop``; ``immediate`` is a crash as far as clients can tell."""
+        _pg_ctl("-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def start(self) -> None:
+        """Start it again, on the same port and data dir (after :meth:`stop`)."""
+        _pg_ctl("-D", str(self.data), "-l", str(self.directory / "log"), "-w", "-t", "60",
+                "-o", f"-p {self.port} {self.flags}", "start")  # fmt: skip
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SERVER_USER}@127.0.0.1:{self.port}/{database}"
@@ -64,6 +79,12 @@ class PostgresServer:
             ["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False
         ).stdout.split()
         return [postmaster, *map(int, children)]
+
+
+def _pg_ctl(*arguments: str) -> None:
+    subprocess.run(
+        _as_server_user(["pg_ctl", *arguments]), check=True, capture_output=True, timeout=120
+    )
 
 
 def require_binaries() -> None:
@@ -94,8 +115,56 @@ def postgres_server(**settings: str) -> Iterator[PostgresServer]:
         run("initdb", "-D", str(data), "-U", SERVER_USER, "--auth=trust", "-E", "UTF8")
         run("pg_ctl", "-D", str(data), "-l", str(directory / "log"), "-w", "-t", "60",
             "-o", f"-p {port} {flags}", "start")  # fmt: skip
-        yield PostgresServer(directory, port)
+        yield PostgresServer(directory, port, flags)
     finally:
         with contextlib.suppress(Exception):
             run("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def standby_server(primary: PostgresServer) -> Iterator[PostgresServer]:
+    """A streaming replica of ``primary`` (``pg_basebackup -R``), started on a port of its own,
+    and made synchronous: from then on a commit on the primary is acknowledged only once the
+    standby has it, so a failover to it loses nothing acknowledged."""
+    directory = Path(tempfile.mkdtemp(prefix="mns-pg-standby-"))
+    if os.geteuid() == 0:
+        user = pwd.getpwnam(SERVER_USER)
+        os.chown(directory, user.pw_uid, user.pw_gid)
+    flags = f"-c listen_addresses=127.0.0.1 -c unix_socket_directories={directory}"
+    standby = PostgresServer(directory, _free_port(), flags)
+    try:
+        subprocess.run(
+            _as_server_user(["pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port),
+                             "-U", SERVER_USER, "-D", str(standby.data), "-R", "-X", "stream",
+                             "-c", "fast"]),
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        standby.start()
+        _make_synchronous(primary)
+        yield standby
+    finally:
+        with contextlib.suppress(Exception):
+            standby.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _make_synchronous(primary: PostgresServer) -> None:
+    import psycopg
+
+    with psycopg.connect(primary.url(), autocommit=True) as connection:
+        connection.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        connection.execute("SELECT pg_reload_conf()")
+        for _ in range(600):
+            row = connection.execute(
+                "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'"
+            ).fetchone()
+            if row and row[0]:
+                return
+            connection.execute("SELECT pg_sleep(0.05)")
+    raise RuntimeError("the standby never became synchronous")
+
+
+def promote(standby: PostgresServer) -> None:
+    """``pg_ctl promote``: the standby takes writes from now on."""
+    _pg_ctl("-D", str(standby.data), "-w", "-t", "60", "promote")

@@ -37,9 +37,10 @@ from gateway.config.settings import Settings
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
 from gateway.protocol import MNS_VERSION
-from gateway.protocol.errors import MNSError, body_too_large
+from gateway.protocol.errors import ErrorCode, MNSError, body_too_large
 from gateway.protocol.json_body import JSON_VERSION
 from gateway.protocol.request_ids import new_request_id
+from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,8 @@ ENDPOINT_REFUSAL = (
 )
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
+#: ``Retry-After`` of a 503 ServiceUnavailable: a restarting database is usually back within it.
+RETRY_AFTER_SECONDS = 1
 
 
 def create_app(
@@ -189,6 +192,20 @@ def _install_hooks(app: Flask, clock: Callable[[], float], endpoint: EndpointGat
         if error.code == 413:
             return error_response(body_too_large(gateway().settings.max_body_bytes))
         return error_response(MNSError("InvalidRequestURL"))
+
+    @app.errorhandler(StoreUnavailableError)
+    def store_unavailable(error: StoreUnavailableError) -> Response:
+        """An expected condition, not a bug: no traceback (the store logs the outage once) and
+        an answer clients may retry (docs/protocol.md#when-the-database-is-unavailable)."""
+        gateway().store.database.outage.request_failed()
+        message = (
+            "The gateway's storage is full; retry later."
+            if error.full
+            else "The gateway's database is unavailable; retry later."
+        )
+        response = error_response(MNSError(ErrorCode.SERVICE_UNAVAILABLE, message))
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
 
     @app.errorhandler(Exception)
     def internal_error(error: Exception) -> Response:

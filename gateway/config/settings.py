@@ -76,6 +76,10 @@ class Settings:
     database_url: str = ""
     #: Connections each process keeps to PostgreSQL at most (``MNS_GATEWAY_DATABASE_POOL_SIZE``).
     database_pool_size: int = 10
+    #: ``MNS_GATEWAY_DATABASE_TIMEOUT``: seconds a request waits for the database (a pooled
+    #: connection, a new one, an unanswered packet) before it fails with 503 ServiceUnavailable;
+    #: ``/readyz`` waits at most a fifth of it (docs/deploy.md#database-and-disk-faults).
+    database_timeout: float = 5.0
     host: str = "127.0.0.1"
     port: int = 8080
     access_keys: Mapping[str, str] = field(default_factory=dict)
@@ -201,6 +205,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "data_dir": Path,
     "database_url": _strip,
     "database_pool_size": int,
+    "database_timeout": float,
     "host": str,
     "port": int,
     "account_id": str,

@@ -59,6 +59,7 @@ class ErrorCode(StrEnum):
     REQUEST_TIMEOUT = "RequestTimeout"
     REQUEST_HEADER_TOO_LARGE = "RequestHeaderTooLarge"
     TOO_MANY_CONNECTIONS = "TooManyConnections"
+    SERVICE_UNAVAILABLE = "ServiceUnavailable"
 
 
 #: code -> (HTTP status, default message), from the MNS API reference's error-code table
@@ -156,6 +157,9 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
     ErrorCode.REQUEST_TIMEOUT: (408, "The request was not received in time."),
     ErrorCode.REQUEST_HEADER_TOO_LARGE: (431, "The request line and headers are too large."),
     ErrorCode.TOO_MANY_CONNECTIONS: (503, "The gateway has too many connections; retry later."),
+    # Not in the MNS tables: the database is unreachable or its disk full, for a while; nothing
+    # was done and the request may be retried (docs/protocol.md#when-the-database-is-unavailable).
+    ErrorCode.SERVICE_UNAVAILABLE: (503, "The service is temporarily unavailable; retry later."),
 }
 
 

@@ -7,6 +7,11 @@ gevent the settler runs as soon as the first outcome arrives: without the wait, 
 push got a transaction of its own.) Until that commit the delivery is still leased, so nobody
 else takes it; if the process dies first, the lease lapses and the push is made again, which
 at-least-once delivery allows.
+
+A database that is briefly away (restarting, failing over) does not cost the outcomes: a batch
+that fails with :class:`~gateway.store.backends.outage.StoreUnavailableError` is tried again with a
+growing delay for up to ``retry_for`` seconds (less than a lease), so pushes already made are not
+made again once the database is back.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from gateway.delivery.records import Filed, Settlement
+from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
@@ -33,12 +39,15 @@ class Settler:
         on_settled: Callable[[list[Settlement], list[Filed | None]], None],
         max_batch: int = 512,
         linger: float = 0.01,
+        retry_for: float = 30.0,
     ) -> None:
         self.store = store
         self.owner = owner
         self.on_settled = on_settled
         self.max_batch = max_batch
         self.linger = linger
+        self.retry_for = retry_for
+        self._stopping = threading.Event()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="mns-settle", daemon=True)
         self._thread.start()
@@ -47,6 +56,7 @@ class Settler:
         self._queue.put(settlement)
 
     def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
         self._queue.put(_STOP)
         self._thread.join(timeout)
 
@@ -76,8 +86,23 @@ class Settler:
 
     def _settle(self, batch: list[Settlement]) -> None:
         try:
-            letters = self.store.settle(self.owner, batch)
+            letters = self._record(batch)
+        except StoreUnavailableError:  # logged once per outage by the store
+            letters = [None] * len(batch)
         except Exception:  # leases lapse and the deliveries are tried again
             log.exception("could not record %d delivery outcomes", len(batch))
             letters = [None] * len(batch)
         self.on_settled(batch, letters)
+
+    def _record(self, batch: list[Settlement]) -> list[Filed | None]:
+        """``store.settle``, tried again while the database is unavailable, for ``retry_for``
+        seconds at most (the leases are still held: nobody else pushes these meanwhile)."""
+        deadline = time.monotonic() + self.retry_for
+        delay = 0.25
+        while True:
+            try:
+                return self.store.settle(self.owner, batch)
+            except StoreUnavailableError:
+                if time.monotonic() + delay > deadline or self._stopping.wait(delay):
+                    raise
+                delay = min(2.0, delay * 2)

@@ -32,6 +32,7 @@ from gateway.observability.oplog import Action, Field, NullOperationLog, Operati
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
+from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.push_limits import PushLimits
 
@@ -80,7 +81,10 @@ class DeliveryWorker:
         self._stop = threading.Event()
         self._unsettled = 0
         self._pool = ThreadPoolExecutor(options.threads, thread_name_prefix="mns-push")
-        self._settler = Settler(store, self.owner, self._settled)
+        # Outcomes are retried through an outage for half a lease: the pushes are not made again.
+        self._settler = Settler(
+            store, self.owner, self._settled, retry_for=options.lease_seconds / 2
+        )
         self._push_limits = PushLimits(store, monotonic)
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
@@ -138,6 +142,8 @@ class DeliveryWorker:
         if unstarted:
             try:
                 self.store.release(self.owner, [job.delivery_id for job in unstarted])
+            except StoreUnavailableError:  # their leases lapse instead
+                log.warning("%d unstarted deliveries wait for their leases", len(unstarted))
             except Exception:  # their leases lapse instead
                 log.exception("handing back %d unstarted deliveries failed", len(unstarted))
         self.drain(max(0.0, deadline - time.monotonic()))
@@ -229,17 +235,28 @@ class DeliveryWorker:
         return bool(sum(self._inflight.values()) or self._unsettled)
 
     def _run(self) -> None:
+        """The dispatcher: everything it asks the store, its idle wait's question included,
+        is inside the error handling, so a database that goes away costs pushes only while it
+        is away. Failures in a row back off (:func:`failure_backoff`), each wait cut short by a
+        wake-up or a stop."""
+        failures = 0
         while not self._stop.is_set():
             self._beat = self._monotonic()
             try:
                 started = self._dispatch()
                 self._expire_if_due()
-            except Exception:  # the store may be briefly unavailable; keep the worker alive
+                wait = self._idle_wait(busy=bool(started))
+                failures = 0
+            except StoreUnavailableError:  # logged once per outage by the store
+                failures += 1
+                started, wait = 0, failure_backoff(failures, self.options.idle_wait)
+            except Exception:  # a bug, not an outage: say so, and keep the worker alive
                 log.exception("delivery dispatch failed")
-                started = 0
+                failures += 1
+                started, wait = 0, failure_backoff(failures, self.options.idle_wait)
             if started and len(self._ready) < self.options.threads:
                 continue
-            if not self._wake.wait(self._idle_wait(busy=bool(started))):
+            if not self._wake.wait(wait):
                 self._dry = None  # a poll, or the earliest retry fell due: look again
             self._wake.clear()
 
@@ -274,6 +291,8 @@ class DeliveryWorker:
             # second, untried (docs/control-plane.md#tenantratelimitpolicy).
             if self._push_limits.allows(job):
                 settlement = self._attempt(job)
+        except StoreUnavailableError:  # a push into a local queue, during an outage
+            settlement = None  # the lease will lapse and another attempt will be made
         except Exception:  # the lease will lapse and another attempt will be made
             log.exception("delivery %s failed unexpectedly", job.delivery_id)
         with self._idle:
@@ -369,3 +388,14 @@ class DeliveryWorker:
             record[Field.DEAD_LETTER_QUEUE.value] = filed.dead_letter_queue
             record[Field.DEAD_LETTER_MESSAGE_ID.value] = filed.dead_letter_queue_message_id
         self.oplog.write(record)
+
+
+#: The longest a dispatcher waits between attempts while the store keeps failing.
+MAX_FAILURE_BACKOFF = 2.0
+
+
+def failure_backoff(failures: int, idle_wait: float) -> float:
+    """Seconds before the dispatcher's next attempt after ``failures`` failed rounds in a row:
+    ``idle_wait`` doubled per failure, at most :data:`MAX_FAILURE_BACKOFF`, so it asks a database
+    that is back within about two seconds and one that is not at most every two seconds."""
+    return float(min(MAX_FAILURE_BACKOFF, idle_wait * 2 ** max(0, failures - 1)))

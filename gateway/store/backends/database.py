@@ -10,6 +10,7 @@ from gateway.store.sql.connection import Connection
 
 if TYPE_CHECKING:
     # Only named here: the serve arbiter imports this module (via reach) before gevent patches.
+    from gateway.store.backends.outage import Outage
     from gateway.store.notify.notifier import Notifier
 
 T = TypeVar("T")
@@ -39,6 +40,10 @@ class Database(Protocol):
 
     @property
     def notifier(self) -> Notifier: ...
+
+    #: Whether the database is failing now, and the log of its outages
+    #: (:mod:`gateway.store.backends.outage`); the API counts the requests it failed meanwhile.
+    outage: Outage
 
     def read(self, work: Callable[[Connection], T]) -> T:
         """Run ``work(connection)`` for reading, on one consistent snapshot."""

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from gateway.store.backends.outage import Outage
 from gateway.store.backends.sqlite import SQLiteConnection, check_sqlite_version
 from gateway.store.notify.notifier import LocalNotifier
 from gateway.store.sql.connection import Connection
@@ -28,6 +29,7 @@ class MemoryDatabase:
         )
         self._lock = threading.Lock()
         self.notifier = LocalNotifier()
+        self.outage = Outage("database")
         self.migrate()
 
     def migrate(self) -> list[int]:

@@ -10,6 +10,12 @@ so unlike SQLite there is no writer to funnel writes through.
 
 Under gevent (gunicorn's workers, ``mns-gateway worker``) a query must block only its greenlet:
 :func:`~gateway.store.backends.pg_waiting.cooperative_waiting` makes psycopg wait on gevent's hub.
+
+A server that goes away (restarted, failed over, unreachable) fails each call within ``timeout``
+seconds with :class:`~gateway.store.backends.outage.StoreUnavailableError`: the pool waits that
+long for a connection, a new connection that long to connect, and a sent packet that long for
+its acknowledgement (``tcp_user_timeout``). Pooled connections are checked before use, so the first
+requests after the server is back do not fail on connections it closed.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
+from gateway.store.backends.outage import Outage, StoreUnavailableError
 from gateway.store.backends.pg_waiting import cooperative_waiting
 from gateway.store.notify.pg_notifier import PgNotifier
 from gateway.store.sql.connection import POSTGRESQL, Dialect, Params
@@ -33,8 +40,16 @@ from gateway.store.sql.migrations import migrate as apply_migrations
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+# The pool warns at every failed attempt to refill itself, several a second through an outage;
+# the outage is logged once by the store (gateway.store.backends.outage) instead.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 DEFAULT_POOL_SIZE = 10
+DEFAULT_TIMEOUT = 5.0
+#: SQLSTATEs of a server that cannot serve us now, though the connection itself may still be up:
+#: shutting down or starting (57P01-57P03), or a standby that no longer takes writes (25006,
+#: a connection opened before a failover).
+_UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "25006"})
 _READ = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
 _WRITE = {True: ("BEGIN",), False: ("BEGIN", "SET LOCAL synchronous_commit TO OFF")}
 
@@ -103,22 +118,54 @@ class PgConnection:
 class PostgresDatabase:
     """A :class:`~gateway.store.backends.database.Database` on a PostgreSQL URL (``postgresql://…``)."""
 
-    def __init__(self, url: str, *, migrate: bool = True, pool_size: int = DEFAULT_POOL_SIZE):
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        timeout: float = DEFAULT_TIMEOUT,
+    ):
         cooperative_waiting()
         self.url = url
+        self.timeout = timeout
+        self.outage = Outage("database")
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
             min_size=min(2, pool_size),
             max_size=pool_size,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs={"autocommit": True, "row_factory": dict_row, **connect_options(timeout)},
             name="mns-gateway",
             open=True,
+            timeout=timeout,
+            check=ConnectionPool.check_connection,
+            # The pool retries a failed connection after 1, 2, 4, 8… s until this runs out, so a
+            # long budget would leave it asleep for a minute after a minute's outage. With a
+            # short one it gives up soon, and the next request asking for a connection starts a
+            # fresh attempt: while the server is away, one attempt a second or so, on demand.
+            reconnect_timeout=timeout,
         )
-        self.notifier = PgNotifier(url)
+        self.notifier = PgNotifier(url, connect_options(timeout))
         if migrate:
             self.migrate()
 
     def _run(self, begin: tuple[str, ...], work: Callable[[PgConnection], T]) -> T:
+        return self._available(lambda: self._transaction(begin, work))
+
+    def _available(self, call: Callable[[], T]) -> T:
+        """``call()``, with a server that cannot serve us turned into StoreUnavailableError."""
+        try:
+            result = call()
+        except psycopg.Error as exc:  # PoolTimeout is one too
+            if not is_unavailable(exc):
+                raise
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            self.outage.failed(reason)
+            raise StoreUnavailableError(reason) from None
+        self.outage.succeeded()
+        return result
+
+    def _transaction(self, begin: tuple[str, ...], work: Callable[[PgConnection], T]) -> T:
         with self._pool.connection() as connection:
             try:
                 with connection.pipeline() as pipeline:
@@ -147,8 +194,12 @@ class PostgresDatabase:
     def _run_statements(self, work: Callable[[PgConnection], T]) -> T:
         """Each statement of ``work`` a transaction of its own (see ``Database.write``): no
         BEGIN, no COMMIT, no pipeline, which cost more in psycopg than the statements."""
-        with self._pool.connection() as connection:
-            return work(PgConnection(connection, None))
+
+        def run() -> T:
+            with self._pool.connection() as connection:
+                return work(PgConnection(connection, None))
+
+        return self._available(run)
 
     def migrate(self) -> list[int]:
         """Apply pending migrations under an advisory lock: one process at a time."""
@@ -156,11 +207,38 @@ class PostgresDatabase:
         return self.write(lambda connection: apply_migrations(connection, now_ms))
 
     def ping(self) -> bool:
+        """Whether the server answers within a fifth of ``timeout`` (what ``/readyz`` asks:
+        a probe must answer before the kubelet gives up on it)."""
+
+        def select_one() -> bool:
+            with self._pool.connection(timeout=self.timeout / 5) as connection:
+                return bool(connection.execute("SELECT 1 AS one").fetchone()["one"] == 1)
+
         try:
-            return self.read(lambda c: c.execute("SELECT 1 AS one").fetchone()["one"] == 1)
-        except psycopg.Error:
+            return self._available(select_one)
+        except (psycopg.Error, StoreUnavailableError):
             return False
 
     def close(self) -> None:
         self.notifier.close()
         self._pool.close()
+
+
+def connect_options(timeout: float) -> dict[str, Any]:
+    """libpq options that bound how long a connection waits for a server that went away:
+    connecting (whole seconds, at least 1) and an unacknowledged packet (milliseconds)."""
+    return {"connect_timeout": max(1, round(timeout)), "tcp_user_timeout": int(timeout * 1000)}
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server cannot serve us (rather than that a statement failed):
+    no connection in time, a connection that failed or broke (no SQLSTATE, or class 08), a
+    server shutting down or starting, a read-only standby."""
+    if isinstance(exc, PoolTimeout):
+        return True
+    if not isinstance(exc, psycopg.Error):
+        return False
+    state = exc.sqlstate
+    if state is None:
+        return isinstance(exc, psycopg.OperationalError)
+    return state.startswith("08") or state in _UNAVAILABLE_STATES

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gateway.store.backends.outage import Outage
 from gateway.store.backends.reach import check_sqlite_settings
 from gateway.store.backends.reach import check_sqlite_version as check_sqlite_version
 from gateway.store.backends.writer import GroupCommitWriter
@@ -49,6 +50,8 @@ class SQLiteDatabase:
         self._synchronous = synchronous.upper()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        #: A full disk: writes fail (the writer logs the outage), reads go on.
+        self.outage = Outage("database storage")
         relaxed = "NORMAL" if self._synchronous in ("FULL", "EXTRA") else self._synchronous
         self._lock_path = path.with_name(path.name + ".writelock")
         self._writer = GroupCommitWriter(
@@ -57,6 +60,7 @@ class SQLiteDatabase:
             durable_mode=self._synchronous,
             relaxed_mode=relaxed,
             sync_file=path.with_name(path.name + "-wal"),
+            outage=self.outage,
         )
         self.notifier = SocketNotifier(path.parent / "wake")
         if migrate:

@@ -8,6 +8,13 @@ so one job's error rolls back only that job. One fsync then covers the whole bat
 
 Between processes (several gunicorn workers on one data dir) an ``fcntl`` lock file serialises
 the writers; a blocked ``flock`` wakes as soon as the lock is free, unlike the busy handler.
+
+A full disk fails writes, never the writer: a batch whose statements or COMMIT fail for want of
+space (SQLite has then rolled the whole transaction back itself) fails each of its jobs with
+:class:`~gateway.store.backends.outage.StoreUnavailableError`, and the writer takes the next
+batch, which succeeds as soon as there is room again. Nothing of a failed batch was committed,
+so nothing acknowledged is lost, and the file stays intact (SQLite's own guarantee for
+SQLITE_FULL).
 """
 
 from __future__ import annotations
@@ -22,7 +29,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from gateway.store.backends.outage import Outage, StoreUnavailableError
+
 T = TypeVar("T")
+
+#: SQLite's primary result codes for a disk that cannot take the write: SQLITE_FULL, and
+#: SQLITE_IOERR (a failed write or fsync, what a full disk gives outside the database file).
+_STORAGE_ERRORS = frozenset({10, 13})
+
+
+def storage_error(exc: BaseException) -> StoreUnavailableError | None:
+    """``exc`` as the store's error when it says the disk cannot take the write, else None."""
+    if isinstance(exc, StoreUnavailableError):
+        return exc
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(exc, sqlite3.Error) and code is not None and code & 0xFF in _STORAGE_ERRORS:
+        return StoreUnavailableError(str(exc), full=True)
+    if isinstance(exc, OSError) and exc.errno is not None and exc.errno in _NO_SPACE:
+        return StoreUnavailableError(str(exc), full=True)
+    return None
+
+
+_NO_SPACE = frozenset({28, 122})  # ENOSPC, EDQUOT
 
 
 class _Job(Generic[T]):
@@ -77,8 +105,10 @@ class GroupCommitWriter:
         durable_mode: str = "FULL",
         relaxed_mode: str = "NORMAL",
         sync_file: Path | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self._connect = connect
+        self.outage = outage or Outage("storage")
         # With ``sync_file`` (the WAL), a durable batch commits in the relaxed mode and is then
         # made durable by one fsync of that file, done after the cross-process lock is released
         # and away from the event loop under gevent. In WAL mode that is what FULL does at
@@ -143,20 +173,42 @@ class GroupCommitWriter:
                 batch = self._next_batch()
                 if batch is None:
                     return
-                durable = any(job.durable for job in batch)
-                self._set_mode(connection, durable)
-                fcntl.flock(lock_file, fcntl.LOCK_EX)
                 try:
-                    self._commit(connection, batch)
-                finally:
-                    fcntl.flock(lock_file, fcntl.LOCK_UN)
-                if durable and self._sync_file is not None:
-                    self._sync(batch)
+                    self._write(connection, lock_file, batch)
+                except Exception as exc:  # never end the writer: fail this batch, take the next
+                    for job in batch:
+                        job.error = job.error or exc
+                self._report(batch)
                 for job in batch:
                     job.done.set()
         finally:
             lock_file.close()
             connection.close()
+
+    def _write(
+        self, connection: sqlite3.Connection, lock_file: Any, batch: list[_Job[Any]]
+    ) -> None:
+        durable = any(job.durable for job in batch)
+        self._set_mode(connection, durable)
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
+            self._commit(connection, batch)
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
+        if durable and self._sync_file is not None:
+            self._sync(batch)
+
+    def _report(self, batch: list[_Job[Any]]) -> None:
+        """Jobs failed for want of space get the store's error, and the outage is logged once;
+        a batch that committed anything ends it."""
+        full = False
+        for job in batch:
+            if job.error is not None and (error := storage_error(job.error)) is not None:
+                job.error, full = error, True
+        if full:
+            self.outage.failed("no space left for the database (disk full)")
+        elif any(job.error is None for job in batch):
+            self.outage.succeeded()
 
     def _fail_queued(self, error: BaseException) -> None:
         while True:
@@ -213,12 +265,26 @@ class GroupCommitWriter:
             try:
                 job.result = job.work(connection)
             except BaseException as exc:  # handed back to the submitting thread
-                connection.execute("ROLLBACK TO job")
                 job.error = exc
+                if not connection.in_transaction:
+                    # SQLite rolled the whole transaction back (a full disk does that): the
+                    # jobs before this one are undone too, and the rest must not run outside it.
+                    _fail_all(batch, exc)
+                    return
+                connection.execute("ROLLBACK TO job")
             connection.execute("RELEASE job")
         try:
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
-            connection.execute("ROLLBACK")
-            for job in batch:
-                job.error = job.error or exc
+            # A failed COMMIT may have rolled back already (SQLITE_FULL does): then there is
+            # no transaction left to roll back, and ROLLBACK itself would fail.
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            _fail_all(batch, exc)
+
+
+def _fail_all(batch: list[_Job[Any]], error: BaseException) -> None:
+    """Nothing of ``batch`` was committed: every job fails (with its own error if it had one)."""
+    for job in batch:
+        job.result = None
+        job.error = job.error or error

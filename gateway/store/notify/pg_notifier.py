@@ -7,7 +7,9 @@ a few NOTIFYs rather than one per request. Receiving: a process that waits for s
 connection that LISTENs, on a thread of its own. Each payload starts with the sending process's
 token, so a process ignores its own (it woke its waiters directly). After the listening
 connection was lost, every delivery worker is woken once, since wake-ups may have been missed
-meanwhile (long polls re-check their queue every second anyway).
+meanwhile (long polls re-check their queue every second anyway). Both threads outlive any outage
+of the server: they reconnect with a growing delay (at most :data:`_RECONNECT_MAX_SECONDS`) and
+log one line when the connection is lost and one when it is back, not a traceback per attempt.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 import os
 import secrets
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
@@ -30,7 +33,8 @@ log = logging.getLogger(__name__)
 
 CHANNEL: Final = "mns_gateway"
 _NOTIFY = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
-_RECONNECT_SECONDS: Final = 1.0
+_RECONNECT_SECONDS: Final = 0.25
+_RECONNECT_MAX_SECONDS: Final = 2.0
 #: How long wake-ups gather before one NOTIFY carries them: under load many sends share one
 #: round trip (at most ~500 NOTIFYs/s per process); a wake-up arrives this much later.
 _LINGER_SECONDS: Final = 0.002
@@ -38,8 +42,10 @@ _POLL_SECONDS: Final = 0.25
 
 
 class PgNotifier:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, connect_options: Mapping[str, Any] | None = None) -> None:
         self.url = url
+        #: libpq options bounding how long a lost server can hold a connect or a packet.
+        self._options = dict(connect_options or {})
         self._lock = threading.Lock()
         self._pid = -1
         self._closing = threading.Event()
@@ -98,10 +104,12 @@ class PgNotifier:
                 continue
             try:
                 if connection is None or connection.closed:
-                    connection = psycopg.connect(self.url, autocommit=True)
+                    connection = psycopg.connect(self.url, autocommit=True, **self._options)
                 connection.execute(_NOTIFY, (CHANNEL, payloads))
-            except psycopg.Error:  # these wake-ups are lost; waiters re-check on their own
-                log.warning("could not send %d wake-ups", len(payloads), exc_info=True)
+            except psycopg.Error as exc:  # these wake-ups are lost; waiters re-check on their own
+                if connection is not None:  # once per lost connection, not per burst
+                    log.warning("could not send wake-ups: %s", _first_line(exc))
+                    connection.close()
                 connection = None
         if connection is not None:
             connection.close()
@@ -119,18 +127,24 @@ class PgNotifier:
             self._listener.start()
 
     def _listen_loop(self) -> None:
-        missed = False
+        missed, failures = False, 0
         while not self._closing.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True) as connection:
+                with psycopg.connect(self.url, autocommit=True, **self._options) as connection:
                     connection.execute(f"LISTEN {CHANNEL}")
-                    if missed and self._target is not None:
-                        self._target.deliveries_due()
+                    if missed:
+                        log.warning("wake-up listener connected again")
+                        if self._target is not None:
+                            self._target.deliveries_due()
+                    failures = 0
                     self._receive(connection)
-            except psycopg.Error:
-                log.warning("wake-up listener lost its connection; reconnecting", exc_info=True)
+            except psycopg.Error as exc:
+                if failures == 0:
+                    log.warning("wake-up listener lost its connection (%s); reconnecting",
+                                _first_line(exc))  # fmt: skip
+                failures += 1
             missed = True
-            self._closing.wait(_RECONNECT_SECONDS)
+            self._closing.wait(reconnect_delay(failures))
 
     def _receive(self, connection: psycopg.Connection[Any]) -> None:
         own = f"{self._token} "
@@ -147,3 +161,14 @@ class PgNotifier:
             if thread is not None and self._pid == os.getpid():
                 with contextlib.suppress(RuntimeError):
                     thread.join(timeout=_POLL_SECONDS + 1)
+
+
+def reconnect_delay(failures: int) -> float:
+    """Seconds before the listener's next attempt after ``failures`` failed ones in a row:
+    doubling from :data:`_RECONNECT_SECONDS` up to :data:`_RECONNECT_MAX_SECONDS`."""
+    return float(min(_RECONNECT_MAX_SECONDS, _RECONNECT_SECONDS * 2 ** max(0, failures - 1)))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

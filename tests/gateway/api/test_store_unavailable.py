@@ -1,0 +1,72 @@
+"""The API while its database is unavailable: every request that needs it is answered within
+the timeout with 503 ServiceUnavailable in MNS XML and a Retry-After, which the official SDK
+raises as a server error carrying that code; ``/readyz`` fails, ``/healthz`` does not."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mns.account import Account
+from mns.mns_exception import MNSServerException
+from mns.queue import Message
+from werkzeug.serving import make_server
+
+from gateway.api.app import create_app
+from gateway.config.settings import Settings
+from gateway.store.backends.postgres import PostgresDatabase
+from gateway.store.base import Store, compose_store
+from gateway.testing.process import free_port
+from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
+from tests.mns_http import RawClient
+
+TIMEOUT = 0.5
+
+
+@pytest.fixture()
+def store() -> Iterator[Store]:
+    """A store whose PostgreSQL server is not there (nothing listens on its port)."""
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/postgres"
+    store = compose_store(PostgresDatabase(url, migrate=False, pool_size=2, timeout=TIMEOUT))
+    yield store
+    store.close()
+
+
+@pytest.fixture()
+def raw(store: Store, tmp_path: Path) -> Iterator[RawClient]:
+    app = create_app(Settings(data_dir=tmp_path), store, {ACCESS_KEY_ID: ACCESS_KEY_SECRET})
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield RawClient("127.0.0.1", server.server_port, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+def test_requests_fail_fast_with_a_retriable_mns_error(raw: RawClient, store: Store) -> None:
+    body = b"<Message><MessageBody>m</MessageBody></Message>"
+    started = time.monotonic()
+    response = raw.send("POST", "/queues/q/messages", body)
+    assert time.monotonic() - started < TIMEOUT + 1.5
+    assert (response.status, response.error_code()) == (503, "ServiceUnavailable")
+    assert response.headers["Retry-After"] == "1"
+    assert response.headers["Content-Type"].startswith("text/xml")
+    assert raw.send("GET", "/topics/t").error_code() == "ServiceUnavailable"
+    assert store.database.outage.down
+
+
+def test_the_sdk_raises_the_code(raw: RawClient) -> None:
+    account = Account(f"http://127.0.0.1:{raw.port}", ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    with pytest.raises(MNSServerException) as raised:
+        account.get_queue("q").send_message(Message("m"))
+    assert raised.value.type == "ServiceUnavailable"
+
+
+def test_not_ready_but_alive(raw: RawClient) -> None:
+    started = time.monotonic()
+    assert raw.send("GET", "/readyz", sign_request=False).status == 503
+    assert time.monotonic() - started < TIMEOUT  # a fifth of the timeout, and the answer
+    assert raw.send("GET", "/healthz", sign_request=False).status == 200
