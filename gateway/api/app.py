@@ -19,6 +19,7 @@ from werkzeug.routing import Rule
 
 from gateway.api import account, admin, dev, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
+from gateway.api.console import install_console
 from gateway.api.context import (
     GatewayContext,
     OriginFormTargets,
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
+#: The web console signs people in itself (docs/console.md), when it is on.
+CONSOLE_PREFIX = "/console"
 
 
 def create_app(
@@ -77,7 +80,10 @@ def create_app(
         app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
-    _install_hooks(app, clock)
+    public = (*PUBLIC_PREFIXES, CONSOLE_PREFIX) if settings.console else PUBLIC_PREFIXES
+    _install_hooks(app, clock, public)
+    if settings.console:
+        install_console(app, store, clock)
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
 
@@ -137,12 +143,12 @@ def enforce_body_limit(limit: int) -> None:
     size_body(environ, limit)
 
 
-def _install_hooks(app: Flask, clock: Callable[[], float]) -> None:
+def _install_hooks(app: Flask, clock: Callable[[], float], public: tuple[str, ...]) -> None:
     @app.before_request
     def authenticate_request() -> None:
         g.request_id = new_request_id()
         g.started = time.monotonic()
-        if request.path.startswith(PUBLIC_PREFIXES):
+        if request.path.startswith(public):
             return
         enforce_body_limit(gateway().settings.max_body_bytes)
         g.access_key_id = authenticate(incoming_request(), gateway().keys, clock())
