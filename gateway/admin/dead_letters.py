@@ -67,13 +67,20 @@ def listing(store: DeliveryStore, marker: str, limit: int, topic: str | None) ->
 
 
 def replay(
-    store: DeliveryStore, letter_id: str, *, oplog: OperationLog, facts: FactsFor
+    store: DeliveryStore,
+    letter_id: str,
+    *,
+    oplog: OperationLog,
+    facts: FactsFor,
+    seen_replayed_at: int | None = None,
 ) -> dict[str, Any]:
     """Deliver a dead letter again (same MessageId) and log a ``Replay`` record.
 
-    The store wakes the delivery workers of every process sharing the database.
+    The store wakes the delivery workers of every process sharing the database. The web console
+    passes ``seen_replayed_at`` so that a letter is not replayed twice by mistake
+    (:func:`gateway.store.sql.dead_letter_sql.replay`).
     """
-    delivery_id = store.replay_dead_letter(letter_id)
+    delivery_id = store.replay_dead_letter(letter_id, seen_replayed_at=seen_replayed_at)
     letter = store.get_dead_letter(letter_id)
     oplog.write(
         facts(Field.TOPIC_NAME, letter.message.topic_name).record(

@@ -19,6 +19,7 @@ from werkzeug.routing import Rule
 
 from gateway.api import account, admin, dev, jsonapi, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
+from gateway.api.console import install_console
 from gateway.api.context import (
     GatewayContext,
     OriginFormTargets,
@@ -52,6 +53,8 @@ ENDPOINT_REFUSAL = (
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
 #: ``Retry-After`` of a 503 ServiceUnavailable: a restarting database is usually back within it.
 RETRY_AFTER_SECONDS = 1
+#: The web console signs people in itself (docs/console.md), when it is on.
+CONSOLE_PREFIX = "/console"
 
 
 def create_app(
@@ -94,9 +97,12 @@ def create_app(
         app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
-    _install_hooks(app, clock, EndpointGate(store.control.endpoint))
+    public = (*PUBLIC_PREFIXES, CONSOLE_PREFIX) if settings.console else PUBLIC_PREFIXES
+    _install_hooks(app, clock, public, EndpointGate(store.control.endpoint))
     # After the hooks: its dispatch must run once the request is authenticated.
     app.register_blueprint(jsonapi.blueprint)
+    if settings.console:
+        install_console(app, store, clock)
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
 
@@ -156,12 +162,14 @@ def enforce_body_limit(limit: int) -> None:
     size_body(environ, limit)
 
 
-def _install_hooks(app: Flask, clock: Callable[[], float], endpoint: EndpointGate) -> None:
+def _install_hooks(
+    app: Flask, clock: Callable[[], float], public: tuple[str, ...], endpoint: EndpointGate
+) -> None:
     @app.before_request
     def authenticate_request() -> None:
         g.request_id = new_request_id()
         g.started = time.monotonic()
-        if request.path.startswith(PUBLIC_PREFIXES):
+        if request.path.startswith(public):
             return
         # The public endpoint's switch and allow-list, set through the control plane
         # (EnableEndpoint, AuthorizeEndpointAcl): checked before anything else, as a network rule.

@@ -36,6 +36,7 @@ from gateway.queues.records import (
     WAIT_SECONDS,
     Queue,
     QueueMessage,
+    SentMessage,
 )
 from gateway.queues.wire import (
     MAX_BATCH,
@@ -69,14 +70,21 @@ def send_messages(name: str) -> Response:
     body = request.get_data(cache=True)
     if root_name(body) == "Messages":
         return _batch_send(name, parse_document(body, "Messages"))
-    message = parse_new_message(parse_document(body, "Message"))
+    result = send_message(name, parse_document(body, "Message"))
+    return xml_response(
+        "Message", sent_nodes(result, with_handle=True, with_group=True), status=201
+    )
+
+
+def send_message(name: str, element: Element) -> SentMessage:
+    """SendMessage of one ``<Message>`` element: validated, stored and logged; the web console
+    sends through here too, so both refuse and log alike."""
+    message = parse_new_message(element)
     queue, (result,) = _queues().send(name, [message])
     if isinstance(result, MNSError):
         raise result
     log_queue(queue, lambda facts: oplog.sent_records(facts, Action.SEND_MESSAGE, [result]))
-    return xml_response(
-        "Message", sent_nodes(result, with_handle=True, with_group=True), status=201
-    )
+    return result
 
 
 def _batch_send(name: str, root: Element) -> Response:
@@ -227,6 +235,12 @@ def delete_messages(name: str) -> Response:
     body = request.get_data(cache=True)
     if handle is None and body.strip():
         return _batch_delete(name, body)
+    delete_message(name, handle)
+    return empty_response(204)
+
+
+def delete_message(name: str, handle: str | None) -> None:
+    """DeleteMessage by receipt handle, logged (the web console deletes through here too)."""
     if not handle:
         raise MNSError("MissingReceiptHandle")
     queue, message_id = _queues().delete_message(name, handle)
@@ -234,7 +248,6 @@ def delete_messages(name: str) -> Response:
         queue,
         lambda facts: oplog.deleted_records(facts, Action.DELETE_MESSAGE, [(message_id, handle)]),
     )
-    return empty_response(204)
 
 
 def _batch_delete(name: str, body: bytes) -> Response:

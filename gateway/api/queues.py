@@ -47,13 +47,7 @@ def put_queue(name: str) -> Response:
     DlqPolicy besides the 2015-06-06 attributes (docs/queues.md#the-dlqpolicy-element)."""
     validate_name("queue", name)
     if is_meta_override():
-        changes = changed_queue_attributes(_queue_body())
-        _queues().set_queue_attributes(
-            name,
-            changes.values,
-            queue_type=changes.queue_type,
-            dead_letter_policy=changes.dead_letter_policy,
-        )
+        set_queue_attributes(name, _queue_body())
         return empty_response(204)
     created = _queues().create_queue(name, new_queue_attributes(name, _queue_body()))
     return empty_response(201 if created else 204, location=_queue_url(name))
@@ -88,3 +82,14 @@ def list_queues() -> Response:
     if page.next_marker:
         nodes.append(("NextMarker", page.next_marker))
     return xml_response("Queues", nodes)
+
+
+def set_queue_attributes(name: str, root: Element | None) -> None:
+    """SetQueueAttributes from a ``<Queue>`` element (the web console's form builds one)."""
+    changes = changed_queue_attributes(root)
+    _queues().set_queue_attributes(
+        name,
+        changes.values,
+        queue_type=changes.queue_type,
+        dead_letter_policy=changes.dead_letter_policy,
+    )

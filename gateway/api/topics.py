@@ -22,7 +22,7 @@ from gateway.protocol.xml import XmlNode, parse_document
 from gateway.store.topics import TopicStore
 from gateway.topics import wire
 from gateway.topics.queue_targets import check_queue_targets
-from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription
+from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription, TopicMessage
 
 blueprint = Blueprint("topics", __name__)
 
@@ -103,10 +103,16 @@ def put_subscription(topic_name: str, name: str) -> Response:
             _check_queue_targets(replace(current, dead_letter_policy=policy))
             _topics().set_dead_letter_policy(topic_name, name, policy)
         return empty_response(204)
+    created = subscribe(topic_name, name, root)
+    return empty_response(201 if created else 204, _subscription_url(topic_name, name))
+
+
+def subscribe(topic_name: str, name: str, root: Element) -> bool:
+    """Subscribe from a ``<Subscription>`` element (the web console's form builds one): parsed,
+    its queue targets checked, stored; whether it is new."""
     subscription = wire.parse_subscription(topic_name, name, root, _topics().now_seconds())
     _check_queue_targets(subscription)
-    created = _topics().subscribe(subscription)
-    return empty_response(201 if created else 204, _subscription_url(topic_name, name))
+    return _topics().subscribe(subscription)
 
 
 def _check_queue_targets(subscription: Subscription) -> None:
@@ -152,10 +158,17 @@ def list_subscriptions(topic_name: str) -> Response:
 @blueprint.post("/topics/<topic_name>/messages")
 def publish_message(topic_name: str) -> Response:
     validate_name("topic", topic_name)
+    message = publish(topic_name, _body_root("Message"))
+    return xml_response("Message", wire.published_nodes(message), status=201)
+
+
+def publish(topic_name: str, root: Element) -> TopicMessage:
+    """PublishMessage of a ``<Message>`` element: parsed, stored, logged (the web console
+    publishes through here too)."""
     topics = _topics()
     now_ms = topics.now_ms()
     message = wire.parse_message(
-        topic_name, _body_root("Message"), message_id=topics.new_message_id(now_ms), now_ms=now_ms
+        topic_name, root, message_id=topics.new_message_id(now_ms), now_ms=now_ms
     )
     published = topics.publish(message)
     log_operations(
@@ -166,4 +179,4 @@ def publish_message(topic_name: str) -> Response:
             facts.record(Action.PUBLISH_MESSAGE, MessageId=message.id, Time=message.publish_time_ms)
         ],
     )
-    return xml_response("Message", wire.published_nodes(message), status=201)
+    return message

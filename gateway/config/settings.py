@@ -139,6 +139,8 @@ class Settings:
     #: "region:account" -> {"url", "access_key_id", "access_key_secret"} of remote MNS services
     #: that QueueEndpoints of other regions or accounts are forwarded to.
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: ``MNS_GATEWAY_CONSOLE=0`` turns off the web console at ``/console/`` (docs/console.md).
+    console: bool = True
 
     @property
     def base_url(self) -> str:
@@ -243,6 +245,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "queue_bridges": parse_queue_bridges,
     "graceful_timeout": int,
     "worker_probes": _strip,
+    "console": _env_flag,
 }
 
 

@@ -13,7 +13,13 @@ from gateway.protocol.listing import Page
 from gateway.store.backends.database import Database
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
-from gateway.store.sql import control_sql, dead_letter_sql, delivery_sql
+from gateway.store.sql import (
+    control_sql,
+    dead_letter_sql,
+    delivery_sql,
+    message_delivery_sql,
+    rates_sql,
+)
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.push_limit_sql import take_push, within_push_limits
 
@@ -84,6 +90,7 @@ class DeliveryStore:
 
         def work(conn: Connection) -> list[Filed | None]:
             delivery_sql.complete(conn, delivery_sql.completed_ids(settlements))
+            rates_sql.record(conn, _outcomes(settlements, now))
             return [
                 None if s.succeeded else self._settle_failure(conn, owner, s, now)
                 for s in settlements
@@ -171,17 +178,57 @@ class DeliveryStore:
 
     # dead letters -----------------------------------------------------------------------------
     def list_dead_letters(
-        self, marker: str = "", limit: int = 100, topic_name: str | None = None
+        self,
+        marker: str = "",
+        limit: int = 100,
+        topic_name: str | None = None,
+        *,
+        subscription_name: str | None = None,
+        since_ms: int | None = None,
     ) -> Page[DeadLetter]:
         return self.database.read(
-            lambda c: dead_letter_sql.list_dead_letters(c, marker, limit, topic_name)
+            lambda c: dead_letter_sql.list_dead_letters(
+                c, marker, limit, topic_name, subscription_name=subscription_name, since_ms=since_ms
+            )
         )
 
     def get_dead_letter(self, letter_id: str) -> DeadLetter:
         return self.database.read(lambda c: dead_letter_sql.get_dead_letter(c, letter_id))
 
-    def replay_dead_letter(self, letter_id: str) -> str:
+    def replay_dead_letter(self, letter_id: str, *, seen_replayed_at: int | None = None) -> str:
+        """A new delivery of the dead letter's message; ``seen_replayed_at``: the guard of
+        :func:`gateway.store.sql.dead_letter_sql.replay`."""
         now = self.now_ms()
-        delivery_id = self.database.write(lambda c: dead_letter_sql.replay(c, letter_id, now))
+        delivery_id = self.database.write(
+            lambda c: dead_letter_sql.replay(c, letter_id, now, seen_replayed_at=seen_replayed_at)
+        )
         self.wakeups.announce_deliveries()
         return delivery_id
+
+    # one message's pushes (the web console's Deliveries page) ----------------------------------
+    def message_deliveries(self, message_id: str) -> message_delivery_sql.MessageDeliveries:
+        return self.database.read(lambda c: message_delivery_sql.message_deliveries(c, message_id))
+
+    def deliver_again(self, message_id: str, subscription_name: str) -> str:
+        """Push a message the topic still keeps to one subscription once more; the delivery's
+        id. The delivery workers of every process sharing the database are woken."""
+        now = self.now_ms()
+        delivery_id = self.database.write(
+            lambda c: message_delivery_sql.deliver_again(c, message_id, subscription_name, now)
+        )
+        self.wakeups.announce_deliveries()
+        return delivery_id
+
+
+def _outcomes(settlements: Sequence[Settlement], now_ms: int) -> list[rates_sql.PushOutcome]:
+    """The settled attempts as the live figures count them (docs/console.md#live-figures)."""
+    return [
+        rates_sql.PushOutcome(
+            s.job.subscription.topic_name,
+            s.job.subscription.name,
+            s.attempt.attempted_at_ms if s.attempt is not None else now_ms,
+            s.succeeded,
+            None if s.succeeded or s.attempt is None else s.attempt.error,
+        )
+        for s in settlements
+    ]

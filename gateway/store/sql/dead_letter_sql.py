@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed
@@ -95,14 +95,29 @@ def _letter(row: Row) -> DeadLetter:
 
 
 def list_dead_letters(
-    conn: Connection, marker: str, limit: int, topic_name: str | None = None
+    conn: Connection,
+    marker: str,
+    limit: int,
+    topic_name: str | None = None,
+    *,
+    subscription_name: str | None = None,
+    since_ms: int | None = None,
 ) -> Page[DeadLetter]:
-    """Dead letters oldest first; ids start with the time of death, so paging by id is stable."""
-    topic_filter = " AND topic_name = ?" if topic_name else ""
-    params: Sequence[Any] = (marker, topic_name, limit + 1) if topic_name else (marker, limit + 1)
+    """Dead letters oldest first; ids start with the time of death, so paging by id is stable.
+    Optionally only a topic's, a subscription's (by name), or those dead since ``since_ms``."""
+    filters = ""
+    params: list[Any] = [marker]
+    for column, value in (
+        ("topic_name = ?", topic_name),
+        ("subscription_name = ?", subscription_name),
+        ("dead_at >= ?", since_ms),
+    ):
+        if value is not None and value != "":
+            filters += f" AND {column}"
+            params.append(value)
     rows = conn.execute(
-        f"SELECT * FROM dead_letters WHERE id >= ?{topic_filter} ORDER BY id LIMIT ?",
-        params,
+        f"SELECT * FROM dead_letters WHERE id >= ?{filters} ORDER BY id LIMIT ?",
+        (*params, limit + 1),
     ).fetchall()
     next_marker = rows[limit]["id"] if len(rows) > limit else None
     return Page([_letter(r) for r in rows[:limit]], next_marker)
@@ -115,9 +130,24 @@ def get_dead_letter(conn: Connection, letter_id: str) -> DeadLetter:
     return _letter(row)
 
 
-def replay(conn: Connection, letter_id: str, now_ms: int) -> str:
+def replay(
+    conn: Connection, letter_id: str, now_ms: int, *, seen_replayed_at: int | None = None
+) -> str:
     """Queue the dead letter's message again for its subscription, with the same MessageId and
-    a new day of retention."""
+    a new day of retention.
+
+    With ``seen_replayed_at`` (0: never replayed) the replay happens only if the letter's last
+    replay is still the one the caller saw, else ``DeadLetterAlreadyReplayed``: two people (or
+    one double click) replaying the same letter from the same page replay it once.
+    """
+    if seen_replayed_at is not None:
+        claimed = conn.execute(
+            "UPDATE dead_letters SET replayed_at = ? WHERE id = ? AND COALESCE(replayed_at, 0) = ?",
+            (now_ms, letter_id, seen_replayed_at),
+        ).rowcount
+        if not claimed:
+            get_dead_letter(conn, letter_id)  # DeadLetterNotExist when it is gone
+            raise MNSError("DeadLetterAlreadyReplayed")
     letter = get_dead_letter(conn, letter_id)
     m = letter.message
     if topic_sql.get_subscription(conn, m.topic_name, letter.subscription.name) is None:

@@ -315,6 +315,39 @@ CONTROL_PLANE = Migration(
     ),
 )
 
+#: The web console's live figures, shared by every replica (docs/console.md#live-figures):
+#: pushes per minute by outcome, kept for two hours, and each subscription's push health (last
+#: success, failures in a row since), both updated in the transaction that settles the pushes;
+#: and dead letters found by MessageId (the Deliveries page).
+CONSOLE_FIGURES = Migration(
+    7,
+    "per-minute push rates, subscription health",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS minute_rates (
+            minute BIGINT NOT NULL,
+            name TEXT NOT NULL,
+            count BIGINT NOT NULL,
+            PRIMARY KEY (minute, name)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS subscription_health (
+            topic_name TEXT NOT NULL,
+            subscription_name TEXT NOT NULL,
+            last_success_at BIGINT,
+            last_failure_at BIGINT,
+            failures_in_row INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            PRIMARY KEY (topic_name, subscription_name)
+        )
+        """,
+        # The Deliveries page finds a message's dead letters by MessageId; dead letters are
+        # rare, so the index costs nothing on the paths that matter.
+        "CREATE INDEX IF NOT EXISTS dead_letters_message ON dead_letters (message_id)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -322,6 +355,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     TEMPORARY_CREDENTIALS,
     ORDERED_AND_DEAD_LETTER_QUEUES,
     CONTROL_PLANE,
+    CONSOLE_FIGURES,
 )
 
 _LEDGER = """

@@ -1,0 +1,188 @@
+"""Server time of every console page on a large gateway: 1,000 queues holding a million
+messages, 100 topics with 100 subscriptions each, dead letters and an hour of live figures.
+
+``--hidden`` of the messages (1 %) are in flight or delayed, the rest wait. The store is filled
+directly (messages in bulk SQL rows shaped as the store writes them: a
+million SendMessage calls would take longer than the measurement), then each page is requested
+through the app in this process (Flask's test client: no network, no server in front) and timed
+from request to the last byte of the answer. Prints the median and the slowest of ``--repeat``
+requests per page, per backend; the issue asks for every page under 100 ms.
+
+    .venv/bin/python bench/console_pages.py [--messages 1000000] [--repeat 15]
+        [--database-url auto|postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from backends import Backend, add_database_arguments, backends
+
+from gateway.api.app import create_app
+from gateway.config.settings import Settings
+from gateway.delivery.records import Attempt, Settlement
+from gateway.queues.records import QueueAttributes
+from gateway.store.backends.database import Database
+from gateway.store.backends.sqlite import SQLiteDatabase
+from gateway.store.base import Store, compose_store
+from gateway.store.console import ConsoleReads
+from gateway.topics.records import Subscription, TopicMessage
+
+KEY, SECRET = "bench-key", "bench-secret"
+ROWS_PER_WRITE = 20_000
+
+
+def open_database(backend: Backend, data_dir: Path) -> tuple[Database, str | None]:
+    url = backend.new_database()
+    if url is None:
+        return SQLiteDatabase(data_dir / "bench.sqlite3", synchronous="NORMAL"), None
+    from gateway.store.backends.postgres import PostgresDatabase
+
+    return PostgresDatabase(url, pool_size=4), url
+
+
+def settle(database: Database, url: str | None) -> None:
+    """Statistics (and PostgreSQL's visibility map) as a database that has been running has
+    them: autovacuum would have analysed a table that grew by a million rows."""
+    if url is None:
+        database.write(lambda conn: conn.execute("ANALYZE"))
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("VACUUM ANALYZE")
+
+
+def fill(
+    store: Store, queues: int, topics: int, subscriptions: int, messages: int, hidden: float
+) -> None:
+    for q in range(queues):
+        store.queues.create_queue(f"queue-{q:04d}", QueueAttributes())
+    for t in range(topics):
+        store.topics.create_topic(f"topic-{t:03d}", 65536, False)
+        for s in range(subscriptions):
+            endpoint = f"http://127.0.0.1:9/t{t}/s{s}"
+            store.topics.subscribe(Subscription(f"topic-{t:03d}", f"sub-{s:03d}", endpoint))
+    now = store.now_ms()
+    every = max(1, round(1 / hidden)) if hidden > 0 else messages + 1
+    for start in range(0, messages, ROWS_PER_WRITE):
+        rows = [
+            (
+                f"bench-{i:08d}",
+                f"queue-{i % queues:04d}",
+                f"message body {i}",
+                "0" * 32,
+                8,
+                now,
+                now + (60_000 if i % every == 0 else 0),  # in flight or delayed
+                now + 86_400_000,
+                1 if i % (2 * every) == 0 else 0,
+                0,
+            )
+            for i in range(start, min(start + ROWS_PER_WRITE, messages))
+        ]
+        store.database.write(
+            lambda conn, rows=rows: conn.executemany(
+                "INSERT INTO queue_messages (id, queue_name, body, body_md5, priority,"
+                " enqueue_time, visible_at, expires_at, dequeue_count, receipt_nonce)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        )
+    _pushes(store, 200)
+
+
+def _pushes(store: Store, count: int) -> None:
+    """Published messages whose pushes succeed or die: live figures, health, dead letters."""
+    for n in range(count):
+        now = store.now_ms()
+        message = TopicMessage(store.topics.new_message_id(now), "topic-000", f"m{n}", "MD5", now)
+        store.topics.publish(message)
+        for job in store.deliveries.claim("bench", 60, 200, frozenset()):
+            failed = job.subscription.name.endswith("7")
+            attempt = Attempt(1, now, "http_error" if failed else "success", 502 if failed else 200)
+            reason = "retries" if failed else None
+            store.deliveries.settle("bench", [Settlement(job, attempt, dead_reason=reason)])
+
+
+def pages(store: Store) -> dict[str, str]:
+    letter = store.deliveries.list_dead_letters("", 1).items[0]
+    return {
+        "overview": "/console/",
+        "queues": "/console/queues",
+        "queues after 900": "/console/queues?marker=queue-0900",
+        "queues by prefix": "/console/queues?prefix=queue-05",
+        "queue + peek 16": "/console/queues/queue-0500?peek=16",
+        "topics": "/console/topics",
+        "topic (100 subs)": "/console/topics/topic-000",
+        "dead letters": "/console/dead-letters",
+        "dead letters by sub": "/console/dead-letters?subscription=sub-007",
+        "dead letter": f"/console/dead-letters/{letter.id}",
+        "deliveries": f"/console/deliveries?message_id={letter.message.id}",
+    }
+
+
+def timed(call: Callable[[], object], repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def measure(backend: Backend, args: argparse.Namespace) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory(prefix="console-bench-") as data_dir:
+        database, url = open_database(backend, Path(data_dir))
+        database.migrate()
+        store = compose_store(database, max_queues=None)
+        started = time.monotonic()
+        fill(store, args.queues, args.topics, args.subscriptions, args.messages, args.hidden)
+        settle(database, url)
+        print(f"{backend.label}: filled in {time.monotonic() - started:.0f} s", flush=True)
+        app = create_app(Settings(data_dir=Path(data_dir)), store, {KEY: SECRET})
+        client = app.test_client()
+        token = re.search(r'csrf_token" value="([^"]+)"', client.get("/console/sign-in").text)
+        assert token
+        form = {"csrf_token": token.group(1), "access_key_id": KEY, "access_key_secret": SECRET}
+        assert client.post("/console/sign-in", data=form).status_code == 302
+        results = {}
+        for name, path in pages(store).items():
+            assert client.get(path).status_code == 200, path  # warm, and it must work
+            results[name] = timed(lambda path=path: client.get(path).data, args.repeat)
+        # The overview counts message states once a minute; what that counting costs:
+        reads = ConsoleReads(store.database, store.clock, overview_seconds=0)
+        results["(overview recount)"] = timed(reads.overview, max(3, args.repeat // 3))
+        database.close()
+        return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queues", type=int, default=1000)
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--subscriptions", type=int, default=100)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument(
+        "--hidden", type=float, default=0.01, help="share of messages in flight or delayed"
+    )
+    add_database_arguments(parser)
+    args = parser.parse_args()
+    with backends(args) as chosen:
+        for backend in chosen:
+            results = measure(backend, args)
+            print(f"\n{backend.label}: page server time, ms (median / slowest of {args.repeat})")
+            for name, times in results.items():
+                median = statistics.median(times)
+                print(f"  {name:<22} {median:8.1f} {max(times):8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Deliveries (one message's pushes per subscription, "deliver again") and, on development
+gateways (``MNS_GATEWAY_INBOX=1``), the inbox of SMS and mail kept instead of sent."""
+
+from __future__ import annotations
+
+from flask import Response, abort, render_template, request, url_for
+
+from gateway.api.console.web import blueprint, done, mns
+from gateway.api.context import request_facts
+from gateway.delivery.records import DeadLetter
+from gateway.inbox.records import InboxKind, InboxQuery
+from gateway.observability.oplog import Action, Field
+
+INBOX_PAGE = 100
+
+
+@blueprint.get("/deliveries")
+def deliveries() -> str:
+    message_id = request.args.get("message_id", "").strip()
+    found = mns().store.deliveries.message_deliveries(message_id) if message_id else None
+    rows = []
+    if found is not None and found.topic_name:
+        topics = mns().store.topics
+        subscriptions = topics.list_subscriptions(found.topic_name, "", "", 1000).items
+        pending = {p.subscription_name: p for p in found.pending}
+        letters: dict[str, list[DeadLetter]] = {}
+        for letter in found.dead_letters:
+            letters.setdefault(letter.subscription.name, []).append(letter)
+        rows = [(s, pending.get(s.name), letters.get(s.name, [])) for s in subscriptions]
+    return render_template(
+        "deliveries.html",
+        message_id=message_id,
+        found=found,
+        rows=rows,
+        back=url_for("console.deliveries", message_id=message_id) if message_id else "",
+    )
+
+
+@blueprint.post("/deliveries/again")
+def deliver_again() -> Response:
+    """Push the message to one subscription once more, logged as a ``Replay`` (the record the
+    admin API's dead-letter replay writes)."""
+    message_id = request.form.get("message_id", "").strip()
+    subscription = request.form.get("subscription", "").strip()
+    context = mns()
+    delivery_id = context.store.deliveries.deliver_again(message_id, subscription)
+    topic = context.store.deliveries.message_deliveries(message_id).topic_name or ""
+    context.oplog.write(
+        request_facts(Field.TOPIC_NAME, topic).record(
+            Action.REPLAY, SubscriptionName=subscription, MessageId=message_id
+        )
+    )
+    return done(f"Delivering {message_id} to {subscription} again ({delivery_id}).")
+
+
+@blueprint.get("/inbox")
+def inbox() -> str:
+    if not mns().settings.inbox:
+        abort(404, "The inbox exists on development gateways only (MNS_GATEWAY_INBOX=1).")
+    kind = InboxKind.MAIL if request.args.get("kind") == "mail" else InboxKind.SMS
+    entries = mns().store.inbox.entries(kind, InboxQuery(limit=INBOX_PAGE))
+    return render_template("inbox.html", kind=kind, entries=entries)

@@ -1,0 +1,69 @@
+"""Sign-in, sign-out and the overview."""
+
+from __future__ import annotations
+
+from flask import Response, redirect, render_template, request, session, url_for
+
+from gateway.api.console.figures import MINUTES, chart, last_hour
+from gateway.api.console.security import key_may_sign_in, new_csrf_token, secret_fingerprint
+from gateway.api.console.web import blueprint, console, error_page, mns
+
+
+def _next_page() -> str:
+    target = request.values.get("next", "")
+    if target.startswith("/console/") and not target.startswith("//"):
+        return target
+    return url_for("console.overview")
+
+
+@blueprint.route("/sign-in", methods=["GET", "POST"])
+def sign_in() -> Response | str:
+    if request.method == "GET":
+        return render_template("sign_in.html", next=_next_page(), error=None)
+    client = request.remote_addr or "-"
+    limiter = console().limiter
+    wait = limiter.blocked_for(client)
+    if wait > 0:
+        response = error_page(
+            429, "TooManyAttempts", f"Too many failed sign-ins; try again in {wait:.0f} s."
+        )
+        response.headers["Retry-After"] = str(int(wait) + 1)
+        return response
+    key_id = request.form.get("access_key_id", "").strip()
+    secret = request.form.get("access_key_secret", "")
+    context = mns()
+    if not key_may_sign_in(key_id, secret, context.access_keys, context.settings.admin_access_keys):
+        limiter.failed(client)
+        page = render_template(
+            "sign_in.html", next=_next_page(), error="That access key pair is not accepted here."
+        )
+        return Response(page, status=401)
+    limiter.succeeded(client)
+    session.clear()  # a fresh session (and CSRF token) on every sign-in
+    session.update(key_id=key_id, key_fingerprint=secret_fingerprint(secret), csrf=new_csrf_token())
+    return redirect(_next_page())
+
+
+@blueprint.post("/sign-out")
+def sign_out() -> Response:
+    session.clear()
+    return redirect(url_for("console.sign_in"))
+
+
+@blueprint.get("/")
+def overview() -> str:
+    figures = console().reads.overview()
+    return render_template("overview.html", figures=figures, **_live())
+
+
+@blueprint.get("/overview/live")
+def overview_live() -> str:
+    """The live figures alone, for htmx to refresh in place."""
+    return render_template("_live.html", **_live())
+
+
+def _live() -> dict[str, object]:
+    reads = console().reads
+    now_minute = reads.now_ms() // 60_000
+    hour = last_hour(reads.minute_counts(now_minute - MINUTES + 1), now_minute)
+    return {"hour": hour, "chart": chart(hour)}

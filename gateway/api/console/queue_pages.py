@@ -1,0 +1,98 @@
+"""Queues: the list (prefix filter, paging by marker past any number of queues) and a queue's
+page (attributes and their edit, send, peek, delete by receipt handle, redrive).
+
+Actions call the API's own operations (:mod:`gateway.api.queues`, :mod:`gateway.api.messages`)
+with the element an SDK would have sent (:mod:`gateway.api.console.forms`), so they are validated,
+refused and logged exactly as the API's.
+"""
+
+from __future__ import annotations
+
+from flask import Response, render_template, request, url_for
+
+from gateway.api.console import forms
+from gateway.api.console.web import blueprint, console, done, form_int, mns
+from gateway.api.messages import delete_message, send_message
+from gateway.api.queues import set_queue_attributes
+from gateway.protocol.names import validate_name
+from gateway.queues.records import BATCH_SIZE
+from gateway.store.redrive import redrive_queue
+
+PAGE_SIZE = 25
+
+
+@blueprint.get("/queues")
+def queue_list() -> str:
+    prefix = request.args.get("prefix", "")
+    marker = request.args.get("marker", "")
+    size = form_int("size", PAGE_SIZE, 1, 1000)
+    page = mns().store.queues.list_queues(prefix, marker, size)
+    counts = console().reads.queue_counts([q.name for q in page.items])
+    return render_template(
+        "queues.html", page=page, counts=counts, prefix=prefix, marker=marker, size=size
+    )
+
+
+def _queue_page(name: str, *, peek_only: bool) -> str:
+    validate_name("queue", name)
+    store = mns().store.queues
+    count = form_int("peek", 0, 0, BATCH_SIZE.high)
+    decode = request.args.get("decode") == "base64"
+    peeked = store.peek(name, count)[1] if count else []
+    bodies = {m.message_id: forms.decoded_body(m.body) if decode else None for m in peeked}
+    template = "_peek.html" if peek_only else "queue.html"
+    queue, counts = store.get_queue(name)
+    return render_template(
+        template,
+        queue=queue,
+        counts=counts,
+        peeked=peeked,
+        peek=count,
+        decode=decode,
+        decoded=bodies,
+        back=url_for("console.queue_page", name=name),
+    )
+
+
+@blueprint.get("/queues/<name>")
+def queue_page(name: str) -> str:
+    return _queue_page(name, peek_only=False)
+
+
+@blueprint.get("/queues/<name>/peek")
+def queue_peek(name: str) -> str:
+    """The peeked messages alone, for htmx to put into the queue's page."""
+    return _queue_page(name, peek_only=True)
+
+
+@blueprint.post("/queues/<name>/attributes")
+def queue_attributes(name: str) -> Response:
+    validate_name("queue", name)
+    set_queue_attributes(name, forms.queue_attributes(request.form))
+    return done("Attributes saved.")
+
+
+@blueprint.post("/queues/<name>/send")
+def queue_send(name: str) -> Response:
+    validate_name("queue", name)
+    sent = send_message(name, forms.queue_message(request.form))
+    return done(f"Sent message {sent.message_id}.")
+
+
+@blueprint.post("/queues/<name>/delete-message")
+def queue_delete_message(name: str) -> Response:
+    validate_name("queue", name)
+    delete_message(name, request.form.get("receipt_handle", "").strip())
+    return done("Message deleted.")
+
+
+@blueprint.post("/queues/<name>/redrive")
+def queue_redrive(name: str) -> Response:
+    """Move this dead-letter queue's messages back to their source queues."""
+    validate_name("queue", name)
+    result = redrive_queue(mns().store.queues, name, form_int("limit", 100, 1, 1000))
+    moved = ", ".join(f"{count} to {queue}" for queue, count in sorted(result.moved.items()))
+    message = f"Redrove {moved}." if moved else "Nothing to redrive."
+    if result.skipped:
+        message += f" Left {len(result.skipped)} in place (not from a queue that still exists)."
+    return done(message)

@@ -1,0 +1,70 @@
+"""Topics: the list, and a topic's page with its subscriptions and their push health; publish,
+subscribe, unsubscribe through the API's own operations (:mod:`gateway.api.topics`)."""
+
+from __future__ import annotations
+
+from flask import Response, render_template, request, url_for
+
+from gateway.api.console import forms
+from gateway.api.console.web import blueprint, console, done, form_int, mns
+from gateway.api.topics import publish, subscribe
+from gateway.protocol.names import validate_name
+from gateway.protocol.notify import ContentFormat, NotifyStrategy
+
+PAGE_SIZE = 50
+
+
+@blueprint.get("/topics")
+def topic_list() -> str:
+    prefix = request.args.get("prefix", "")
+    marker = request.args.get("marker", "")
+    size = form_int("size", PAGE_SIZE, 1, 1000)
+    page = mns().store.topics.list_topics(prefix, marker, size)
+    counts = console().reads.subscription_counts([t.name for t in page.items])
+    return render_template(
+        "topics.html", page=page, counts=counts, prefix=prefix, marker=marker, size=size
+    )
+
+
+@blueprint.get("/topics/<name>")
+def topic_page(name: str) -> str:
+    validate_name("topic", name)
+    topics = mns().store.topics
+    topic, _ = topics.get_topic(name)
+    marker = request.args.get("marker", "")
+    page = topics.list_subscriptions(name, "", marker, form_int("size", 100, 1, 1000))
+    health = console().reads.health(name, [s.name for s in page.items])
+    return render_template(
+        "topic.html",
+        topic=topic,
+        page=page,
+        health=health,
+        marker=marker,
+        strategies=list(NotifyStrategy),
+        content_formats=list(ContentFormat),
+        back=url_for("console.topic_page", name=name),
+    )
+
+
+@blueprint.post("/topics/<name>/publish")
+def topic_publish(name: str) -> Response:
+    validate_name("topic", name)
+    message = publish(name, forms.topic_message(request.form))
+    return done(f"Published message {message.id}.")
+
+
+@blueprint.post("/topics/<name>/subscribe")
+def topic_subscribe(name: str) -> Response:
+    validate_name("topic", name)
+    subscription = request.form.get("name", "").strip()
+    validate_name("subscription", subscription)
+    created = subscribe(name, subscription, forms.subscription(request.form))
+    return done(f"Subscribed {subscription}." if created else f"{subscription} was already there.")
+
+
+@blueprint.post("/topics/<name>/subscriptions/<subscription>/unsubscribe")
+def topic_unsubscribe(name: str, subscription: str) -> Response:
+    validate_name("topic", name)
+    validate_name("subscription", subscription)
+    mns().store.topics.unsubscribe(name, subscription)
+    return done(f"Unsubscribed {subscription}.")

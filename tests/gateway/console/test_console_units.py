@@ -1,0 +1,101 @@
+"""The console's pure parts: the hour of figures and its chart, the sign-in limiter, tokens,
+forms as the API's elements, and what redrive reads from a dead-lettered message."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gateway.api.console import forms
+from gateway.api.console.figures import MINUTES, chart, last_hour
+from gateway.api.console.security import SignInLimiter, csrf_matches, key_may_sign_in
+from gateway.protocol.errors import MNSError
+from gateway.queues.dlq_policy import dead_lettered_properties, queue_arn
+from gateway.queues.wire import parse_new_message
+from gateway.store.redrive import original_properties, source_queue
+from gateway.store.sql.rates_sql import PUSH_FAILED, PUSH_OK
+
+
+def test_the_hour_has_sixty_minutes_and_its_rate() -> None:
+    counts = {(100, PUSH_OK): 3, (100, PUSH_FAILED): 1, (159, PUSH_OK): 4, (40, PUSH_OK): 99}
+    hour = last_hour(counts, 159)
+    assert len(hour.minutes) == MINUTES and hour.minutes[0].minute == 100
+    assert (hour.succeeded, hour.failed, hour.success_rate) == (7, 1, 7 / 8)
+    assert last_hour({}, 5).success_rate is None
+
+
+def test_the_chart_stacks_failures_on_successes() -> None:
+    svg = str(chart(last_hour({(10, PUSH_OK): 6, (10, PUSH_FAILED): 4}, 10)))
+    ok = re.search(r'class="ok" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"', svg)
+    failed = re.search(
+        r'class="failed" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"', svg
+    )
+    assert ok and failed
+    # The failed bar ends where the successful one starts: neither hides the other.
+    assert float(failed.group(1)) + float(failed.group(2)) == pytest.approx(
+        float(ok.group(1)), abs=0.1
+    )
+    assert "style=" not in svg and "<title>4 failed</title>" in svg
+
+
+def test_the_limiter_blocks_after_five_failures_for_five_minutes() -> None:
+    now = [0.0]
+    limiter = SignInLimiter(lambda: now[0])
+    for _ in range(5):
+        assert limiter.blocked_for("a") == 0
+        limiter.failed("a")
+    assert limiter.blocked_for("a") == 300 and limiter.blocked_for("b") == 0
+    now[0] = 299
+    assert limiter.blocked_for("a") == 1
+    now[0] = 300
+    assert limiter.blocked_for("a") == 0
+
+
+def test_the_limiter_forgets_the_oldest_client_when_full() -> None:
+    limiter = SignInLimiter(lambda: 0.0, limit=1, max_clients=2)
+    for client in ("a", "b", "c"):
+        limiter.failed(client)
+    assert [limiter.blocked_for(c) > 0 for c in ("a", "b", "c")] == [False, True, True]
+
+
+def test_tokens_and_key_pairs() -> None:
+    assert csrf_matches("t", "t") and not csrf_matches("t", "u")
+    assert not csrf_matches(None, None) and not csrf_matches("", "")
+    keys = {"id": "secret", "admin": "s2"}
+    assert key_may_sign_in("id", "secret", keys, ())
+    assert not key_may_sign_in("id", "secret", keys, ("admin",))
+    assert not key_may_sign_in("id", "Secret", keys, ())
+
+
+def test_a_form_is_the_element_the_api_parses() -> None:
+    element = forms.queue_message({"body": "  a <b> ", "priority": " 3 ", "delay_seconds": ""})
+    message = parse_new_message(element)
+    assert (message.body, message.priority, message.delay_seconds) == ("  a <b> ", 3, None)
+    with pytest.raises(MNSError) as refused:
+        forms.queue_message({"body": "\x00"})
+    assert refused.value.code == "MalformedXML"
+
+
+def test_bodies_decode_from_base64_or_not_at_all() -> None:
+    assert forms.decoded_body("aGk=") == "hi"
+    assert forms.decoded_body("/w==") == "\ufffd"
+    assert forms.decoded_body("not base64!") is None
+    assert forms.decoded_body("é") is None
+
+
+def test_redrive_reads_the_source_and_restores_the_properties() -> None:
+    original = {
+        "UserProperties": [{"Name": "k", "Value": "v", "Type": "STRING"}],
+        "MessageGroupId": "g",
+    }
+    marked = dead_lettered_properties(
+        original, kind="QUEUE", source_arn=queue_arn("r", "1", "jobs"), origin_message_id="M"
+    )
+    assert source_queue(marked, queue_arn("r", "1", "")) == "jobs"
+    assert source_queue(marked, queue_arn("r", "2", "")) is None  # another account's queue
+    assert original_properties(marked) == original
+    from_topic = dead_lettered_properties(
+        {}, kind="TOPIC", source_arn="acs:mns:r:1:/topics/t/subscriptions/s", origin_message_id="M"
+    )
+    assert source_queue(from_topic, queue_arn("r", "1", "")) is None
