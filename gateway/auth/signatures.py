@@ -11,40 +11,17 @@ import binascii
 import calendar
 import hashlib
 import hmac
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from email.utils import parsedate_tz
 from functools import lru_cache
 from typing import Protocol
 
 from gateway.auth import signatures_v4 as auth_v4
+from gateway.auth.incoming import IncomingRequest
 from gateway.protocol.errors import MNSError
 
 #: The real service rejects requests whose Date is more than 15 minutes away from its clock.
 MAX_CLOCK_SKEW_SECONDS = 15 * 60
-
-
-@dataclass(frozen=True, slots=True)
-class IncomingRequest:
-    """A request exactly as it arrived, before any decoding.
-
-    Header names are lowercased once, on construction: MNS compares them case-insensitively and
-    signs the ``x-mns-*`` ones lowercased anyway.
-    """
-
-    method: str
-    raw_uri: str
-    headers: Mapping[str, str]
-    body: bytes
-
-    @classmethod
-    def from_pairs(
-        cls, method: str, raw_uri: str, pairs: Iterable[tuple[str, str]], body: bytes
-    ) -> IncomingRequest:
-        return cls(method, raw_uri, {name.lower(): value for name, value in pairs}, body)
-
-    def header(self, name: str) -> str | None:
-        return self.headers.get(name)
 
 
 def canonical_mns_headers(headers: Mapping[str, str]) -> str:

@@ -32,7 +32,7 @@ from urllib.parse import quote, unquote
 from gateway.protocol.errors import MNSError
 
 if TYPE_CHECKING:
-    from gateway.auth.signatures import IncomingRequest
+    from gateway.auth.incoming import IncomingRequest
 
 SCHEME: Final = "MNS4-HMAC-SHA256"
 SERVICE: Final = "mns"
