@@ -4,23 +4,19 @@ and the one replay that both run.
 A dead letter is a message whose subscription's retries ran out (docs/protocol.md#retry-schedules).
 Listing, showing and replaying it are the same operations whether they come from
 ``/admin/dead-letters`` or from ``mns-gateway dead-letters``; keeping them here means the two
-cannot drift apart (a CLI replay writes the same ``Replay`` operation-log record as an admin one).
+cannot drift apart (a CLI replay and an admin one lead to the same ``Replay`` operation-log record,
+written by the delivery worker that pushes it).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from gateway.admin.text import iso_utc
 from gateway.delivery.records import DeadLetter
-from gateway.observability.oplog import Action, Field, OperationLog, RequestFacts
 from gateway.protocol.request_ids import new_request_id
 from gateway.store.deliveries import DeliveryStore
-
-#: The request's shared operation-log facts for a record about ``topic_name``.
-FactsFor = Callable[[Field, str], RequestFacts]
 
 
 def summary(letter: DeadLetter) -> dict[str, Any]:
@@ -67,33 +63,26 @@ def listing(store: DeliveryStore, marker: str, limit: int, topic: str | None) ->
 
 
 def replay(
-    store: DeliveryStore, letter_id: str, *, oplog: OperationLog, facts: FactsFor
+    store: DeliveryStore, letter_id: str, *, request_id: str, force: bool = False
 ) -> dict[str, Any]:
-    """Deliver a dead letter again (same MessageId) and log a ``Replay`` record.
+    """Deliver a dead letter again (same MessageId); refused for one replayed before unless
+    ``force`` (``DeadLetterAlreadyReplayed``), so a retried command never silently starts a
+    second delivery chain.
 
-    The store wakes the delivery workers of every process sharing the database.
+    The store wakes the delivery workers of every process sharing the database; the worker that
+    makes the first attempt writes the ``Replay`` operation-log record, with ``request_id``, to
+    its gateway's log, whichever process asked.
     """
-    delivery_id = store.replay_dead_letter(letter_id)
-    letter = store.get_dead_letter(letter_id)
-    oplog.write(
-        facts(Field.TOPIC_NAME, letter.message.topic_name).record(
-            Action.REPLAY,
-            SubscriptionName=letter.subscription.name,
-            MessageId=letter.message.id,
-            Endpoint=letter.subscription.endpoint,
-        )
-    )
+    delivery_id = store.replay_dead_letter(letter_id, request_id, force)
     return {"Id": letter_id, "DeliveryId": delivery_id}
 
 
 class LocalDeadLetters:
     """The dead-letter operations on this machine's store, as ``mns-gateway dead-letters`` runs
-    them: a replay is logged with this command's own request id and no remote address."""
+    them: a replay carries this command's own request id."""
 
-    def __init__(self, store: DeliveryStore, oplog: OperationLog, account_id: str) -> None:
+    def __init__(self, store: DeliveryStore) -> None:
         self._store = store
-        self._oplog = oplog
-        self._account_id = account_id
 
     def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
         return listing(self._store, marker, limit, topic)
@@ -101,14 +90,8 @@ class LocalDeadLetters:
     def detail(self, letter_id: str) -> dict[str, Any]:
         return detail(self._store.get_dead_letter(letter_id))
 
-    def replay(self, letter_id: str) -> dict[str, Any]:
-        started = time.monotonic()
-
-        def facts(resource: Field, name: str) -> RequestFacts:
-            elapsed_ms = (time.monotonic() - started) * 1000
-            return RequestFacts(resource, name, new_request_id(), "", self._account_id, elapsed_ms)
-
-        return replay(self._store, letter_id, oplog=self._oplog, facts=facts)
+    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
+        return replay(self._store, letter_id, request_id=new_request_id(), force=force)
 
 
 def describe_listing(document: Mapping[str, Any]) -> str:

@@ -116,7 +116,7 @@ class DeadLetters(Protocol):
 
     def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]: ...
     def detail(self, letter_id: str) -> dict[str, Any]: ...
-    def replay(self, letter_id: str) -> dict[str, Any]: ...
+    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]: ...
 
 
 def _run_dead_letters(args: argparse.Namespace, letters: DeadLetters) -> int:
@@ -130,7 +130,7 @@ def _run_dead_letters(args: argparse.Namespace, letters: DeadLetters) -> int:
         if args.action == "show":
             emit(args, letters.detail(args.id), dead_letters.describe_detail)
         else:
-            replayed = letters.replay(args.id)
+            replayed = letters.replay(args.id, args.force)
             emit(args, replayed, lambda r: f"replayed {r['Id']} as delivery {r['DeliveryId']}")
     except GatewayError as error:
         message = getattr(error, "message", str(error))
@@ -143,18 +143,11 @@ def _dead_letters(args: argparse.Namespace) -> int:
 
 
 def _local_dead_letters(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    """The dead-letter commands on this data dir's or database's store; a replay is written to
-    the operation log as the admin API's is."""
+    """The dead-letter commands on this data dir's or database's store; a replay's ``Replay``
+    record is written by the gateway's delivery worker that pushes it."""
     from gateway.admin.dead_letters import LocalDeadLetters
-    from gateway.observability.oplog import open_operation_log
 
-    oplog = open_operation_log(str(settings.log_dir) if settings.log_dir else None)
-    try:
-        return _run_dead_letters(
-            args, LocalDeadLetters(store.deliveries, oplog, settings.account_id)
-        )
-    finally:
-        oplog.close()
+    return _run_dead_letters(args, LocalDeadLetters(store.deliveries))
 
 
 def _admin(args: argparse.Namespace) -> int:
@@ -286,6 +279,11 @@ def _dead_letter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", help="only this topic's dead letters (list)")
     parser.add_argument("--marker", help="continue a listing from this id (list)")
     parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replay a dead letter replayed before: another delivery of the message (replay)",
+    )
     with_json(parser)
 
 

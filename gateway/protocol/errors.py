@@ -54,6 +54,7 @@ class ErrorCode(StrEnum):
     SECURITY_TOKEN_EXPIRED = "SecurityTokenExpired"
     INSTANCE_ID_IS_NOT_UNIQUE = "INSTANCE_ID_IS_NOT_UNIQUE"
     DEAD_LETTER_NOT_EXIST = "DeadLetterNotExist"
+    DEAD_LETTER_ALREADY_REPLAYED = "DeadLetterAlreadyReplayed"
     MALFORMED_REQUEST = "MalformedRequest"
     REQUEST_TIMEOUT = "RequestTimeout"
     REQUEST_HEADER_TOO_LARGE = "RequestHeaderTooLarge"
@@ -145,6 +146,11 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
     ),
     # Not an MNS operation: the gateway's own admin API (dead letters).
     ErrorCode.DEAD_LETTER_NOT_EXIST: (404, "The dead letter you provided does not exist."),
+    ErrorCode.DEAD_LETTER_ALREADY_REPLAYED: (
+        409,
+        "The dead letter was replayed already; replay it again with force to start another "
+        "delivery of the message.",
+    ),
     # Not in the MNS tables: refusals before a request reaches an operation, in front of the
     # application (docs/http.md#refusals). The service answers these from its load balancer,
     # with no MNS body at all; ours say what was wrong in the same XML as every other error.

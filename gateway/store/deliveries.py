@@ -166,8 +166,12 @@ class DeliveryStore:
     def get_dead_letter(self, letter_id: str) -> DeadLetter:
         return self.database.read(lambda c: dead_letter_sql.get_dead_letter(c, letter_id))
 
-    def replay_dead_letter(self, letter_id: str) -> str:
+    def replay_dead_letter(self, letter_id: str, request_id: str = "", force: bool = False) -> str:
+        """A new delivery of the dead letter's message (``DeadLetterAlreadyReplayed`` for one
+        replayed before, unless ``force``); its first attempt writes the ``Replay`` record."""
         now = self.now_ms()
-        delivery_id = self.database.write(lambda c: dead_letter_sql.replay(c, letter_id, now))
+        delivery_id = self.database.write(
+            lambda c: dead_letter_sql.replay(c, letter_id, now, request_id, force)
+        )
         self.wakeups.announce_deliveries()
         return delivery_id

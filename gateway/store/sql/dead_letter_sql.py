@@ -115,10 +115,16 @@ def get_dead_letter(conn: Connection, letter_id: str) -> DeadLetter:
     return _letter(row)
 
 
-def replay(conn: Connection, letter_id: str, now_ms: int) -> str:
+def replay(conn: Connection, letter_id: str, now_ms: int, request_id: str, force: bool) -> str:
     """Queue the dead letter's message again for its subscription, with the same MessageId and
-    a new day of retention."""
+    a new day of retention; the delivery keeps ``request_id`` for the worker's ``Replay`` record.
+
+    A dead letter replayed before is refused unless ``force``: a second replay starts a second
+    delivery chain of the same message, which must be what the operator meant.
+    """
     letter = get_dead_letter(conn, letter_id)
+    if letter.replayed_at_ms is not None and not force:
+        raise MNSError("DeadLetterAlreadyReplayed")
     m = letter.message
     if topic_sql.get_subscription(conn, m.topic_name, letter.subscription.name) is None:
         raise MNSError("SubscriptionNotExist")
@@ -130,6 +136,9 @@ def replay(conn: Connection, letter_id: str, now_ms: int) -> str:
     )
     (delivery_id,) = topic_sql.insert_deliveries(
         conn, m.id, m.topic_name, [letter.subscription.name], now_ms
+    )
+    conn.execute(
+        "UPDATE deliveries SET replay_request_id = ? WHERE id = ?", (request_id, delivery_id)
     )
     conn.execute("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", (now_ms, letter_id))
     return delivery_id

@@ -273,12 +273,22 @@ ORDERED_AND_DEAD_LETTER_QUEUES = Migration(
     ),
 )
 
+#: A replayed dead letter's delivery carries the replay's request id: the delivery worker that
+#: makes its first attempt writes the ``Replay`` operation-log record, so the record comes from
+#: the gateway that pushes, whatever shell or replica asked for the replay.
+REPLAYED_DELIVERIES = Migration(
+    8,
+    "replayed deliveries",
+    ("ALTER TABLE deliveries ADD COLUMN replay_request_id TEXT",),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
     INBOX,
     TEMPORARY_CREDENTIALS,
     ORDERED_AND_DEAD_LETTER_QUEUES,
+    REPLAYED_DELIVERIES,
 )
 
 _LEDGER = """
