@@ -271,39 +271,6 @@ def test_times_are_iso_8601_utc_for_people(logged_gateway: RunningGateway, uniqu
     assert listed.stdout.startswith(letter_id) and "Z" in listed.stdout
 
 
-def replay_records(logs: Path, topic: str) -> list[dict]:  # type: ignore[type-arg]
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        records = [
-            json.loads(line)
-            for path in logs.rglob("*")
-            if path.is_file()
-            for line in path.read_text().splitlines()
-            if line.strip()
-        ]
-        found = [r for r in records if r["Action"] == "Replay" and r.get("TopicName") == topic]
-        if found:
-            return found
-        time.sleep(0.1)
-    return []
-
-
-def test_cli_and_admin_replays_write_the_same_record(
-    logged_gateway: RunningGateway, unique: str
-) -> None:
-    logs = Path(logged_gateway.env["MNS_GATEWAY_LOG_DIR"])
-    by_cli, by_admin = f"{unique}c", f"{unique}a"
-    cli_letter = dead_letter(logged_gateway, by_cli)
-    assert local(logged_gateway, "replay", cli_letter, "--json")["DeliveryId"]
-    admin_letter = dead_letter(logged_gateway, by_admin)
-    assert remote(logged_gateway, "replay", admin_letter, "--json").returncode == 0
-    (from_cli,) = replay_records(logs, by_cli)
-    (from_admin,) = replay_records(logs, by_admin)
-    assert from_cli.keys() - {"RemoteAddress"} == from_admin.keys() - {"RemoteAddress"}
-    assert from_cli["SubscriptionName"] == "s" and from_cli["RequestId"]
-    assert from_cli["MessageId"] == local(logged_gateway, "show", cli_letter, "--json")["MessageId"]
-
-
 def test_main_returns_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dead-letters", "show", "x", "--data-dir", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith("mns-gateway dead-letters: dead letter x")
