@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.admin.text import iso_utc
-from gateway.delivery.records import DeadLetter
+from gateway.admin.text import error_excerpt, iso_utc
+from gateway.delivery.records import Attempt, DeadLetter
 from gateway.protocol.request_ids import new_request_id
 from gateway.store.deliveries import DeliveryStore
 
@@ -53,7 +53,19 @@ def detail(letter: DeadLetter) -> dict[str, Any]:
         "MessageBodyMD5": message.body_md5,
         "MessageTag": message.tag,
         "PublishTime": message.publish_time_ms,
-        "AttemptHistory": [a.fields() for a in letter.attempts],
+        "AttemptHistory": [attempt_document(a) for a in letter.attempts],
+    }
+
+
+def attempt_document(attempt: Attempt) -> dict[str, Any]:
+    """One push attempt, named as every other field of the document (times in epoch ms)."""
+    return {
+        "Attempt": attempt.attempt,
+        "AttemptedAt": attempt.attempted_at_ms,
+        "Outcome": attempt.outcome,
+        "StatusCode": attempt.status_code,
+        "LatencyMs": attempt.latency_ms,
+        "Error": attempt.error,
     }
 
 
@@ -138,14 +150,19 @@ def describe_detail(document: Mapping[str, Any]) -> str:
         ("MessageTag", document["MessageTag"] or "-"),
         ("MessageBody", document["MessageBody"]),
     ]
-    lines = [f"{name + ':':<16}{value}" for name, value in fields]
+    lines = [f"{name + ':':<17}{value}" for name, value in fields]
     lines.append("Attempts:")
-    for attempt in document["AttemptHistory"]:
-        status, latency = attempt["status_code"], attempt["latency_ms"]
-        lines.append(
-            f"  #{attempt['attempt']}  {iso_utc(attempt['attempted_at_ms'])}  {attempt['outcome']}"
-            + (f"  HTTP {status}" if status is not None else "")
-            + (f"  {latency:.0f} ms" if latency is not None else "")
-            + (f"  {attempt['error']}" if attempt.get("error") else "")
-        )
+    lines += [f"  {describe_attempt(attempt)}" for attempt in document["AttemptHistory"]]
     return "\n".join(lines)
+
+
+def describe_attempt(attempt: Mapping[str, Any]) -> str:
+    """``#2  <time>  http_error  HTTP 502  12 ms  <error>``: an endpoint's HTML error page
+    reduced to one line of its text, as the report shows it (``--json`` keeps it whole)."""
+    status, latency, error = attempt["StatusCode"], attempt["LatencyMs"], attempt.get("Error")
+    return (
+        f"#{attempt['Attempt']}  {iso_utc(attempt['AttemptedAt'])}  {attempt['Outcome']}"
+        + (f"  HTTP {status}" if status is not None else "")
+        + (f"  {latency:.0f} ms" if latency is not None else "")
+        + (f"  {error_excerpt(error)}" if error else "")
+    )
