@@ -38,7 +38,7 @@ def admin(args: argparse.Namespace) -> int:
         raise
     except AdminError as error:
         if error.code in REFUSED_KEY_CODES:
-            raise CommandError(f"{error.message} ({_which_key(key, url)})") from error
+            raise CommandError(f"{error} ({_which_key(key, url)})") from error
         raise
 
 
