@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,7 @@ from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
 from gateway.topics.records import TopicMessage
+from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
 from tests.gateway.delivery.test_worker import Clock, ScriptedSender, make_worker, run_until_idle
 
 MNS_GATEWAY = Path(sys.executable).parent / "mns-gateway"
@@ -290,3 +292,90 @@ def _commands(
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():
                 yield from _commands(child, (*path, name))
+
+
+# -- item 1: credentials and admin against the running gateway ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def served_with_my_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    """The quickstart's gateway (its own key in its environment) on a data dir where an earlier
+    ``serve`` without the export generated a pair and served with it."""
+    from gateway.auth.generated_keys import load_or_create
+    from gateway.auth.served_keys import record_served_keys
+    from tests.conftest import start_gateway
+
+    data = tmp_path_factory.mktemp("served") / "data"
+    data.mkdir()
+    ((generated_id, _),) = load_or_create(data)[0].items()
+    record_served_keys(data, "http://127.0.0.1:8080", [generated_id])
+    running = start_gateway(data)
+    yield running, generated_id
+    running.stop()
+
+
+def test_serve_warns_when_the_keys_clients_used_change(served_with_my_key: tuple[Any, str]) -> None:
+    """Failed before: restarting serve with other keys broke ~/.mnscredentials without a word."""
+    gateway, generated_id = served_with_my_key
+    log = gateway.log_file.read_text()  # type: ignore[union-attr]
+    assert (
+        f"warning: this data dir was last served with access key {generated_id}, now with " in log
+    )
+    assert "will be refused" in log
+
+
+def test_credentials_show_says_the_gateway_refuses_the_generated_pair(
+    served_with_my_key: tuple[Any, str],
+) -> None:
+    """Failed before: a shell without the export printed the generated pair as the gateway's."""
+    gateway, generated_id = served_with_my_key
+    done = run("credentials", "show", "--data-dir", str(gateway.data_dir), "--json")
+    assert done.returncode == 1
+    document = json.loads(done.stdout)
+    assert document["Gateway"] == gateway.url
+    assert document["ServedAccessKeyIds"] == [ACCESS_KEY_ID]
+    (pair,) = document["AccessKeys"]
+    assert pair["AccessKeyId"] == generated_id and pair["Accepted"] is False
+    assert f"refuses {generated_id} from the pair generated in" in done.stderr
+    assert f"serves with access key {ACCESS_KEY_ID}, whose secret this shell" in done.stderr
+
+
+def test_credentials_show_with_the_export_says_which_key_is_accepted(
+    served_with_my_key: tuple[Any, str],
+) -> None:
+    gateway, generated_id = served_with_my_key
+    exported = {
+        "MNS_GATEWAY_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "MNS_GATEWAY_ACCESS_KEY_SECRET": ACCESS_KEY_SECRET,
+    }
+    done = subprocess.run(
+        [
+            str(MNS_GATEWAY),
+            "credentials",
+            "show",
+            "--url",
+            gateway.url,
+            "--data-dir",
+            str(gateway.data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**shell(), **exported},
+    )
+    assert done.returncode == 0, done.stderr
+    blocks = done.stdout.split("\n\n")
+    assert f"AccessKeyId:     {ACCESS_KEY_ID}" in blocks[1] and "Accepted:        yes" in blocks[1]
+    assert f"AccessKeyId:     {generated_id}" in blocks[2] and "Accepted:        NO" in blocks[2]
+
+
+def test_admin_without_a_key_says_which_key_it_used(served_with_my_key: tuple[Any, str]) -> None:
+    """Failed before: "The AccessKey Id you provided is not exist", with no word of which key."""
+    gateway, generated_id = served_with_my_key
+    data = str(gateway.data_dir)
+    done = run("admin", "--url", gateway.url, "--data-dir", data, "dead-letters", "list")
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "InvalidAccessKeyId" in done.stderr
+    assert f"signed with access key {generated_id} from the pair generated in {data}" in done.stderr
+    assert f"`mns-gateway credentials show --url {gateway.url}`" in done.stderr
