@@ -40,7 +40,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.t{white-space:nowrap;font-variant-numeric:tabular-nums}
 td.w{overflow-wrap:anywhere;min-width:7em}td.u{min-width:12em;font-size:12px}
 td.e{overflow-wrap:anywhere;min-width:14em;color:#700}
-.legend{margin:4px 0 12px}.key{margin-right:14px;white-space:nowrap}
+.legend{margin:4px 0 12px}.key{margin-right:14px;display:inline-block;max-width:100%}
 .key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
 .bad{color:#b00}.empty,.note,.missing{color:#777}svg{max-width:100%;height:auto}
 details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}details table{margin-left:16px}

@@ -86,6 +86,8 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
     try:
         options = options_from_arguments(args)
         check_local_inputs(options, os.path.isdir)
+        if options.trace is not None and options.logs is None and _is_local(options.out):
+            return trace_from_kept(options)
     except PipelineError as error:
         print(f"mns-gateway report: {error}", file=sys.stderr)
         return 2
@@ -116,6 +118,38 @@ def _run(options: ReportOptions, session_factory: SessionFactory | None) -> int:
         f"read {summary['lines']} lines: {summary['events_in_window']} events reported, "
         f"{summary['malformed_lines']} malformed and {summary['unusable_records']} unusable "
         f"lines skipped; wrote {options.out}"
+    )
+    return 0
+
+
+def _is_local(where: str | None) -> bool:
+    return where is not None and "://" not in where
+
+
+def trace_from_kept(options: ReportOptions) -> int:
+    """``--trace`` with ``--out`` alone: from the tables the report keeps there, read with
+    pyarrow, no Spark and no logs (:mod:`gateway.pipeline.kept_traces`)."""
+    assert options.out is not None and options.trace is not None
+    if importlib.util.find_spec("pyarrow") is None:
+        raise PipelineError(f"--trace needs the pipeline extra: {pipeline_install_command()}")
+    from gateway.pipeline import kept_traces
+
+    out, zone = Path(options.out), ZoneInfo(options.timezone)
+    if (out / kept_traces.EVENTS_TABLE).is_dir():
+        events = kept_traces.operations(out / kept_traces.EVENTS_TABLE, options.trace)
+        return _print_trace(events, options.trace, zone)
+    if not (out / kept_traces.FACTS_TABLE).is_dir():
+        raise PipelineError(f"no report under --out {options.out}")
+    rows = kept_traces.facts(out / kept_traces.FACTS_TABLE, options.trace)
+    lines = kept_traces.format_summary(kept_traces.summary_lines(rows), zone)
+    if not lines:
+        print(f"no operations logged for MessageId {options.trace}")
+        return 1
+    print("\n".join(lines))
+    print(
+        "(from the report's facts: one line per kind of operation and place; "
+        "--logs DIR --trace ID prints every operation)",
+        file=sys.stderr,
     )
     return 0
 
