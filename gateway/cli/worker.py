@@ -8,6 +8,7 @@ import signal
 import threading
 
 from gateway.cli.common import CommandError, Commands, ready_settings, with_data_dir
+from gateway.config.settings import Settings
 from gateway.protocol.errors import GatewayError
 
 
@@ -40,18 +41,22 @@ def worker(args: argparse.Namespace) -> int:
         runtime.close()
         raise
     runtime.worker.start()
-    where = "the shared database" if settings.database_url else f"data dir {settings.data_dir}"
-    print(
-        f"mns-gateway worker: pushing with {settings.delivery_threads} "
-        f"{'greenlets' if settings.pushes_on_greenlets else 'threads'} ({where}); "
-        "Ctrl-C or SIGTERM stops it",
-        flush=True,
-    )
+    print(started_line(settings), flush=True)
     stop.wait()
     runtime.close()  # pushes in flight get MNS_GATEWAY_GRACEFUL_TIMEOUT seconds to finish
     if probes is not None:
         probes.stop()
     return 0
+
+
+def started_line(settings: Settings) -> str:
+    """What a person sees once the worker runs (it prints nothing else until it stops)."""
+    where = "the shared database" if settings.database_url else f"data dir {settings.data_dir}"
+    kind = "greenlets" if settings.pushes_on_greenlets else "threads"
+    return (
+        f"mns-gateway worker: pushing with {settings.delivery_threads} {kind} ({where}); "
+        "Ctrl-C or SIGTERM stops it"
+    )
 
 
 def add_command(commands: Commands) -> None:
