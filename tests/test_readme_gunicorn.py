@@ -48,7 +48,7 @@ def test_the_line_serves_and_its_urls_point_at_it(tmp_path: Path) -> None:
         command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_until_ready(port, process)
+        wait_until_ready(port, process, timeout=90)
         created = RawClient("127.0.0.1", port, ACCESS_KEY_ID, ACCESS_KEY_SECRET).send(
             "PUT", "/topics/readme", b"<Topic/>", {"Content-Type": "text/xml"}
         )
