@@ -132,6 +132,23 @@ def open_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Op
         database.close()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Fail in the first second, naming what is missing and how to install it, when the
+    machine lacks a program the suite needs (tests/prerequisites.py)."""
+    import glob
+    import shutil
+
+    from tests import prerequisites
+
+    if shutil.which("initdb") is None:
+        candidates = map(Path, glob.glob(prerequisites.POSTGRES_BIN_GLOB))
+        os.environ["PATH"] = prerequisites.with_postgres_on_path(os.environ["PATH"], candidates)
+    java = prerequisites.java_version(dict(os.environ), shutil.which)
+    lines = prerequisites.missing(shutil.which, java)
+    if lines:
+        raise pytest.UsageError(prerequisites.report(lines))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """The fuzz suites' figures: requests tried and how they were answered (tests/fuzz.py)."""
     from tests import fuzz

@@ -4,23 +4,20 @@ and the one replay that both run.
 A dead letter is a message whose subscription's retries ran out (docs/protocol.md#retry-schedules).
 Listing, showing and replaying it are the same operations whether they come from
 ``/admin/dead-letters`` or from ``mns-gateway dead-letters``; keeping them here means the two
-cannot drift apart (a CLI replay writes the same ``Replay`` operation-log record as an admin one).
+cannot drift apart (a CLI replay and an admin one lead to the same ``Replay`` operation-log record,
+written by the delivery worker that pushes it).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from gateway.admin.text import iso_utc
-from gateway.delivery.records import DeadLetter
-from gateway.observability.oplog import Action, Field, OperationLog, RequestFacts
+from gateway.delivery.error_text import error_excerpt
+from gateway.delivery.records import Attempt, DeadLetter
 from gateway.protocol.request_ids import new_request_id
 from gateway.store.deliveries import DeliveryStore
-
-#: The request's shared operation-log facts for a record about ``topic_name``.
-FactsFor = Callable[[Field, str], RequestFacts]
 
 
 def summary(letter: DeadLetter) -> dict[str, Any]:
@@ -57,7 +54,19 @@ def detail(letter: DeadLetter) -> dict[str, Any]:
         "MessageBodyMD5": message.body_md5,
         "MessageTag": message.tag,
         "PublishTime": message.publish_time_ms,
-        "AttemptHistory": [a.fields() for a in letter.attempts],
+        "AttemptHistory": [attempt_document(a) for a in letter.attempts],
+    }
+
+
+def attempt_document(attempt: Attempt) -> dict[str, Any]:
+    """One push attempt, named as every other field of the document (times in epoch ms)."""
+    return {
+        "Attempt": attempt.attempt,
+        "AttemptedAt": attempt.attempted_at_ms,
+        "Outcome": attempt.outcome,
+        "StatusCode": attempt.status_code,
+        "LatencyMs": attempt.latency_ms,
+        "Error": attempt.error,
     }
 
 
@@ -70,37 +79,31 @@ def replay(
     store: DeliveryStore,
     letter_id: str,
     *,
-    oplog: OperationLog,
-    facts: FactsFor,
+    request_id: str,
+    force: bool = False,
     seen_replayed_at: int | None = None,
 ) -> dict[str, Any]:
-    """Deliver a dead letter again (same MessageId) and log a ``Replay`` record.
+    """Deliver a dead letter again (same MessageId); refused for one replayed before unless
+    ``force`` (``DeadLetterAlreadyReplayed``), so a retried command never silently starts a
+    second delivery chain.
 
-    The store wakes the delivery workers of every process sharing the database. The web console
-    passes ``seen_replayed_at`` so that a letter is not replayed twice by mistake
-    (:func:`gateway.store.sql.dead_letter_sql.replay`).
+    The store wakes the delivery workers of every process sharing the database; the worker that
+    makes the first attempt writes the ``Replay`` operation-log record, with ``request_id``, to
+    its gateway's log, whichever process asked. The web console passes ``seen_replayed_at``, the
+    last replay its page showed (0: none), to replay again only a letter nobody replayed
+    meanwhile (:func:`gateway.store.sql.dead_letter_sql.replay`).
     """
-    delivery_id = store.replay_dead_letter(letter_id, seen_replayed_at=seen_replayed_at)
-    letter = store.get_dead_letter(letter_id)
-    oplog.write(
-        facts(Field.TOPIC_NAME, letter.message.topic_name).record(
-            Action.REPLAY,
-            SubscriptionName=letter.subscription.name,
-            MessageId=letter.message.id,
-            Endpoint=letter.subscription.endpoint,
-        )
-    )
+    guard = None if force else (seen_replayed_at or 0)
+    delivery_id = store.replay_dead_letter(letter_id, request_id, if_replayed_at=guard)
     return {"Id": letter_id, "DeliveryId": delivery_id}
 
 
 class LocalDeadLetters:
     """The dead-letter operations on this machine's store, as ``mns-gateway dead-letters`` runs
-    them: a replay is logged with this command's own request id and no remote address."""
+    them: a replay carries this command's own request id."""
 
-    def __init__(self, store: DeliveryStore, oplog: OperationLog, account_id: str) -> None:
+    def __init__(self, store: DeliveryStore) -> None:
         self._store = store
-        self._oplog = oplog
-        self._account_id = account_id
 
     def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
         return listing(self._store, marker, limit, topic)
@@ -108,14 +111,8 @@ class LocalDeadLetters:
     def detail(self, letter_id: str) -> dict[str, Any]:
         return detail(self._store.get_dead_letter(letter_id))
 
-    def replay(self, letter_id: str) -> dict[str, Any]:
-        started = time.monotonic()
-
-        def facts(resource: Field, name: str) -> RequestFacts:
-            elapsed_ms = (time.monotonic() - started) * 1000
-            return RequestFacts(resource, name, new_request_id(), "", self._account_id, elapsed_ms)
-
-        return replay(self._store, letter_id, oplog=self._oplog, facts=facts)
+    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
+        return replay(self._store, letter_id, request_id=new_request_id(), force=force)
 
 
 def describe_listing(document: Mapping[str, Any]) -> str:
@@ -162,14 +159,19 @@ def describe_detail(document: Mapping[str, Any]) -> str:
         ("MessageTag", document["MessageTag"] or "-"),
         ("MessageBody", document["MessageBody"]),
     ]
-    lines = [f"{name + ':':<16}{value}" for name, value in fields]
+    lines = [f"{name + ':':<17}{value}" for name, value in fields]
     lines.append("Attempts:")
-    for attempt in document["AttemptHistory"]:
-        status, latency = attempt["status_code"], attempt["latency_ms"]
-        lines.append(
-            f"  #{attempt['attempt']}  {iso_utc(attempt['attempted_at_ms'])}  {attempt['outcome']}"
-            + (f"  HTTP {status}" if status is not None else "")
-            + (f"  {latency:.0f} ms" if latency is not None else "")
-            + (f"  {attempt['error']}" if attempt.get("error") else "")
-        )
+    lines += [f"  {describe_attempt(attempt)}" for attempt in document["AttemptHistory"]]
     return "\n".join(lines)
+
+
+def describe_attempt(attempt: Mapping[str, Any]) -> str:
+    """``#2  <time>  http_error  HTTP 502  12 ms  <error>``: an endpoint's HTML error page
+    reduced to one line of its text, as the report shows it (``--json`` keeps it whole)."""
+    status, latency, error = attempt["StatusCode"], attempt["LatencyMs"], attempt.get("Error")
+    return (
+        f"#{attempt['Attempt']}  {iso_utc(attempt['AttemptedAt'])}  {attempt['Outcome']}"
+        + (f"  HTTP {status}" if status is not None else "")
+        + (f"  {latency:.0f} ms" if latency is not None else "")
+        + (f"  {error_excerpt(error)}" if error else "")
+    )

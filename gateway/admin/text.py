@@ -1,4 +1,6 @@
-"""How operators' commands show times as text: ISO-8601 UTC, to the millisecond.
+"""How operators' commands show times: ISO-8601 UTC, to the millisecond. (An endpoint's error
+is reduced to text by :func:`gateway.delivery.error_text.error_excerpt`, which the report's page,
+``--trace`` and the web console use too.)
 
 Shared by the dead-letter views (:mod:`gateway.admin.dead_letters`, local or remote) and the
 command line (:mod:`gateway.cli.common`), which sits above them.

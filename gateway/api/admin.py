@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, g, jsonify
 
 from gateway.admin import dead_letters
-from gateway.api.context import gateway, query_params, request_facts
+from gateway.api.context import gateway, query_params
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
 
@@ -44,9 +44,15 @@ def show_dead_letter(letter_id: str) -> Response:
 
 @blueprint.post("/dead-letters/<letter_id>/replay")
 def replay_dead_letter(letter_id: str) -> Response:
-    context = gateway()
+    """``?force=true`` replays a dead letter replayed before (a second delivery chain)."""
+    force = query_params().get("force", "false").lower()
+    if force not in ("true", "false"):
+        raise MNSError("InvalidArgument", "The value of force should be true or false.")
     return jsonify(
         dead_letters.replay(
-            context.store.deliveries, letter_id, oplog=context.oplog, facts=request_facts
+            gateway().store.deliveries,
+            letter_id,
+            request_id=g.get("request_id", ""),
+            force=force == "true",
         )
     )

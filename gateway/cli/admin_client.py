@@ -105,5 +105,6 @@ class RemoteDeadLetters:
     def detail(self, letter_id: str) -> dict[str, Any]:
         return self._client.call("GET", f"/admin/dead-letters/{quote(letter_id, safe='')}")
 
-    def replay(self, letter_id: str) -> dict[str, Any]:
-        return self._client.call("POST", f"/admin/dead-letters/{quote(letter_id, safe='')}/replay")
+    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
+        path = f"/admin/dead-letters/{quote(letter_id, safe='')}/replay"
+        return self._client.call("POST", path, {"force": "true"} if force else None)

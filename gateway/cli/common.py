@@ -1,9 +1,13 @@
 """What every ``mns-gateway`` command shares: its ``--data-dir`` and ``--json`` options, how it
 prints (JSON for scripts; text for people, times in ISO-8601 UTC), and the store it works on.
 
-Commands are defined in :mod:`gateway.cli` and beside the concept they operate on
-(:mod:`gateway.cli.queue_settings`, :mod:`gateway.cli.inbox`); this module imports nothing
-heavy, because the command line is parsed before ``serve`` lets gevent patch anything.
+Each command group is a module of :mod:`gateway.cli` with an ``add_command(commands)``;
+:mod:`gateway.cli.commands` assembles them. This module imports nothing heavy, because the
+command line is parsed before ``serve`` lets gevent patch anything.
+
+A command that works on a gateway's data never creates that data: a data dir without the
+gateway's database is one line naming it and ``--data-dir`` (:func:`existing_settings`). Only
+``serve``, ``worker`` and ``migrate`` make a data dir.
 """
 
 from __future__ import annotations
@@ -11,25 +15,83 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway.admin.text import iso_utc as iso_utc  # re-exported for the commands
-from gateway.config.settings import Settings
+from gateway.config.data_dir import prepare_data_dir
+from gateway.config.settings import Settings, settings_from_env
+from gateway.protocol.errors import GatewayError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
 
 #: The command line's settings (flags over the environment) for parsed arguments.
 SettingsFor = Callable[[argparse.Namespace], Settings]
+#: What ``add_parser`` is called on: the ``mns-gateway`` sub-commands.
+Commands = argparse._SubParsersAction  # type: ignore[type-arg]
 T = TypeVar("T")
 
 
+class CommandError(GatewayError):
+    """A command cannot do what it was asked; its message is the one line the user sees."""
+
+
 def with_data_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", help="where the SQLite database and keys live")
+    parser.add_argument(
+        "--data-dir",
+        help="the gateway's data dir: SQLite database, keys (default MNS_GATEWAY_DATA_DIR, "
+        "else ./mns-data)",
+    )
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The command line's settings: its flags over ``MNS_GATEWAY_*`` over the defaults."""
+    return settings_from_env().with_overrides(
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        data_dir=Path(args.data_dir) if getattr(args, "data_dir", None) else None,
+        workers=getattr(args, "workers", None),
+        threads=getattr(args, "threads", None),
+    )
+
+
+def ready_settings(args: argparse.Namespace) -> Settings:
+    """Settings for a command that makes the data dir (serve, worker), which must be usable."""
+    settings = settings_of(args)
+    prepare_data_dir(settings.data_dir)
+    return settings
+
+
+def database_settings(args: argparse.Namespace) -> Settings:
+    """Settings for ``migrate``: a SQLite database is made in a usable data dir."""
+    settings = settings_of(args)
+    if not settings.database_url:
+        prepare_data_dir(settings.data_dir)
+    return settings
+
+
+def existing_settings(args: argparse.Namespace) -> Settings:
+    """Settings for a command on a gateway's data: with SQLite, its database must be there
+    already (run from the wrong directory, a command must not start an empty gateway)."""
+    settings = settings_of(args)
+    if not settings.database_url and not settings.database_path.is_file():
+        raise CommandError(missing_data_dir(settings))
+    return settings
+
+
+def missing_data_dir(settings: Settings) -> str:
+    return (
+        f"no gateway data in {settings.data_dir.absolute()} "
+        f"(no {settings.database_path.name} there): pass --data-dir, the directory "
+        "`mns-gateway serve` uses (or set MNS_GATEWAY_DATA_DIR)"
+    )
 
 
 def with_json(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON for scripts (times in epoch ms)"
+    )
 
 
 def emit(args: argparse.Namespace, document: Any, text: Callable[[Any], str]) -> None:

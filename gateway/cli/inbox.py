@@ -10,7 +10,15 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import SettingsFor, emit, iso_utc, on_store, with_data_dir, with_json
+from gateway.cli.common import (
+    Commands,
+    emit,
+    existing_settings,
+    iso_utc,
+    on_store,
+    with_data_dir,
+    with_json,
+)
 from gateway.config.settings import Settings
 from gateway.inbox.records import InboxKind, query_from
 
@@ -36,6 +44,8 @@ def describe(kind: InboxKind, document: Mapping[str, Any]) -> str:
         ]
         for name in _DETAILS[kind]:
             value = entry.get(name)
+            if value is None:  # a mail without ReplyTo has none: no "ReplyTo: None" line
+                continue
             text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
             lines.append(f"  {name}: {text}")
         blocks.append("\n".join(lines))
@@ -58,8 +68,8 @@ def _entries(args: argparse.Namespace, store: Store, settings: Settings) -> dict
     return {"Messages": [dict(entry.document) for entry in store.inbox.entries(kind, query)]}
 
 
-def run_inbox(settings_for: SettingsFor, args: argparse.Namespace) -> int:
-    document = on_store(settings_for, args, partial(_entries, args))
+def run_inbox(args: argparse.Namespace) -> int:
+    document = on_store(existing_settings, args, partial(_entries, args))
     if args.clear:
         emit(args, document, lambda d: f"deleted {d['Deleted']} entries")
     else:
@@ -67,13 +77,13 @@ def run_inbox(settings_for: SettingsFor, args: argparse.Namespace) -> int:
     return 0
 
 
-def add_inbox_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], settings_for: SettingsFor
-) -> None:
+def add_command(commands: Commands) -> None:
     inbox = commands.add_parser(
         "inbox", help="SMS and mail kept instead of sent (MNS_GATEWAY_INBOX=1)"
     )
-    inbox.add_argument("kind", choices=[kind.value for kind in InboxKind])
+    inbox.add_argument(
+        "kind", choices=[kind.value for kind in InboxKind], help="which inbox: sms or mail"
+    )
     inbox.add_argument("--recipient", help="only to this phone number or address")
     inbox.add_argument("--topic", help="only from this topic")
     inbox.add_argument("--since", help="only from this time on (ISO 8601 or epoch ms)")
@@ -82,4 +92,4 @@ def add_inbox_command(
     inbox.add_argument("--clear", action="store_true", help="empty this inbox instead")
     with_json(inbox)
     with_data_dir(inbox)
-    inbox.set_defaults(handler=partial(run_inbox, settings_for))
+    inbox.set_defaults(handler=run_inbox)

@@ -1,6 +1,8 @@
 """The settings the 2015-06-06 XML API has no element of its own for, from the command line:
-a queue's QueueType and dead-letter policy, a subscription's dead-letter queue
-(``mns-gateway queues`` and ``mns-gateway subscriptions``; docs/queues.md#from-the-command-line).
+a queue's QueueType and dead-letter policy, a subscription's dead-letter queue: the operations
+and documents that ``mns-gateway queues`` and ``mns-gateway subscriptions`` share
+(:mod:`gateway.cli.queues`, :mod:`gateway.cli.subscriptions`;
+docs/queues.md#from-the-command-line).
 
 The same rules as the XML API apply, because the same store operations and checks run: a queue
 is typed at creation only, a policy names an existing queue other than its own, and a queue
@@ -11,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import SettingsFor, emit, on_store, with_data_dir, with_json
+from gateway.cli.common import with_data_dir, with_json
 from gateway.config.settings import Settings
 from gateway.queues.dlq_policy import DeadLetterPolicy, PolicyUpdate, parse_policy_fields
 from gateway.queues.records import Queue, QueueAttributes, QueueType
@@ -99,50 +100,11 @@ def policy_update(
     return parse_policy_fields(target, max_receive_count, enabled)
 
 
-def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
-    """One ``queues`` or ``subscriptions`` command; the document to print."""
-    count = getattr(args, "max_receive_count", None)
-    update = policy_update(args.dlq_target, count, args.dlq_enabled)
-    if args.command == "subscriptions":
-        if args.action == "set" and update is not None:
-            changed = set_subscription(store, settings, args.topic, args.name, update)
-            return subscription_document(changed)
-        return subscription_document(store.topics.get_subscription(args.topic, args.name))
-    if args.action == "create":
-        queue = create_queue(store, args.name, QueueType.parse(args.type), update)
-    elif args.action == "set" and update is not None:
-        queue = set_queue(store, args.name, update)
-    else:
-        queue = store.queues.get_queue(args.name)[0]
-    return queue_document(queue)
-
-
-def run_command(settings_for: SettingsFor, args: argparse.Namespace) -> int:
-    """A ``queues`` or ``subscriptions`` command on the store of this data dir or database."""
-    emit(args, on_store(settings_for, args, partial(run, args)), describe)
-    return 0
-
-
-def add_queue_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], settings_for: SettingsFor
-) -> None:
-    """``settings_for(args)``: the command line's settings (flags over the environment)."""
-    queues = commands.add_parser(
-        "queues", help="create a typed queue, show or set its dead-letter policy"
+def add_policy_options(parser: argparse.ArgumentParser) -> None:
+    """The dead-letter options both commands take, and where they work."""
+    parser.add_argument("--dlq-target", help="the dead-letter queue's name")
+    parser.add_argument(
+        "--dlq-enabled", choices=("true", "false"), help="turn the dead-letter policy on or off"
     )
-    queues.add_argument("action", choices=("create", "set", "show"))
-    queues.add_argument("name")
-    queues.add_argument("--type", default="normal", help="create: normal (default) or fifo")
-    queues.add_argument("--max-receive-count", help="receives before a message is dead-lettered")
-    subscriptions = commands.add_parser(
-        "subscriptions", help="show or set a subscription's dead-letter queue"
-    )
-    subscriptions.add_argument("action", choices=("set", "show"))
-    subscriptions.add_argument("topic")
-    subscriptions.add_argument("name")
-    for parser in (queues, subscriptions):
-        parser.add_argument("--dlq-target", help="the dead-letter queue's name")
-        parser.add_argument("--dlq-enabled", choices=("true", "false"))
-        with_data_dir(parser)
-        with_json(parser)
-        parser.set_defaults(handler=partial(run_command, settings_for))
+    with_data_dir(parser)
+    with_json(parser)

@@ -35,6 +35,8 @@ class DeliveryJob:
     subscription: Subscription
     route: str
     logging_enabled: bool = False
+    #: Set on a replayed dead letter's delivery: the replay's request id (its ``Replay`` record).
+    replay_request_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,8 +74,10 @@ def line_chart(
     y_max: float,
     y_label: Callable[[float], str],
     clock: Callable[[int], str],
+    gap_ms: int | None = None,
 ) -> str:
-    """Lines over time with a shared y axis from 0 to ``y_max``; ``clock`` writes a time."""
+    """Lines over time with a shared y axis from 0 to ``y_max``; ``clock`` writes a time.
+    Points more than ``gap_ms`` apart are not joined: no line claims traffic in a gap."""
     points = [point for line in series for point in line.points]
     if not points:
         return _empty("no push attempts in the logs")
@@ -91,8 +93,8 @@ def line_chart(
         left, _ = frame.place(x, 0)
         parts.append(_text(left, svg_height - 24, clock(x), anchor=anchor))
     for index, line in enumerate(series):
-        parts.append(_line(frame, line, index, y_label, clock))
-    parts.append("</svg>")
+        parts.append(_line(frame, line, index, (y_label, clock), gap_ms))
+    parts.append(_SVG_CLOSE)
     labels = [f"{line.label} {line.note}".rstrip() for line in series]
     return "".join(parts) + legend(labels, dashed=True)
 
@@ -101,18 +103,24 @@ def _line(
     frame: _TimeFrame,
     line: LineSeries,
     index: int,
-    y_label: Callable[[float], str],
-    clock: Callable[[int], str],
+    labels: tuple[Callable[[float], str], Callable[[int], str]],
+    gap_ms: int | None,
 ) -> str:
-    """A polyline plus a dot per point: dots keep single buckets and gaps visible."""
+    """A polyline per run of adjacent points plus a dot per point: dots keep single buckets
+    visible, and a gap in the traffic is a gap in the line."""
+    y_label, clock = labels
     colour, dash = _style(index)
     placed = [(x, y, *frame.place(x, y)) for x, y in sorted(line.points)]
-    path = " ".join(f"{left:.1f},{up:.1f}" for _, _, left, up in placed)
     dashes = f' stroke-dasharray="{dash}"' if dash else ""
-    parts = [
-        f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dashes} points="{path}">'
-        f"<title>{escape(line.label)}</title></polyline>"
-    ]
+    parts = []
+    for run in split_at_gaps(placed, gap_ms):
+        if len(run) < 2:
+            continue
+        path = " ".join(f"{left:.1f},{up:.1f}" for _, _, left, up in run)
+        parts.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dashes} points="{path}">'
+            f"<title>{escape(line.label)}</title></polyline>"
+        )
     for x, y, left, up in placed:
         tip = f"{line.label} at {clock(x)}: {y_label(y)}"
         parts.append(
@@ -120,6 +128,20 @@ def _line(
             f"<title>{escape(tip)}</title></circle>"
         )
     return "".join(parts)
+
+
+def split_at_gaps(
+    points: Sequence[tuple[int, float, float, float]], gap_ms: int | None
+) -> list[list[tuple[int, float, float, float]]]:
+    """Runs of points (sorted by time) whose neighbours are at most ``gap_ms`` apart; one run
+    when ``gap_ms`` is None."""
+    runs: list[list[tuple[int, float, float, float]]] = []
+    for point in points:
+        if runs and (gap_ms is None or point[0] - runs[-1][-1][0] <= gap_ms):
+            runs[-1].append(point)
+        else:
+            runs.append([point])
+    return runs
 
 
 def bar_chart(
@@ -159,7 +181,7 @@ def bar_chart(
             offset += value * scale if stacked else 0.0
         end = ends[row]
         parts.append(_text(LABEL_WIDTH + end * scale + 4, middle, value_label(end), "start"))
-    parts.append("</svg>")
+    parts.append(_SVG_CLOSE)
     return "".join(parts) + legend([group.label for group in groups])
 
 
@@ -177,10 +199,15 @@ def _style(index: int) -> tuple[str, str]:
     return PALETTE[index % len(PALETTE)], DASHES[index // len(PALETTE) % len(DASHES)]
 
 
+#: Charts keep a minimum width (see the page's CSS) so their 11-unit text never renders below
+#: 10 px; on a narrow screen the chart scrolls sideways in its own box instead of shrinking.
+_SVG_CLOSE: Final = "</svg></div>"
+
+
 def _svg_open(height: int) -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" '
-        f'width="{WIDTH}" height="{height}" role="img">'
+        '<div class="chart"><svg xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img">'
     )
 
 

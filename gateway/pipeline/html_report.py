@@ -31,14 +31,16 @@ _STYLE: Final = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;color:#222;max-width:1200px;
 padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:8px 0;max-width:100%}
+table{border-collapse:collapse;margin:8px 0}
+.scroll{overflow-x:auto;max-width:100%}.chart{overflow-x:auto;max-width:100%}
+.chart svg{min-width:700px}
 td,th{padding:3px 6px;border-bottom:1px solid #eee;vertical-align:top}
 th{text-align:left;background:#f6f6f6;font-weight:600;font-size:13px}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.t{white-space:nowrap;font-variant-numeric:tabular-nums}
-td.w{overflow-wrap:anywhere;min-width:7em}td.u{overflow-wrap:anywhere;min-width:12em;font-size:12px}
+td.w{overflow-wrap:anywhere;min-width:7em}td.u{min-width:12em;font-size:12px}
 td.e{overflow-wrap:anywhere;min-width:14em;color:#700}
-.legend{margin:4px 0 12px}.key{margin-right:14px;white-space:nowrap}
+.legend{margin:4px 0 12px}.key{margin-right:14px;display:inline-block;max-width:100%}
 .key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
 .bad{color:#b00}.empty,.note,.missing{color:#777}svg{max-width:100%;height:auto}
 details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}details table{margin-left:16px}
@@ -62,6 +64,8 @@ class ReportData:
     timezone: str = "UTC"
     attention: Sequence[Row] = field(default_factory=list)
     traces: Mapping[str, Sequence[Row]] = field(default_factory=dict)
+    #: The timeline's bucket width: points further apart than this have a gap between them.
+    bucket_ms: int | None = None
 
 
 def render_report(data: ReportData) -> str:
@@ -69,7 +73,8 @@ def render_report(data: ReportData) -> str:
     last = data.summary.get("last_time_ms")
     sections = [
         f"<h1>MNS delivery report</h1>{_header(data, zone)}",
-        "<h2>Delivery success over time</h2>" + success_over_time_chart(data.timeline, zone),
+        "<h2>Delivery success over time</h2>"
+        + success_over_time_chart(data.timeline, zone, data.bucket_ms),
         "<h2>Publish-to-delivery latency</h2>" + latency_chart(data.subscriptions),
         "<h2>Push attempts per message</h2>" + retries_chart(data.histogram),
         "<h2>Subscriptions</h2>" + tables.subscription_table(data.subscriptions),
@@ -88,9 +93,12 @@ def render_report(data: ReportData) -> str:
     )
 
 
-def success_over_time_chart(timeline: Sequence[Row], zone: ZoneInfo) -> str:
+def success_over_time_chart(
+    timeline: Sequence[Row], zone: ZoneInfo, bucket_ms: int | None = None
+) -> str:
     """Share of messages delivered, by the time they were published: all subscriptions
-    together, and each subscription (the worst ones when there are many)."""
+    together, and each subscription (the worst ones when there are many). Subscriptions whose
+    lines would be the same are drawn once, their names together in the legend."""
     overall: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     per_subscription: dict[str, dict[int, list[int]]] = defaultdict(
         lambda: defaultdict(lambda: [0, 0])
@@ -109,7 +117,11 @@ def success_over_time_chart(timeline: Sequence[Row], zone: ZoneInfo) -> str:
         LineSeries(name, _ratios(per_subscription[name]), f"{totals[name]:.1%}") for name in shown
     ]
     chart = line_chart(
-        series, y_max=1.0, y_label=lambda v: f"{v:.0%}", clock=lambda ms: _clock(ms, zone)
+        merge_identical(series),
+        y_max=1.0,
+        y_label=lambda v: f"{v:.0%}",
+        clock=lambda ms: _clock(ms, zone),
+        gap_ms=bucket_ms,
     )
     if hidden:
         lowest = min(totals[name] for name in hidden)
@@ -118,6 +130,22 @@ def success_over_time_chart(timeline: Sequence[Row], zone: ZoneInfo) -> str:
             f" least {lowest:.1%} of its messages.</p>"
         )
     return chart
+
+
+def merge_identical(series: Sequence[LineSeries]) -> list[LineSeries]:
+    """One line for series with the same points (several subscriptions all at 100 %), labelled
+    with every name: lines drawn on top of each other could not be told apart."""
+    merged: dict[tuple[tuple[int, float], ...], list[LineSeries]] = {}
+    for line in series:
+        merged.setdefault(tuple(sorted(line.points)), []).append(line)
+    result = []
+    for same in merged.values():
+        if len(same) == 1:
+            result.append(same[0])
+            continue
+        names = ", ".join(line.label for line in same)
+        result.append(LineSeries(names, same[0].points, f"{same[0].note} each".strip()))
+    return result
 
 
 def latency_chart(subscriptions: Sequence[Row]) -> str:
@@ -168,7 +196,7 @@ def _header(data: ReportData, zone: ZoneInfo) -> str:
         ("Generated", format_time(data.generated_at_ms, zone)),
     )
     rows = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts)
-    return f"<table>{rows}</table>"
+    return f'<div class="scroll"><table>{rows}</table></div>'
 
 
 def _clock(epoch_ms: int, zone: ZoneInfo) -> str:

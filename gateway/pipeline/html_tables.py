@@ -3,11 +3,13 @@
 Every value is escaped: topic, subscription, queue and endpoint names and endpoint errors come
 from the logs. Errors are reduced to their text first (:func:`~.formatting.error_excerpt`), so
 an endpoint's HTML error page shows as one short line of text. Times are in the page's zone and
-never wrap; long names and errors wrap anywhere, so no table grows wider than the page.
+never wrap; long names and errors wrap anywhere, endpoints after a URL separator, and each
+table sits in its own box that scrolls sideways on a screen narrower than the table.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -84,9 +86,9 @@ def failing_endpoint_table(
     )
     if not failing:
         return '<p class="empty">None: every endpoint\'s latest push attempt succeeded.</p>'
-    traced: dict[tuple[object, ...], list[str]] = {}
-    for row in attention:
-        traced.setdefault(_endpoint_key(row), []).append(str(row["message_id"]))
+    traced: dict[tuple[object, ...], dict[str, None]] = {}
+    for row in attention:  # a message is listed once, however many reasons it is there for
+        traced.setdefault(_endpoint_key(row), {})[str(row["message_id"])] = None
     columns = (
         Column("Topic / subscription", subscription_label, "w"),
         Column("Endpoint", field("endpoint"), "u"),
@@ -177,12 +179,24 @@ def render_table(columns: Sequence[Column], rows: Sequence[Row]) -> str:
         cells = []
         for column in columns:
             css = f' class="{column.css}"' if column.css else ""
-            cells.append(f"<td{css}>{escape(column.render(row))}</td>")
+            text = column.render(row)
+            shown = breakable_url(text) if column.css == "u" else escape(text)
+            cells.append(f"<td{css}>{shown}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     note = ""
     if len(rows) > MAX_TABLE_ROWS:
         note = f'<p class="note">First {MAX_TABLE_ROWS} of {len(rows)} rows; Parquet has all.</p>'
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>{note}"
+    return f'<div class="scroll"><table><tr>{head}</tr>{"".join(body)}</table></div>{note}'
+
+
+#: Where a URL may break across lines: after its separators, never inside a word.
+_URL_BREAKS: Final = re.compile(r"(?<=[/?&=.:,_-])")
+
+
+def breakable_url(text: str) -> str:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each URL separator, so
+    a long endpoint wraps at ``/`` or ``?``, not mid-word."""
+    return "<wbr>".join(escape(part) for part in _URL_BREAKS.split(text) if part)
 
 
 def _latency(key: str) -> Callable[[Row], str]:

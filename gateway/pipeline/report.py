@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -58,6 +62,11 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "--trace", metavar="MESSAGE_ID", help="print every operation of one message and exit"
     )
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Spark's own output (warnings, stage progress) instead of logging it to a file",
+    )
+    parser.add_argument(
         "--conf",
         action="append",
         default=[],
@@ -69,17 +78,28 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | None = None) -> int:
     """Run the report (or ``--trace``) for parsed arguments; returns the process exit code.
 
-    ``session_factory`` lets a caller that already has a SparkSession (tests, notebooks) reuse
-    it; without one a session is built from the options and stopped at the end.
+    Bad arguments and missing inputs fail before Spark starts. Each step prints one line with
+    its time; Spark's own output (its warnings, its stage bars) goes to a log file, named first,
+    unless ``--verbose``. ``session_factory`` lets a caller that already has a SparkSession
+    (tests, notebooks) reuse it; without one a session is built and stopped at the end.
     """
     try:
         options = options_from_arguments(args)
+        check_local_inputs(options, os.path.isdir)
+        if options.trace is not None and options.logs is None and _is_local(options.out):
+            return trace_from_kept(options)
     except PipelineError as error:
         print(f"mns-gateway report: {error}", file=sys.stderr)
         return 2
     if session_factory is None and (missing := missing_requirement(os.environ)):
         print(f"mns-gateway report: {missing}", file=sys.stderr)
         return 2
+    quiet = session_factory is None and not getattr(args, "verbose", False)
+    with steps_on_stdout(), spark_output_in(spark_log_path() if quiet else None):
+        return _run(options, session_factory)
+
+
+def _run(options: ReportOptions, session_factory: SessionFactory | None) -> int:
     from gateway.pipeline import spark_job
 
     spark = (session_factory or spark_job.build_session)(options)
@@ -102,6 +122,101 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
     return 0
 
 
+def _is_local(where: str | None) -> bool:
+    return where is not None and "://" not in where
+
+
+def trace_from_kept(options: ReportOptions) -> int:
+    """``--trace`` with ``--out`` alone: from the tables the report keeps there, read with
+    pyarrow, no Spark and no logs (:mod:`gateway.pipeline.kept_traces`)."""
+    assert options.out is not None and options.trace is not None
+    if importlib.util.find_spec("pyarrow") is None:
+        raise PipelineError(f"--trace needs the pipeline extra: {pipeline_install_command()}")
+    from gateway.pipeline import kept_traces
+
+    out, zone = Path(options.out), ZoneInfo(options.timezone)
+    if (out / kept_traces.EVENTS_TABLE).is_dir():
+        events = kept_traces.operations(out / kept_traces.EVENTS_TABLE, options.trace)
+        return _print_trace(events, options.trace, zone)
+    if not (out / kept_traces.FACTS_TABLE).is_dir():
+        raise PipelineError(f"no report under --out {options.out}")
+    rows = kept_traces.facts(out / kept_traces.FACTS_TABLE, options.trace)
+    lines = kept_traces.format_summary(kept_traces.summary_lines(rows), zone)
+    if not lines:
+        print(f"no operations logged for MessageId {options.trace}")
+        return 1
+    print("\n".join(lines))
+    print(
+        "(from the report's facts: one line per kind of operation and place; "
+        "--logs DIR --trace ID prints every operation)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def check_local_inputs(options: ReportOptions, is_dir: Callable[[str], bool]) -> None:
+    """A local ``--logs`` must be a directory, and so must ``--out`` when only read (--trace):
+    said at once, not after Spark's start-up. URIs (``hdfs://``, ``s3a://``) are Spark's."""
+    read = [("--logs", options.logs)]
+    if options.trace is not None and options.logs is None:
+        read.append(("--out", options.out))
+    for flag, where in read:
+        if where is not None and "://" not in where and not is_dir(where):
+            raise PipelineError(f"cannot read {flag} {where}: no such directory")
+
+
+def spark_log_path() -> str:
+    """A fresh file for one run's Spark output."""
+    handle, path = tempfile.mkstemp(prefix="mns-report-", suffix=".log")
+    os.close(handle)
+    return path
+
+
+@contextmanager
+def spark_output_in(path: str | None) -> Iterator[None]:
+    """Spark's JVM, launched inside, writes its stderr (log4j, stage bars) to ``path``.
+
+    The JVM inherits file descriptor 2 when it starts; Python's own ``sys.stderr`` keeps the
+    terminal (a duplicate of the original descriptor), so the report's errors still show.
+    """
+    if path is None:
+        yield
+        return
+    print(f"Spark's output: {path} (--verbose shows it here)", flush=True)
+    sys.stderr.flush()
+    original_fd, original_stream = os.dup(2), sys.stderr
+    log_fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    sys.stderr = os.fdopen(os.dup(original_fd), "w", buffering=1)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        sys.stderr.close()
+        os.dup2(original_fd, 2)
+        os.close(original_fd)
+        sys.stderr = original_stream
+
+
+@contextmanager
+def steps_on_stdout() -> Iterator[None]:
+    """The pipeline's step lines (``started Spark in 6.1 s``) printed as they happen."""
+    logger = logging.getLogger("gateway.pipeline")
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    previous = (logger.level, logger.propagate)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous[0])
+        logger.propagate = previous[1]
+
+
 def missing_requirement(environ: Mapping[str, str]) -> str | None:
     """What a report needs that this installation lacks, said in one line; None when complete.
 
@@ -109,7 +224,7 @@ def missing_requirement(environ: Mapping[str, str]) -> str | None:
     both are checked before Spark is touched, the way PySpark itself finds ``java``.
     """
     if importlib.util.find_spec("pyspark") is None:
-        return "needs the pipeline extra: pip install 'mns-push[pipeline]' (and Java 17)"
+        return f"needs the pipeline extra: {pipeline_install_command()} (and Java 17)"
     java_home = environ.get("JAVA_HOME")
     if java_home:
         java: str | None = os.path.join(java_home, "bin", "java")
@@ -118,6 +233,21 @@ def missing_requirement(environ: Mapping[str, str]) -> str | None:
     if java is None or not os.access(java, os.X_OK):
         return "needs Java 17: install it and put java on PATH (or set JAVA_HOME)"
     return None
+
+
+#: The directory the ``gateway`` package sits in: a checkout when installed from one.
+_PACKAGE_DIR: Final = Path(__file__).resolve().parents[2]
+
+
+def pipeline_install_command(python: str = sys.executable, package_dir: Path = _PACKAGE_DIR) -> str:
+    """How to add the pipeline extra to this very installation: mns-push is not on a package
+    index, so the command names the checkout it was installed from (where this module lives in
+    one, as with the README's ``pip install -e``), else says to use one."""
+    checkout = str(package_dir) if (package_dir / "pyproject.toml").is_file() else "CHECKOUT"
+    command = f"{python} -m pip install '{checkout}[pipeline]'"
+    if checkout == "CHECKOUT":
+        command += " (CHECKOUT: your clone of the mns-push repository)"
+    return command
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -122,7 +122,7 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
         all_partials.unpersist()
     with phase("wrote input_summary and report.html"):
         summaries.write_input_summary(spark, summary, under(options.out, SUMMARY_TABLE))
-        page = render_report(_report_data(options, summary, rows, found))
+        page = render_report(_report_data(options, summary, rows, found, bucket_ms))
         storage.write_text(spark, under(options.out, HTML_NAME), page)
     return summary
 
@@ -334,6 +334,7 @@ def _report_data(
     summary: Mapping[str, int | None],
     rows: Mapping[str, summaries.Rows],
     found: Mapping[str, list[dict[str, object]]],
+    bucket_ms: int,
 ) -> ReportData:
     return ReportData(
         generated_at_ms=int(datetime.now(tz=UTC).timestamp() * 1000),
@@ -349,4 +350,5 @@ def _report_data(
         queues=rows["queue_summary"],
         attention=rows["attention"],
         traces=found,
+        bucket_ms=bucket_ms,
     )

@@ -153,7 +153,8 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
     ErrorCode.DEAD_LETTER_NOT_EXIST: (404, "The dead letter you provided does not exist."),
     ErrorCode.DEAD_LETTER_ALREADY_REPLAYED: (
         409,
-        "The dead letter was replayed meanwhile; replay it again only if you mean to.",
+        "The dead letter was replayed already; replay it again with force to start another "
+        "delivery of the message.",
     ),
     # Not in the MNS tables: refusals before a request reaches an operation, in front of the
     # application (docs/http.md#refusals). The service answers these from its load balancer,

@@ -308,6 +308,10 @@ class DeliveryWorker:
 
     def _attempt(self, job: DeliveryJob) -> Settlement:
         number = job.attempts + 1
+        if job.replay_request_id is not None and job.attempts == 0:
+            # The replay's record comes from the gateway that pushes it, not from the shell or
+            # replica that asked for it (which may have no operation log at all).
+            self._log(job, None, action=Action.REPLAY, request_id=job.replay_request_id)
         started_ms = self.store.now_ms()
         try:
             result = self.senders.for_route(job.route).send(job)
@@ -361,6 +365,7 @@ class DeliveryWorker:
         action: Action = Action.PUSH_MESSAGE,
         error: str | None = None,
         filed: Filed | None = None,
+        request_id: str | None = None,
     ) -> None:
         if not job.logging_enabled:
             return
@@ -384,6 +389,8 @@ class DeliveryWorker:
             )
         elif error:
             record["Error"] = error
+        if request_id:
+            record[Field.REQUEST_ID.value] = request_id
         if filed is not None and filed.dead_letter_queue_message_id:
             record[Field.DEAD_LETTER_QUEUE.value] = filed.dead_letter_queue
             record[Field.DEAD_LETTER_MESSAGE_ID.value] = filed.dead_letter_queue_message_id

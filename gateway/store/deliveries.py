@@ -195,12 +195,15 @@ class DeliveryStore:
     def get_dead_letter(self, letter_id: str) -> DeadLetter:
         return self.database.read(lambda c: dead_letter_sql.get_dead_letter(c, letter_id))
 
-    def replay_dead_letter(self, letter_id: str, *, seen_replayed_at: int | None = None) -> str:
-        """A new delivery of the dead letter's message; ``seen_replayed_at``: the guard of
-        :func:`gateway.store.sql.dead_letter_sql.replay`."""
+    def replay_dead_letter(
+        self, letter_id: str, request_id: str = "", *, if_replayed_at: int | None = 0
+    ) -> str:
+        """A new delivery of the dead letter's message, under the guard of
+        :func:`gateway.store.sql.dead_letter_sql.replay`; its first attempt writes the
+        ``Replay`` record."""
         now = self.now_ms()
         delivery_id = self.database.write(
-            lambda c: dead_letter_sql.replay(c, letter_id, now, seen_replayed_at=seen_replayed_at)
+            lambda c: dead_letter_sql.replay(c, letter_id, now, request_id, if_replayed_at)
         )
         self.wakeups.announce_deliveries()
         return delivery_id

@@ -11,8 +11,8 @@
         gateway.inbox.wait_for_sms(1)        # SMS and mail it would have sent
 
 Under pytest the plugin (:mod:`gateway.testing.plugin`) gives the same object as the
-``mns_gateway`` fixture. Nothing here needs more than ``pip install mns-push``; ``account()``
-needs the official SDK, ``aliyun-mns-sdk``.
+``mns_gateway`` fixture. Nothing here needs more than mns-push itself (installed from a
+checkout); ``account()`` needs the official SDK, ``aliyun-mns-sdk``.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def test_receiver_refuses_a_gateway_it_does_not_trust(tmp_path: Path, unique: st
         detail = json.loads(
             gateway.raw().send("GET", f"/admin/dead-letters/{letters[0]['Id']}").body
         )
-        assert [a["status_code"] for a in detail["AttemptHistory"]] == [403] * 4
+        assert [a["StatusCode"] for a in detail["AttemptHistory"]] == [403] * 4
         assert app.received == []
     finally:
         app.server.shutdown()

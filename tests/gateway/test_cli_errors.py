@@ -120,4 +120,6 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.parametrize("command", ["worker", "migrate", "keys"])
 def test_a_read_only_data_dir(read_only_dir: Path, command: str) -> None:
     done = run(command_line(command, read_only_dir), {})
-    assert_one_line(done, command, str(read_only_dir), "Read-only file system")
+    # keys works on a gateway's data and never creates it: an empty dir has none (issue 28).
+    why = "no gateway data" if command == "keys" else "Read-only file system"
+    assert_one_line(done, command, str(read_only_dir), why)

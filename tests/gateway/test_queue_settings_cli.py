@@ -29,6 +29,7 @@ def run(capsys: pytest.CaptureFixture[str], data_dir: Path, *args: str) -> tuple
 def test_queues_created_and_set_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert run(capsys, tmp_path, "migrate")[0] == 0  # a gateway's data dir
     assert run(capsys, tmp_path, "queues", "create", "dlq")[0] == 0
     code, created = run(
         capsys, tmp_path, "queues", "create", "jobs", "--type", "fifo",

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 import helm_python
 import pytest
 
-from gateway.cli.commands import _parser
+from gateway.cli.commands import parser as cli_parser
 from gateway.config.settings import settings_from_env
 from tests.helm.chart import (
     CHART,
@@ -105,7 +105,7 @@ def test_templates_read_only_values_that_exist(case: str) -> None:
 
 
 def test_containers_run_commands_the_gateway_has() -> None:
-    commands = set(_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    commands = set(cli_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert {"serve", "worker"} <= commands
     used = {
         container["args"][0]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from flask import Response, abort, flash, redirect, render_template, request
+from flask import Response, abort, flash, g, redirect, render_template, request
 
 from gateway.admin import dead_letters
 from gateway.api.console.forms import decoded_body
 from gateway.api.console.web import back_to, blueprint, form_int, mns
-from gateway.api.context import request_facts
 from gateway.protocol.errors import MNSError
 
 MAX_SELECTION = 100
@@ -100,11 +99,9 @@ def dead_letter_replay() -> Response:
 
 
 def _replay(letter_id: str, seen_replayed_at: int) -> None:
-    context = mns()
     dead_letters.replay(
-        context.store.deliveries,
+        mns().store.deliveries,
         letter_id,
-        oplog=context.oplog,
-        facts=request_facts,
+        request_id=g.get("request_id", ""),
         seen_replayed_at=seen_replayed_at,
     )

@@ -78,6 +78,10 @@ FIGURES: Final = (
     "redelivered",
     "never_consumed",
     "not_deleted",
+    # Queue messages with no send in the logs (a topic pushed them in: the queue's log has their
+    # receives and deletes only); the queue table takes them off what topics delivered.
+    "received_unsent",
+    "deleted_unsent",
 )
 #: Dead letters each home keeps: the page shows the latest ones overall.
 DEAD_LETTERS_PER_HOME: Final = 10
@@ -174,6 +178,8 @@ def _counts(rows: DataFrame) -> DataFrame:
         F.count_if(redelivered).alias("redelivered"),
         F.count_if(was_sent & (F.col("receives") == 0)).alias("never_consumed"),
         F.count_if(was_sent & F.col("deleted_ms").isNull()).alias("not_deleted"),
+        F.count_if(~was_sent & (F.col("receives") > 0)).alias("received_unsent"),
+        F.count_if(~was_sent & F.col("deleted_ms").isNotNull()).alias("deleted_unsent"),
     )
     return _conform(counted)
 

@@ -184,14 +184,16 @@ def failures(partials: DataFrame) -> DataFrame:
 def queue_summary(partials: DataFrame, summed: DataFrame) -> DataFrame:
     """Per queue: traffic counts, redeliveries, send-to-delete latency, messages nobody took.
     Messages topics pushed into the queue (``summed``: :func:`subscriptions`) count as sent,
-    in ``sent`` and on their own in ``from_topics``."""
+    in ``sent`` and on their own in ``from_topics``; those of them no receive (delete) of the
+    logs accounts for count as never consumed (not deleted), as sent messages do."""
     counts = ("received", "deleted", "redelivered", "never_consumed", "not_deleted")
+    unsent = ("received_unsent", "deleted_unsent")
     per_queue = (
         of_kind(partials, Kind.QUEUE)
         .groupBy("queue_name")
         .agg(
             F.sum("sent").alias("api_sent"),
-            *[F.sum(name).alias(name) for name in (*counts, "dead_letters")],
+            *[F.sum(name).alias(name) for name in (*counts, *unsent, "dead_letters")],
         )
     )
     names = [f"send_to_delete_p{round(q * 100)}_ms" for q in SENT_TO_DELETE_PERCENTILES]
@@ -203,6 +205,12 @@ def queue_summary(partials: DataFrame, summed: DataFrame) -> DataFrame:
         .join(pushed_into_queues(summed), "queue_name", "full")
         .withColumn("from_topics", F.coalesce("from_topics", F.lit(0)).cast("long"))
     )
+    for total, unsent_count in (
+        ("never_consumed", "received_unsent"),
+        ("not_deleted", "deleted_unsent"),
+    ):
+        waiting = F.greatest(F.col("from_topics") - F.coalesce(unsent_count, F.lit(0)), F.lit(0))
+        summary = summary.withColumn(total, F.coalesce(total, F.lit(0)) + waiting)
     return summary.select(
         "queue_name",
         (F.coalesce("api_sent", F.lit(0)) + F.col("from_topics")).alias("sent"),

@@ -131,19 +131,21 @@ def get_dead_letter(conn: Connection, letter_id: str) -> DeadLetter:
 
 
 def replay(
-    conn: Connection, letter_id: str, now_ms: int, *, seen_replayed_at: int | None = None
+    conn: Connection, letter_id: str, now_ms: int, request_id: str, if_replayed_at: int | None
 ) -> str:
     """Queue the dead letter's message again for its subscription, with the same MessageId and
-    a new day of retention.
+    a new day of retention; the delivery keeps ``request_id`` for the worker's ``Replay`` record.
 
-    With ``seen_replayed_at`` (0: never replayed) the replay happens only if the letter's last
-    replay is still the one the caller saw, else ``DeadLetterAlreadyReplayed``: two people (or
-    one double click) replaying the same letter from the same page replay it once.
+    ``if_replayed_at`` guards against a second delivery chain nobody meant: 0 replays only a
+    letter never replayed, a time only a letter whose last replay is still that one (the web
+    console's page), ``None`` unconditionally (``--force``). Anything else is
+    ``DeadLetterAlreadyReplayed``. The guard is one conditional UPDATE, so two replays racing on
+    different replicas start one chain.
     """
-    if seen_replayed_at is not None:
+    if if_replayed_at is not None:
         claimed = conn.execute(
             "UPDATE dead_letters SET replayed_at = ? WHERE id = ? AND COALESCE(replayed_at, 0) = ?",
-            (now_ms, letter_id, seen_replayed_at),
+            (now_ms, letter_id, if_replayed_at),
         ).rowcount
         if not claimed:
             get_dead_letter(conn, letter_id)  # DeadLetterNotExist when it is gone
@@ -160,6 +162,9 @@ def replay(
     )
     (delivery_id,) = topic_sql.insert_deliveries(
         conn, m.id, m.topic_name, [letter.subscription.name], now_ms
+    )
+    conn.execute(
+        "UPDATE deliveries SET replay_request_id = ? WHERE id = ?", (request_id, delivery_id)
     )
     conn.execute("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", (now_ms, letter_id))
     return delivery_id

@@ -20,8 +20,8 @@ from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
 from gateway.topics.records import TopicMessage
 
 JOB_COLUMNS: Final = (
-    "d.id AS delivery_id, d.attempts, m.id AS message_id, m.body, m.body_md5, m.tag,"
-    " m.attributes, m.publish_time, t.logging_enabled, s.route, "
+    "d.id AS delivery_id, d.attempts, d.replay_request_id, m.id AS message_id, m.body,"
+    " m.body_md5, m.tag, m.attributes, m.publish_time, t.logging_enabled, s.route, "
     + ", ".join(f"s.{column}" for column in SUBSCRIPTION_COLUMNS.split(", "))
 )
 JOB_JOINS: Final = (
@@ -52,6 +52,7 @@ def job_of(row: Row) -> DeliveryJob:
         subscription=subscription_of(row),
         route=row["route"],
         logging_enabled=bool(row["logging_enabled"]),
+        replay_request_id=row["replay_request_id"],
     )
 
 

@@ -348,6 +348,15 @@ CONSOLE_FIGURES = Migration(
     ),
 )
 
+#: A replayed dead letter's delivery carries the replay's request id: the delivery worker that
+#: makes its first attempt writes the ``Replay`` operation-log record, so the record comes from
+#: the gateway that pushes, whatever shell or replica asked for the replay.
+REPLAYED_DELIVERIES = Migration(
+    8,
+    "replayed deliveries",
+    ("ALTER TABLE deliveries ADD COLUMN replay_request_id TEXT",),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -356,6 +365,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ORDERED_AND_DEAD_LETTER_QUEUES,
     CONTROL_PLANE,
     CONSOLE_FIGURES,
+    REPLAYED_DELIVERIES,
 )
 
 _LEDGER = """

@@ -1,15 +1,15 @@
 """Two Node.js MNS SDKs nobody here wrote, from the npm registry (pinned in tests/node):
 ``@alicloud/mns``, the official one, through every queue and topic operation it implements,
-and ``ali-mns`` with the gateway as its HTTP proxy (absolute-form targets). They run wherever
-``node`` is installed; ``.ci/run`` installs the packages, and so does this module if they are
-missing (docs/protocol.md#absolute-form-request-targets, docs/protocol.md#temporary-credentials).
+and ``ali-mns`` with the gateway as its HTTP proxy (absolute-form targets). ``node`` and ``npm``
+are prerequisites of the suite (tests/prerequisites.py: never skipped); ``.ci/run`` installs the
+packages, and so does this module if they are missing
+(docs/protocol.md#absolute-form-request-targets, docs/protocol.md#temporary-credentials).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +19,6 @@ import pytest
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "node"
-
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 
 @pytest.fixture(scope="session")

@@ -218,7 +218,7 @@ def test_refused_connections_end_in_a_dead_letter_and_replay(
     (summary,) = wait_for_dead_letters(gateway, unique, 1)
     detail = admin(gateway, "GET", f"/admin/dead-letters/{summary['Id']}")
     assert detail["MessageId"] == published.message_id and detail["Reason"] == "retries exhausted"
-    assert [a["outcome"] for a in detail["AttemptHistory"]] == ["connection_error"] * 4
+    assert [a["Outcome"] for a in detail["AttemptHistory"]] == ["connection_error"] * 4
     assert detail["MessageBody"] == "eventually"
 
     with scripted_endpoint(port=port) as endpoint:

@@ -15,6 +15,7 @@ import pytest
 
 from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
+from gateway.protocol.errors import MNSError
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
@@ -191,6 +192,21 @@ def test_replay_redelivers_with_the_same_message_id(store: Store, clock: Clock) 
     assert sender.jobs[-1].message.id == message_id and sender.jobs[-1].attempts == 0
     assert store.deliveries.get_dead_letter(letter.id).replayed_at_ms == int(clock.now * 1000)
     assert store.deliveries.due_count() == 0
+
+
+def test_a_second_replay_needs_force(store: Store, clock: Clock) -> None:
+    """Failed before: a second replay silently queued a second delivery of the message."""
+    sender = ScriptedSender(*[failed()] * 8)
+    publish(store)
+    run_until_idle(make_worker(store, sender), clock, store)
+    (letter,) = store.deliveries.list_dead_letters().items
+    first = store.deliveries.replay_dead_letter(letter.id, "r1")
+    with pytest.raises(MNSError) as refused:
+        store.deliveries.replay_dead_letter(letter.id, "r2")
+    assert refused.value.code == "DeadLetterAlreadyReplayed" and refused.value.status == 409
+    assert store.deliveries.due_count() == 1
+    assert store.deliveries.replay_dead_letter(letter.id, "r3", force=True) != first
+    assert store.deliveries.due_count() == 2
 
 
 def test_slow_route_cannot_take_every_thread(store: Store, clock: Clock) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gateway.cli.commands import main
-from gateway.pipeline.report import missing_requirement
+from gateway.pipeline.report import missing_requirement, pipeline_install_command
 
 
 def test_without_java_on_path_it_names_java(tmp_path: Path) -> None:
@@ -50,10 +50,20 @@ def test_without_pyspark_the_command_names_the_extra(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 2
+    # Failed before: the hint named mns-push[pipeline], a package on no index.
+    checkout = Path(__file__).resolve().parents[3]
     assert done.stderr.splitlines() == [
         "mns-gateway report: needs the pipeline extra: "
-        "pip install 'mns-push[pipeline]' (and Java 17)"
+        f"{sys.executable} -m pip install '{checkout}[pipeline]' (and Java 17)"
     ]
+
+
+def test_outside_a_checkout_the_hint_says_to_use_one(tmp_path: Path) -> None:
+    command = pipeline_install_command("python", tmp_path / "site-packages")
+    assert command == (
+        "python -m pip install 'CHECKOUT[pipeline]' (CHECKOUT: your clone of the mns-push "
+        "repository)"
+    )
 
 
 def test_report_is_listed_in_help_on_every_install() -> None:

@@ -152,3 +152,32 @@ def test_repeated_receives_count_as_redelivery_without_dequeue_count(
     )
     summary = queue_table(events)
     assertDataFrameEqual(summary.select("redelivered"), [Row(redelivered=1)])
+
+
+def pushed_into(at: int, message: str, queue: str) -> dict[str, object]:
+    """A topic's successful push into a queue endpoint."""
+    return {
+        "time_ms": T0 + at,
+        "action": "PushMessage",
+        "topic_name": "orders",
+        "subscription_name": f"to-{queue}",
+        "endpoint": f"acs:mns:local:1234567890:queues/{queue}",
+        "message_id": message,
+        "attempt": 1,
+        "outcome": "success",
+        "status_code": 201,
+    }
+
+
+def test_a_queue_fed_by_a_topic_counts_what_waits_in_it(make_events: EventFactory) -> None:
+    """Four messages pushed in by a topic, one received and deleted, one received only: two
+    never consumed, three not deleted (failed before: both 0, the queue's log having no send)."""
+    history = [
+        *(pushed_into(10 * n, f"t{n}", "fed") for n in range(4)),
+        operation(100, "ReceiveMessage", "f1", 1, queue="fed"),
+        operation(110, "DeleteMessage", "f1", queue="fed"),
+        operation(120, "ReceiveMessage", "f2", 1, queue="fed"),
+    ]
+    (row,) = queue_table(make_events(history)).where("queue_name = 'fed'").collect()
+    assert (row["sent"], row["from_topics"], row["received"], row["deleted"]) == (4, 4, 2, 1)
+    assert (row["never_consumed"], row["not_deleted"]) == (2, 3)

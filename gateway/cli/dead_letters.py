@@ -1,0 +1,95 @@
+"""``mns-gateway dead-letters``: list, inspect and replay the dead letters of this data dir's or
+database's gateway. ``mns-gateway admin dead-letters`` runs the same actions remotely
+(:mod:`gateway.cli.admin`), with the same documents."""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gateway.cli.common import (
+    CommandError,
+    Commands,
+    emit,
+    existing_settings,
+    on_store,
+    with_data_dir,
+    with_json,
+)
+from gateway.config.settings import Settings
+from gateway.protocol.errors import GatewayError
+
+if TYPE_CHECKING:
+    from gateway.store.base import Store
+
+
+class DeadLetters(Protocol):
+    """Local (:class:`gateway.admin.dead_letters.LocalDeadLetters`) or remote, the same
+    documents."""
+
+    def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]: ...
+    def detail(self, letter_id: str) -> dict[str, Any]: ...
+    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]: ...
+
+
+def run(args: argparse.Namespace, letters: DeadLetters) -> int:
+    """One dead-letter action on ``letters``, printed for people or as JSON."""
+    from gateway.admin import dead_letters
+
+    if args.action == "list":
+        listing = letters.listing(args.marker or "", args.limit, args.topic)
+        emit(args, listing, dead_letters.describe_listing)
+        return 0
+    try:
+        if args.action == "show":
+            emit(args, letters.detail(args.id), dead_letters.describe_detail)
+        else:
+            replayed = letters.replay(args.id, args.force)
+            emit(args, replayed, lambda r: f"replayed {r['Id']} as delivery {r['DeliveryId']}")
+    except GatewayError as error:
+        message = getattr(error, "message", str(error))
+        raise CommandError(f"dead letter {args.id}: {message}") from error
+    return 0
+
+
+def dead_letters(args: argparse.Namespace) -> int:
+    return on_store(existing_settings, args, partial(_on_store, args))
+
+
+def _on_store(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """On this data dir's or database's store; a replay's ``Replay`` record is written by the
+    gateway's delivery worker that pushes it."""
+    from gateway.admin.dead_letters import LocalDeadLetters
+
+    return run(args, LocalDeadLetters(store.deliveries))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The actions and options, shared with ``admin dead-letters``."""
+    parser.add_argument(
+        "action",
+        choices=("list", "show", "replay"),
+        help="list: the dead letters, oldest first; show: one with every attempt; replay: "
+        "deliver one again, same MessageId",
+    )
+    parser.add_argument("id", nargs="?", help="dead letter id (show, replay)")
+    parser.add_argument("--topic", help="only this topic's dead letters (list)")
+    parser.add_argument("--marker", help="continue a listing from this id (list)")
+    parser.add_argument(
+        "--limit", type=int, default=100, help="at most this many, 1 to 1000 (list; default 100)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replay a dead letter replayed before: another delivery of the message (replay)",
+    )
+    with_json(parser)
+    parser.set_defaults(needs_id=("show", "replay"))
+
+
+def add_command(commands: Commands) -> None:
+    parser = commands.add_parser("dead-letters", help="list, inspect and replay dead letters")
+    add_arguments(parser)
+    with_data_dir(parser)
+    parser.set_defaults(handler=dead_letters)

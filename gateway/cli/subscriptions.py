@@ -1,0 +1,46 @@
+"""``mns-gateway subscriptions``: show or set a subscription's dead-letter queue
+(docs/delivery.md#subscription-dead-letter-queues)."""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from gateway.cli.common import Commands, emit, existing_settings, on_store
+from gateway.cli.queue_settings import (
+    add_policy_options,
+    describe,
+    policy_update,
+    set_subscription,
+    subscription_document,
+)
+from gateway.config.settings import Settings
+
+if TYPE_CHECKING:
+    from gateway.store.base import Store
+
+
+def subscriptions(args: argparse.Namespace) -> int:
+    emit(args, on_store(existing_settings, args, partial(run, args)), describe)
+    return 0
+
+
+def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
+    update = policy_update(args.dlq_target, None, args.dlq_enabled)
+    if args.action == "set" and update is not None:
+        return subscription_document(
+            set_subscription(store, settings, args.topic, args.name, update)
+        )
+    return subscription_document(store.topics.get_subscription(args.topic, args.name))
+
+
+def add_command(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "subscriptions", help="show or set a subscription's dead-letter queue"
+    )
+    parser.add_argument("action", choices=("set", "show"), help="show or set its dead-letter queue")
+    parser.add_argument("topic", help="the topic")
+    parser.add_argument("name", help="the subscription")
+    add_policy_options(parser)
+    parser.set_defaults(handler=subscriptions)

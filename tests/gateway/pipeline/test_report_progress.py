@@ -1,0 +1,64 @@
+"""``mns-gateway report`` as a person runs it: one line per step with its time, Spark's own
+output in a log file (named first) unless ``--verbose``, and a wrong ``--logs`` refused before
+Spark starts.
+
+Both tests failed on the code before this change: the terminal got Spark's warnings and stage
+bars, and ``--logs ./nope`` was found missing only after Spark's start-up (here, with no Java
+to start, the old code said "needs Java 17" instead of naming the directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+T0 = 1_704_067_200_000
+
+
+def report(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "report", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+
+
+def test_a_missing_logs_directory_is_refused_before_spark_starts(tmp_path: Path) -> None:
+    no_java = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    done = report("--logs", str(tmp_path / "nope"), "--out", str(tmp_path / "o"), env=no_java)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"mns-gateway report: cannot read --logs {tmp_path / 'nope'}: no such directory"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_steps_on_the_terminal_and_sparks_output_in_a_file(tmp_path: Path) -> None:
+    hour = tmp_path / "logs" / "dt=2024-01-01" / "hour=00"
+    hour.mkdir(parents=True)
+    records = [
+        {"Time": T0, "Action": "SendMessage", "QueueName": "q", "MessageId": "m"},
+        {"Time": T0 + 5, "Action": "ReceiveMessage", "QueueName": "q", "MessageId": "m"},
+    ]
+    (hour / "oplog.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = report("--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    named = re.fullmatch(r"Spark's output: (\S+) \(--verbose shows it here\)", lines[0])
+    assert named, lines
+    spark_log = Path(named[1])
+    assert spark_log.stat().st_size > 0  # Spark did say something, there
+    steps = [line for line in lines[1:-1] if re.fullmatch(r".+ in \d+\.\d s", line)]
+    assert steps and steps[0].startswith("started Spark in")
+    assert lines[-1].startswith("read 2 lines: 2 events reported")
+    assert "WARN" not in done.stderr and "[Stage" not in done.stderr, done.stderr
+    assert done.stderr == ""
