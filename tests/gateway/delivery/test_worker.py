@@ -205,7 +205,7 @@ def test_a_second_replay_needs_force(store: Store, clock: Clock) -> None:
         store.deliveries.replay_dead_letter(letter.id, "r2")
     assert refused.value.code == "DeadLetterAlreadyReplayed" and refused.value.status == 409
     assert store.deliveries.due_count() == 1
-    assert store.deliveries.replay_dead_letter(letter.id, "r3", force=True) != first
+    assert store.deliveries.replay_dead_letter(letter.id, "r3", if_replayed_at=None) != first
     assert store.deliveries.due_count() == 2
 
 
