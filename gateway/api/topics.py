@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from xml.etree.ElementTree import Element
 
@@ -165,16 +166,24 @@ def publish_message(topic_name: str) -> Response:
 def publish(topic_name: str, root: Element) -> TopicMessage:
     """PublishMessage of a ``<Message>`` element: parsed, stored, logged (the web console
     publishes through here too)."""
+    return publish_parsed(
+        lambda message_id, now_ms: wire.parse_message(
+            topic_name, root, message_id=message_id, now_ms=now_ms
+        )
+    )
+
+
+def publish_parsed(parse: Callable[[str, int], TopicMessage]) -> TopicMessage:
+    """Publish the message ``parse`` reads, given its new MessageId and publish time, and log
+    it: one path for the XML and the JSON API alike."""
     topics = _topics()
     now_ms = topics.now_ms()
-    message = wire.parse_message(
-        topic_name, root, message_id=topics.new_message_id(now_ms), now_ms=now_ms
-    )
+    message = parse(topics.new_message_id(now_ms), now_ms)
     published = topics.publish(message)
     log_operations(
         published.logging_enabled,
         Field.TOPIC_NAME,
-        topic_name,
+        message.topic_name,
         lambda facts: [
             facts.record(Action.PUBLISH_MESSAGE, MessageId=message.id, Time=message.publish_time_ms)
         ],

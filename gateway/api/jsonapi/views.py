@@ -15,12 +15,12 @@ from gateway.api.context import (
     error_fields,
     gateway,
     json_response,
-    log_operations,
     query_params,
 )
 from gateway.api.environ import CLIENT_CONNECTED
 from gateway.api.messages import always, dead_lettered, handed_over, limited_receive, log_queue
-from gateway.observability.oplog import Action, Field
+from gateway.api.topics import publish_parsed
+from gateway.observability.oplog import Action
 from gateway.protocol.errors import MNSError
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JsonObject, parse_object, render
 from gateway.protocol.names import validate_name
@@ -135,18 +135,9 @@ def change_visibility(name: str) -> Response:
 
 def publish_message(topic_name: str) -> Response:
     validate_name("topic", topic_name)
-    topics = gateway().store.topics
-    now_ms = topics.now_ms()
-    message = topic_json.parse_message(
-        topic_name, _body(), message_id=topics.new_message_id(now_ms), now_ms=now_ms
-    )
-    published = topics.publish(message)
-    log_operations(
-        published.logging_enabled,
-        Field.TOPIC_NAME,
-        topic_name,
-        lambda facts: [
-            facts.record(Action.PUBLISH_MESSAGE, MessageId=message.id, Time=message.publish_time_ms)
-        ],
+    message = publish_parsed(
+        lambda message_id, now_ms: topic_json.parse_message(
+            topic_name, _body(), message_id=message_id, now_ms=now_ms
+        )
     )
     return json_response(topic_json.published(message), status=201)

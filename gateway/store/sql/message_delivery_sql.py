@@ -13,7 +13,6 @@ while pushes keep up. Dead letters are found through ``dead_letters_message`` (m
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from gateway.delivery.records import Attempt, DeadLetter
@@ -46,18 +45,12 @@ class MessageDeliveries:
 
 
 def _message(conn: Connection, message_id: str) -> TopicMessage | None:
-    row = conn.execute("SELECT * FROM topic_messages WHERE id = ?", (message_id,)).fetchone()
-    if row is None:
-        return None
-    return TopicMessage(
-        id=row["id"],
-        topic_name=row["topic_name"],
-        body=row["body"],
-        body_md5=row["body_md5"],
-        publish_time_ms=row["publish_time"],
-        tag=row["tag"],
-        attributes=json.loads(row["attributes"]),
-    )
+    row = conn.execute(
+        "SELECT id AS message_id, topic_name, body, body_md5, publish_time, tag, attributes"
+        " FROM topic_messages WHERE id = ?",
+        (message_id,),
+    ).fetchone()
+    return None if row is None else delivery_sql.message_of(row)
 
 
 def message_deliveries(conn: Connection, message_id: str) -> MessageDeliveries:
