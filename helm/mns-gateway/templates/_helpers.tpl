@@ -206,6 +206,10 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ $values.gateway.gracefulTimeout | quote }}
 - name: MNS_GATEWAY_ADMIN_ACCESS_KEYS
   value: {{ join "," $values.gateway.adminAccessKeys | quote }}
+- name: MNS_GATEWAY_CONSOLE
+  value: {{ ternary "1" "0" $values.gateway.console | quote }}
+- name: MNS_GATEWAY_DATABASE_TIMEOUT
+  value: {{ $values.gateway.databaseTimeout | quote }}
 - name: MNS_GATEWAY_MAX_WAITERS
   value: {{ $values.gateway.maxWaiters | int | quote }}
 - name: MNS_GATEWAY_MAX_QUEUES

@@ -37,7 +37,10 @@ def store() -> Iterator[Store]:
 
 @pytest.fixture()
 def raw(store: Store, tmp_path: Path) -> Iterator[RawClient]:
-    app = create_app(Settings(data_dir=tmp_path), store, {ACCESS_KEY_ID: ACCESS_KEY_SECRET})
+    # Without the console: it reads its session key from the database when the app is made,
+    # and this database is down from the start (a gateway started so exits; docs/deploy.md).
+    settings = Settings(data_dir=tmp_path, console=False)
+    app = create_app(settings, store, {ACCESS_KEY_ID: ACCESS_KEY_SECRET})
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
