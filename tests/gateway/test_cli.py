@@ -66,22 +66,6 @@ def test_data_dir_that_is_not_a_directory(tmp_path: Path) -> None:
     assert_one_line_failure(done, "data dir", "is not usable", "Not a directory")
 
 
-@pytest.fixture()
-def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """A read-only file system (we run as root: permission bits would not stop a write)."""
-    mount_point = tmp_path / "ro"
-    mount_point.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount_point)],
-        check=True,
-        timeout=30,
-    )
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", str(mount_point)], check=True, timeout=30)
-
-
 def test_read_only_data_dir_with_keys_configured(read_only_dir: Path) -> None:
     env = {
         **os.environ,

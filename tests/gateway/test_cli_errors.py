@@ -100,22 +100,6 @@ def test_a_database_that_is_not_there(tmp_path: Path, refused_url: str, command:
     assert "secret" not in done.stderr  # the password is not printed
 
 
-@pytest.fixture()
-def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """A read-only file system (we run as root: permission bits would not stop a write)."""
-    mount_point = tmp_path / "ro"
-    mount_point.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount_point)],
-        check=True,
-        timeout=30,
-    )
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", str(mount_point)], check=True, timeout=30)
-
-
 # serve: tests/gateway/test_cli.py::test_read_only_data_dir_with_keys_configured
 @pytest.mark.parametrize("command", ["worker", "migrate", "keys"])
 def test_a_read_only_data_dir(read_only_dir: Path, command: str) -> None:
