@@ -4,53 +4,18 @@ labelled and reached with the Tab key, no Content-Security-Policy violation, and
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-import pytest
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 WIDTHS = (390, 1400)
 #: Elements that would exist only if hostile input had become markup.
 INJECTED = "img[src='x'], svg[onload], script:not([src]), [onerror], [onclick]"
-
-
-def chromium(
-    tmp_path_factory: pytest.TempPathFactory, *, javascript: bool = True
-) -> webdriver.Chrome:
-    assert os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK), (
-        "the browser test needs Debian's chromium and chromium-driver (.ci/run installs them)"
-    )
-    options = webdriver.ChromeOptions()
-    if not javascript:
-        options.add_experimental_option(
-            "prefs", {"profile.managed_default_content_settings.javascript": 2}
-        )
-    options.binary_location = CHROMIUM
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for argument in (
-        "--headless",
-        "--no-sandbox",  # we run as root
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1400,900",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
 
 
 class Pages:

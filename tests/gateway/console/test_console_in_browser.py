@@ -34,9 +34,10 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests.chromium import chromium
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.gateway.api.sdk import put_queue
-from tests.gateway.console.browser import Pages, chromium
+from tests.gateway.console.browser import Pages
 from tests.local_server import local_server
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -15,20 +15,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
+from tests.chromium import chromium
 from tests.gateway.pipeline.test_report import run
 
 T0 = 1_717_200_000_000
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 QUEUE_ENDPOINT = "acs:mns:cn-hangzhou:1234567890:queues/jobs"
 ERROR_PAGE = (
     "HTTP 502: <html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
@@ -112,26 +109,7 @@ def report_html(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    assert os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK), (
-        "the browser test needs Debian's chromium and chromium-driver (.ci/run installs them)"
-    )
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for argument in (
-        "--headless",
-        "--no-sandbox",  # we run as root
-        "--disable-gpu",
-        "--no-first-run",
-        # Without these Chromium reaches out to the network, which this machine refuses.
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,900",
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver = chromium(tmp_path_factory, width=1280)
     try:
         yield driver
     finally:

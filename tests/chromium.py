@@ -1,0 +1,46 @@
+"""Headless Chromium for the browser tests (the delivery report, the web console): Debian's
+chromium and chromium-driver, which .ci/run installs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def chromium(
+    tmp_path_factory: pytest.TempPathFactory, *, javascript: bool = True, width: int = 1400
+) -> webdriver.Chrome:
+    """Debian's headless Chromium through its WebDriver, with a fresh profile; ``javascript``
+    off for the pages that must read without it; its console log kept for CSP checks."""
+    assert os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK), (
+        "the browser test needs Debian's chromium and chromium-driver (.ci/run installs them)"
+    )
+    options = webdriver.ChromeOptions()
+    if not javascript:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
+    options.binary_location = CHROMIUM
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    for argument in (
+        "--headless",
+        "--no-sandbox",  # we run as root
+        "--disable-gpu",
+        "--no-first-run",
+        # Without these Chromium reaches out to the network, which this machine refuses.
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        f"--window-size={width},900",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
