@@ -15,6 +15,10 @@ _QUEUE = re.compile(
 _MAIL = re.compile(r"mail:directmail:(?P<address>[^@\s:]+@[^@\s:]+\.[^@\s:]+)")
 _SMS = re.compile(r"sms:directsms:(?P<phone>anonymous|\+?[0-9]{5,20})")
 RESERVED_PATH_PREFIX = "/mns-reserved-"
+#: How each non-HTTP form starts (and a queue's name follows QUEUE_PATH).
+QUEUE_PREFIX = "acs:mns:"
+QUEUE_PATH = ":queues/"
+MAIL_PREFIX = "mail:directmail:"
 SMS_PREFIX = "sms:directsms:"
 #: The SmsEndpoint whose receivers each message names (DirectSMS Receiver or SmsParams).
 SMS_ANONYMOUS = "sms:directsms:anonymous"

@@ -10,19 +10,28 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from gateway.auth.endpoint_acl import EndpointAcl
+from gateway.protocol.errors import GatewayError, MNSError
 from gateway.queues.records import Queue, QueueType
 from gateway.store.backends.database import Database
 from gateway.store.shared import SharedSettings
 from gateway.store.sql import control_sql as sql
-from gateway.store.sql.control_sql import Listing, ListQuery
+from gateway.store.sql.connection import Connection
+from gateway.store.sql.control_sql import EndpointFilter, Listing, ListQuery
 from gateway.store.sql.queue_sql import queue_from_row
 from gateway.store.sql.topic_sql import subscription_of, topic_of
 from gateway.topics.records import Subscription, Topic
 
 Tags = Sequence[tuple[str, str]]
+#: Work a create runs in its own transaction, after the resource's row is written.
+Beside = Callable[[Connection], None]
+_MISSING: Final = {"queue": "QueueNotExist", "topic": "TopicNotExist"}
+
+
+class TagLimitError(GatewayError):
+    """A resource would carry more tags than its limit; nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +80,41 @@ class ControlStore:
     def tags(self, resource_type: str, name: str) -> list[tuple[str, str]]:
         return self.database.read(lambda c: sql.tags_of(c, resource_type, name))
 
-    def tag(self, resource_type: str, names: Sequence[str], tags: Tags) -> None:
-        """Tag every one of ``names`` (all or none)."""
+    def tag(self, resource_type: str, names: Sequence[str], tags: Tags, max_tags: int) -> None:
+        """Tag every one of ``names``, all or none: ``QueueNotExist`` or ``TopicNotExist`` for
+        a missing one, :class:`TagLimitError` for one that would carry more than
+        ``max_tags``."""
         self.database.write(
-            lambda c: [sql.set_tags(c, resource_type, name, tags) for name in names]
+            lambda c: [self._tag(c, resource_type, name, tags, max_tags) for name in names]
         )
+
+    def beside_create(
+        self,
+        resource_type: str,
+        name: str,
+        tags: Tags,
+        rate_limit: RateLimitPolicy | None,
+        max_tags: int,
+    ) -> Beside:
+        """The tags and policy a create gives its resource, for the create's own transaction:
+        a resource never exists without them, and a refused tag undoes the create."""
+
+        def work(conn: Connection) -> None:
+            if tags:
+                self._tag(conn, resource_type, name, tags, max_tags)
+            if rate_limit is not None:
+                _set_rate_limit(conn, resource_type, name, rate_limit)
+
+        return work
+
+    @staticmethod
+    def _tag(conn: Connection, resource_type: str, name: str, tags: Tags, max_tags: int) -> None:
+        if not sql.lock_resource(conn, resource_type, name):
+            raise MNSError(_MISSING[resource_type])
+        keys = {key for key, _ in sql.tags_of(conn, resource_type, name)}
+        if len(keys | {key for key, _ in tags}) > max_tags:
+            raise TagLimitError(f"a {resource_type} has at most {max_tags} tags")
+        sql.set_tags(conn, resource_type, name, tags)
 
     def untag(self, resource_type: str, names: Sequence[str], keys: Sequence[str] | None) -> None:
         self.database.write(
@@ -83,9 +122,19 @@ class ControlStore:
         )
 
     def tagged(
-        self, resource_type: str, names: Sequence[str], tags: Tags
+        self,
+        resource_type: str,
+        names: Sequence[str],
+        tags: Tags,
+        *,
+        after: tuple[str, str] | None = None,
+        limit: int | None = None,
     ) -> list[tuple[str, str, str]]:
-        return self.database.read(lambda c: sql.tagged(c, resource_type, names, tags))
+        """(name, key, value) by name and key; ``after`` a (name, key) position, at most
+        ``limit`` (:func:`gateway.store.sql.control_sql.tagged`)."""
+        return self.database.read(
+            lambda c: sql.tagged(c, resource_type, names, tags, after=after, limit=limit)
+        )
 
     # numbered listings ------------------------------------------------------------------------
     def list_queues(self, query: ListQuery, queue_type: QueueType | None) -> Listing[Queue]:
@@ -101,10 +150,17 @@ class ControlStore:
             lambda c: sql.numbered_page(c, "topics", query, topic_of, resource_type="topic")
         )
 
-    def list_subscriptions(self, topic_name: str, query: ListQuery) -> Listing[Subscription]:
+    def list_subscriptions(
+        self, topic_name: str, query: ListQuery, endpoints: EndpointFilter | None = None
+    ) -> Listing[Subscription]:
         return self.database.read(
             lambda c: sql.numbered_page(
-                c, "subscriptions", query, subscription_of, scope=("topic_name", topic_name)
+                c,
+                "subscriptions",
+                query,
+                subscription_of,
+                scope=("topic_name", topic_name),
+                endpoints=endpoints,
             )
         )
 
@@ -114,11 +170,7 @@ class ControlStore:
         return None if found is None else RateLimitPolicy(*found)
 
     def set_rate_limit(self, resource_type: str, name: str, policy: RateLimitPolicy) -> None:
-        self.database.write(
-            lambda c: sql.set_rate_limit(
-                c, resource_type, name, policy.enabled, policy.max_per_second
-            )
-        )
+        self.database.write(lambda c: _set_rate_limit(c, resource_type, name, policy))
 
     def take_receives(self, queue_name: str, wanted: int) -> tuple[int, int] | None:
         """(granted, second) of ``wanted`` received messages under the queue's enabled
@@ -142,3 +194,9 @@ class ControlStore:
         any replica sharing the database."""
         now = int(self.clock())
         return self.database.write(lambda c: sql.remember_nonce(c, key_id, nonce, now, window))
+
+
+def _set_rate_limit(
+    conn: Connection, resource_type: str, name: str, policy: RateLimitPolicy
+) -> None:
+    sql.set_rate_limit(conn, resource_type, name, policy.enabled, policy.max_per_second)

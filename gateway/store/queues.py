@@ -105,14 +105,25 @@ class QueueStore:
         return int(self.clock() * 1000)
 
     # queues -------------------------------------------------------------------------------
-    def create_queue(self, name: str, attributes: QueueAttributes) -> bool:
-        """True when created, False when an identical queue exists (409 for a different one)."""
+    def create_queue(
+        self,
+        name: str,
+        attributes: QueueAttributes,
+        *,
+        beside: Callable[[Connection], object] | None = None,
+    ) -> bool:
+        """True when created, False when an identical queue exists (409 for a different one).
+        ``beside`` runs in the same transaction after the queue's row is written (the control
+        plane's tags and policy): if it raises, no queue is created."""
         now = int(self.clock())
         queue = Queue(name, now, now, attributes)
 
         def work(conn: Connection) -> bool:
             _check_dead_letter_target(conn, name, attributes.dead_letter_policy)
-            return sql.create_queue(conn, queue, self.max_queues)
+            created = sql.create_queue(conn, queue, self.max_queues)
+            if beside is not None:
+                beside(conn)
+            return created
 
         return self.database.write(work)
 

@@ -42,10 +42,19 @@ class TopicStore:
         return self._ids.new_id(now_ms)
 
     # topics -----------------------------------------------------------------------------------
-    def create_topic(self, name: str, maximum_message_size: int, logging_enabled: bool) -> bool:
+    def create_topic(
+        self,
+        name: str,
+        maximum_message_size: int,
+        logging_enabled: bool,
+        *,
+        beside: Callable[[Connection], object] | None = None,
+    ) -> bool:
+        """True when created, False for an identical one (409 for a different one); ``beside``
+        runs in the same transaction after the row is written (if it raises, nothing is)."""
         now = self.now_seconds()
         topic = Topic(name, now, now, maximum_message_size, logging_enabled)
-        return self.database.write(partial(sql.create_topic, topic=topic))
+        return self.database.write(partial(_then, partial(sql.create_topic, topic=topic), beside))
 
     def set_topic_attributes(
         self, name: str, maximum_message_size: int | None, logging_enabled: bool | None
@@ -71,8 +80,12 @@ class TopicStore:
         return self.database.read(lambda c: sql.list_topics(c, prefix, marker, limit))
 
     # subscriptions ----------------------------------------------------------------------------
-    def subscribe(self, subscription: Subscription) -> bool:
-        return self.database.write(partial(sql.subscribe, subscription=subscription))
+    def subscribe(
+        self, subscription: Subscription, *, beside: Callable[[Connection], object] | None = None
+    ) -> bool:
+        """As :meth:`create_topic`, for a subscription."""
+        work = partial(sql.subscribe, subscription=subscription)
+        return self.database.write(partial(_then, work, beside))
 
     def set_notify_strategy(self, topic_name: str, name: str, strategy: NotifyStrategy) -> None:
         now = self.now_seconds()
@@ -114,3 +127,15 @@ class TopicStore:
         if any(p.deliveries for p in published):
             self.wakeups.announce_deliveries()
         return published
+
+
+def _then(
+    work: Callable[[Connection], bool],
+    beside: Callable[[Connection], object] | None,
+    conn: Connection,
+) -> bool:
+    """``work``, then ``beside`` in the same transaction."""
+    done = work(conn)
+    if beside is not None:
+        beside(conn)
+    return done

@@ -27,12 +27,13 @@ from gateway.api.control import (
 )
 from gateway.api.control.authentication import WINDOW_SECONDS, Signer, verify
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import ControlError
+from gateway.api.control.errors import ControlError, invalid
 from gateway.api.control.params import Params
 from gateway.api.control.requests import RpcCall, parse_call
 from gateway.api.environ import REFUSAL, size_body
 from gateway.protocol.errors import GatewayError, MNSError, body_too_large
 from gateway.protocol.request_ids import new_request_id
+from gateway.store.control import TagLimitError
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -158,6 +159,8 @@ class ControlPlaneApp:
 def _as_control(error: GatewayError) -> ControlError:
     if isinstance(error, MNSError):
         return ControlError.from_mns(error)
+    if isinstance(error, TagLimitError):  # found inside the write's transaction
+        return invalid("Tag", f"{error}.")
     return ControlError("InternalError")
 
 

@@ -9,8 +9,9 @@ from typing import Any, Final
 
 from gateway.api.control import documents, policies
 from gateway.api.control.context import ControlContext, Operation
+from gateway.api.control.endpoint_filters import endpoint_filter
 from gateway.api.control.errors import invalid
-from gateway.api.control.params import Params, page_data
+from gateway.api.control.params import MAX_TAGS, Params, page_data
 from gateway.protocol.endpoints import (
     Endpoint,
     HttpEndpoint,
@@ -68,10 +69,9 @@ def subscribe(params: Params, ctx: ControlContext) -> Any:
     )
     rate_limit = policies.rate_limit(params)
     check_queue_targets(subscription, ctx.settings, ctx.store.queues.queue_exists)
-    ctx.store.topics.subscribe(subscription)
-    if rate_limit is not None:
-        resource = subscription_resource(topic_name, name)
-        ctx.store.control.set_rate_limit(RESOURCE, resource, rate_limit)
+    resource = subscription_resource(topic_name, name)
+    beside = ctx.store.control.beside_create(RESOURCE, resource, (), rate_limit, MAX_TAGS)
+    ctx.store.topics.subscribe(subscription, beside=beside)  # with its policy, one transaction
     return f"{ctx.settings.base_url}/topics/{topic_name}/subscriptions/{name}"
 
 
@@ -118,12 +118,10 @@ def unsubscribe(params: Params, ctx: ControlContext) -> Any:
 def list_subscription_by_topic(params: Params, ctx: ControlContext) -> Any:
     topic_name = params.name("topic", "TopicName")
     number, size = params.page()
-    for unsupported in ("EndpointType", "EndpointValue"):
-        if params.optional(unsupported) is not None:
-            raise invalid(unsupported, "filtering by endpoint is not supported by this gateway.")
+    endpoints = endpoint_filter(params)
     ctx.store.topics.get_topic(topic_name)  # TopicNotExist for a missing topic
     query = ListQuery(params.optional("SubscriptionName") or "", (), (number - 1) * size, size)
-    listing = ctx.store.control.list_subscriptions(topic_name, query)
+    listing = ctx.store.control.list_subscriptions(topic_name, query, endpoints)
     items = [_document(s, ctx) for s in listing.items]
     return page_data(items, listing.total, number, size)
 

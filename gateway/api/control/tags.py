@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.api.control import documents
+from gateway.api.control import documents, next_token
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.errors import invalid, missing
 from gateway.api.control.params import MAX_TAGS, Params
 
 RESOURCE_TYPES: Final = ("queue", "topic")
+#: ListTagResources: entries in one page, when MaxResults asks for no fewer.
+MAX_TAG_RESULTS: Final = 50
 
 
 def _resource_type(params: Params) -> str:
@@ -31,27 +33,14 @@ def _resource_ids(params: Params, *, required: bool) -> list[str]:
     return ids
 
 
-def _require_exists(ctx: ControlContext, resource_type: str, names: list[str]) -> None:
-    """QueueNotExist or TopicNotExist for the first resource that is missing."""
-    for name in names:
-        if resource_type == "queue":
-            ctx.store.queues.get_queue(name)
-        else:
-            ctx.store.topics.get_topic(name)
-
-
 def tag_resources(params: Params, ctx: ControlContext) -> Any:
     resource_type = _resource_type(params)
     names = _resource_ids(params, required=True)
     tags = params.tags()
     if not tags:
         raise missing("Tag.1.Key")
-    _require_exists(ctx, resource_type, names)
-    for name in names:
-        keys = {key for key, _ in ctx.store.control.tags(resource_type, name)}
-        if len(keys | {key for key, _ in tags}) > MAX_TAGS:
-            raise invalid("Tag", f"a resource has at most {MAX_TAGS} tags.")
-    ctx.store.control.tag(resource_type, names, tags)
+    # One transaction: every resource exists and stays within MAX_TAGS, or nothing changes.
+    ctx.store.control.tag(resource_type, names, tags, MAX_TAGS)
     return documents.DONE
 
 
@@ -69,20 +58,33 @@ def untag_resources(params: Params, ctx: ControlContext) -> Any:
 
 def list_tag_resources(params: Params, ctx: ControlContext) -> Any:
     """Every tag of the named resources (or of all resources of the type) that carry all the
-    ``Tag.N`` given, in one page: ``NextToken`` is always empty."""
+    ``Tag.N`` given, by resource and key, in pages of ``MaxResults``: ``NextToken`` resumes
+    after the last entry returned, empty after the last page."""
     resource_type = _resource_type(params)
     names = _resource_ids(params, required=False)
     filters = params.tags(values_required=False)
     if not names and not filters:
         raise missing("ResourceId.1")
-    rows = ctx.store.control.tagged(resource_type, names, filters)
+    token = params.optional("NextToken")
+    after = next_token.decode(token, resource_type) if token else None
+    size = _max_results(params)
+    rows = ctx.store.control.tagged(resource_type, names, filters, after=after, limit=size + 1)
+    page = rows[:size]
+    more = len(rows) > size
     return {
         "TagResources": [
             {"ResourceType": resource_type, "ResourceId": name, "TagKey": k, "TagValue": v}
-            for name, k, v in rows
+            for name, k, v in page
         ],
-        "NextToken": "",
+        "NextToken": next_token.encode(resource_type, *page[-1][:2]) if more else "",
     }
+
+
+def _max_results(params: Params) -> int:
+    """MaxResults from 1; a larger one than a page holds gets a full page, as the service
+    treats its page sizes."""
+    asked = params.integer("MaxResults", 1, 2**31 - 1)
+    return min(asked or MAX_TAG_RESULTS, MAX_TAG_RESULTS)
 
 
 OPERATIONS: Final[dict[str, Operation]] = {

@@ -9,7 +9,7 @@ from typing import Any, Final
 from gateway.api.control import documents
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.errors import invalid
-from gateway.api.control.params import Params, page_data
+from gateway.api.control.params import MAX_TAGS, Params, page_data
 from gateway.store.sql.control_sql import ListQuery
 from gateway.topics.records import MAX_MESSAGE_SIZE, MIN_MESSAGE_SIZE
 
@@ -33,10 +33,8 @@ def create_topic(params: Params, ctx: ControlContext) -> Any:
     _check_type(params)
     size = _size(params) or MAX_MESSAGE_SIZE
     logging = bool(params.boolean("EnableLogging"))
-    tags = params.tags()
-    ctx.store.topics.create_topic(name, size, logging)
-    if tags:
-        ctx.store.control.tag(RESOURCE, [name], tags)
+    beside = ctx.store.control.beside_create(RESOURCE, name, params.tags(), None, MAX_TAGS)
+    ctx.store.topics.create_topic(name, size, logging, beside=beside)  # one transaction
     return documents.DONE
 
 

@@ -1,5 +1,6 @@
 """SQL of the control plane's own state (migration 6): tags, rate-limit policies, signature
-nonces, and the numbered pages ListQueue, ListTopic and ListSubscriptionByTopic answer with.
+nonces, the numbered pages ListQueue, ListTopic and ListSubscriptionByTopic answer with, and the
+positioned pages of ListTagResources.
 
 Plain functions over a :class:`~gateway.store.sql.connection.Connection`, SQL both SQLite and
 PostgreSQL accept, run inside the store's read or write jobs (:mod:`gateway.store.control`).
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from gateway.store.sql.connection import Connection, Row
 
@@ -35,7 +36,39 @@ class ListQuery:
     limit: int = 20
 
 
+@dataclass(frozen=True, slots=True)
+class EndpointShape:
+    """Endpoints that start with ``prefix`` and end with ``suffix``; ``exact``: the endpoint is
+    ``prefix`` itself."""
+
+    prefix: str
+    suffix: str = ""
+    exact: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointFilter:
+    """Subscriptions whose endpoint has one of the shapes of ``kinds`` and one of ``values``
+    (``None``: either unfiltered; an empty tuple matches nothing)."""
+
+    kinds: Sequence[EndpointShape] | None = None
+    values: Sequence[EndpointShape] | None = None
+
+
 # tags -----------------------------------------------------------------------------------------
+_RESOURCE_TABLES: Final = {"queue": "queues", "topic": "topics"}
+
+
+def lock_resource(conn: Connection, resource_type: str, name: str) -> bool:
+    """Whether the queue or topic exists, holding its row until the transaction ends (so tag
+    changes of one resource take turns and a tag never outlives a concurrent delete)."""
+    table = _RESOURCE_TABLES[resource_type]
+    row = conn.execute(
+        f"SELECT name FROM {table} WHERE name = ?{conn.dialect.lock_row}", (name,)
+    ).fetchone()
+    return row is not None
+
+
 def tags_of(conn: Connection, resource_type: str, name: str) -> list[tuple[str, str]]:
     rows = conn.execute(
         "SELECT tag_key, tag_value FROM resource_tags"
@@ -81,17 +114,35 @@ def remove_tags(
 
 
 def tagged(
-    conn: Connection, resource_type: str, names: Sequence[str], tags: Sequence[tuple[str, str]]
+    conn: Connection,
+    resource_type: str,
+    names: Sequence[str],
+    tags: Sequence[tuple[str, str]],
+    *,
+    after: tuple[str, str] | None = None,
+    limit: int | None = None,
 ) -> list[tuple[str, str, str]]:
     """(name, key, value) of every tag of the named resources (all resources of the type when
-    ``names`` is empty) that carry all of ``tags``, ordered by name and key."""
+    ``names`` is empty) that carry all of ``tags``, ordered by name and key; with ``after``
+    (name, key), only those after it, at most ``limit`` of them.
+
+    A position rather than an offset: tags added or removed before it between two pages shift
+    nothing, so a listing walked page by page returns every tag that stayed, once."""
     sql = "SELECT resource_name, tag_key, tag_value FROM resource_tags r WHERE resource_type = ?"
     params: list[object] = [resource_type]
     if names:
         sql += f" AND resource_name IN ({', '.join('?' for _ in names)})"
         params += names
+    if after is not None:
+        sql += " AND (resource_name > ? OR (resource_name = ? AND tag_key > ?))"
+        params += [after[0], after[0], after[1]]
     condition, extra = _tag_condition("r.resource_name", resource_type, tags)
-    rows = conn.execute(f"{sql}{condition} ORDER BY resource_name, tag_key", params + extra)
+    sql += f"{condition} ORDER BY resource_name, tag_key"
+    params += extra
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    rows = conn.execute(sql, params)
     return [(row["resource_name"], row["tag_key"], row["tag_value"]) for row in rows]
 
 
@@ -121,23 +172,59 @@ def numbered_page(
     *,
     resource_type: str = "",
     scope: tuple[str, str] | None = None,
+    endpoints: EndpointFilter | None = None,
 ) -> Listing[T]:
     """Rows of ``table`` (``queues``, ``topics`` or ``subscriptions``, named by ``name``) as
-    one numbered page; ``scope`` (column, value) narrows them (a topic's subscriptions)."""
+    one numbered page; ``scope`` (column, value) narrows them (a topic's subscriptions), as
+    ``endpoints`` does subscriptions (the total counts what they leave)."""
     where = f" WHERE substr({table}.name, 1, ?) = ?"
     params: list[object] = [len(query.prefix), query.prefix]
     if scope is not None:
         where += f" AND {table}.{scope[0]} = ?"
         params.append(scope[1])
-    condition, extra = _tag_condition(f"{table}.name", resource_type, query.tags)
-    where += condition
-    params += extra
+    for condition, extra in (
+        _tag_condition(f"{table}.name", resource_type, query.tags),
+        _endpoint_condition(f"{table}.endpoint", endpoints),
+    ):
+        where += condition
+        params += extra
     total = conn.execute(f"SELECT COUNT(*) AS n FROM {table}{where}", params).fetchone()["n"]
     rows = conn.execute(
         f"SELECT * FROM {table}{where} ORDER BY {table}.name LIMIT ? OFFSET ?",
         [*params, query.limit, query.offset],
     ).fetchall()
     return Listing([of_row(row) for row in rows], int(total))
+
+
+def _endpoint_condition(column: str, endpoints: EndpointFilter | None) -> tuple[str, list[object]]:
+    sql, params = "", []
+    if endpoints is not None:
+        for shapes in (endpoints.kinds, endpoints.values):
+            if shapes is not None:
+                condition, extra = _any_shape(column, shapes)
+                sql += f" AND {condition}"
+                params += extra
+    return sql, params
+
+
+def _any_shape(column: str, shapes: Sequence[EndpointShape]) -> tuple[str, list[object]]:
+    """One condition true for an endpoint of any of ``shapes`` (none: false). Prefixes and
+    suffixes are compared with substr, not LIKE, so ``%`` and ``_`` in them are plain."""
+    alternatives, params = [], []
+    for shape in shapes:
+        if shape.exact:
+            alternatives.append(f"{column} = ?")
+            params.append(shape.prefix)
+            continue
+        condition = f"substr({column}, 1, ?) = ?"
+        params += [len(shape.prefix), shape.prefix]
+        if shape.suffix:
+            condition += (
+                f" AND length({column}) >= ? AND substr({column}, length({column}) - ?) = ?"
+            )
+            params += [len(shape.prefix) + len(shape.suffix), len(shape.suffix) - 1, shape.suffix]
+        alternatives.append(f"({condition})")
+    return f"({' OR '.join(alternatives) or '1 = 0'})", params
 
 
 # rate-limit policies --------------------------------------------------------------------------
