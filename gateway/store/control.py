@@ -83,9 +83,11 @@ class ControlStore:
     def tag(self, resource_type: str, names: Sequence[str], tags: Tags, max_tags: int) -> None:
         """Tag every one of ``names``, all or none: ``QueueNotExist`` or ``TopicNotExist`` for
         a missing one, :class:`TagLimitError` for one that would carry more than
-        ``max_tags``."""
+        ``max_tags``. Rows are locked in name order, so two calls naming the same resources
+        in another order wait for each other instead of deadlocking (PostgreSQL)."""
+        ordered = sorted(set(names))
         self.database.write(
-            lambda c: [self._tag(c, resource_type, name, tags, max_tags) for name in names]
+            lambda c: [self._tag(c, resource_type, name, tags, max_tags) for name in ordered]
         )
 
     def beside_create(

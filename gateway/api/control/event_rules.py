@@ -127,6 +127,9 @@ def list_event_rules(params: Params, ctx: ControlContext) -> Any:
         if key.startswith(f"{product}:") and rule["RuleName"].startswith(prefix)
     ]
     page = matching[(number - 1) * size : number * size]
+    # ListEventRules pages by PageNum and PageSize: the service's SDK marks its NextToken and
+    # MaxResults deprecated, in the request (ignored here) and in the answer (kept for clients
+    # that read them: no token, the page size).
     return {**page_data(page, len(matching), number, size), "NextToken": "", "MaxResults": size}
 
 

@@ -64,6 +64,20 @@ def test_event_rules_are_kept_and_listed(sdk: Client, unique: str) -> None:
     assert (caught.value.status_code, caught.value.code) == (404, "EventRuleNotExist")
 
 
+def test_event_rules_page_by_number_not_by_the_deprecated_next_token(
+    sdk: Client, unique: str
+) -> None:
+    for index in range(3):
+        sdk.create_event_rule(rule(f"{unique}-{index}", "q"))
+    request = m.ListEventRulesRequest(
+        product_name="oss", rule_name=unique, page_num=2, page_size=2, next_token="x"
+    )
+    request.max_results = 1
+    listed = sdk.list_event_rules(request).body.data
+    assert [r.rule_name for r in listed.page_data] == [f"{unique}-2"]
+    assert (listed.next_token, listed.max_results, listed.total) == ("", 2, 3)
+
+
 def test_a_malformed_event_rule_is_refused(sdk: Client, unique: str) -> None:
     bad = rule(unique, "q")
     bad.event_types = []
