@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gateway.api.control.errors import invalid, missing
-from gateway.protocol.integers import integer_in_range
+from gateway.protocol.integers import integer_in_range, parse_integer
 from gateway.protocol.names import validate_name
 
 #: At most this many tags on one resource, and in one TagResources call (the service's 20).
@@ -24,9 +24,13 @@ MAX_TAG_KEY: Final = 128
 MAX_TAG_VALUE: Final = 128
 #: At most this many ResourceId.N or TagKey.N in one call.
 MAX_ITEMS: Final = 50
-#: ListQueue, ListTopic, ListSubscriptionByTopic: PageSize 1-50, 20 unless given.
+#: ListQueue, ListTopic, ListSubscriptionByTopic, ListEventRules: the service takes any integer
+#: and uses the nearest value in range (its SDK's documentation of PageNum and PageSize); 20 per
+#: page unless given.
+MIN_PAGE_SIZE: Final = 10
 MAX_PAGE_SIZE: Final = 50
 DEFAULT_PAGE_SIZE: Final = 20
+MAX_PAGE_NUMBER: Final = 100_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +116,24 @@ class Params:
             raise invalid("Tag", f"at most {MAX_TAGS} tags.")
         return list(tags.items())
 
+    def clamped(self, name: str, low: int, high: int) -> int | None:
+        """An integer, negative ones too, moved into ``[low, high]``; InvalidParameter for
+        anything that is not an integer."""
+        text = self.optional(name)
+        if text is None:
+            return None
+        stripped = text.strip()
+        negative = stripped.startswith("-")
+        number = parse_integer(stripped[1:] if negative else stripped)
+        if number is None:
+            raise invalid(name, "it should be an integer.")
+        return min(max(-number if negative else number, low), high)
+
     def page(self) -> tuple[int, int]:
-        """PageNum (from 1) and PageSize."""
-        number = self.integer("PageNum", 1, 1_000_000) or 1
-        size = self.integer("PageSize", 1, MAX_PAGE_SIZE) or DEFAULT_PAGE_SIZE
-        return number, size
+        """PageNum (from 1) and PageSize, each moved into the service's range."""
+        number = self.clamped("PageNum", 1, MAX_PAGE_NUMBER)
+        size = self.clamped("PageSize", MIN_PAGE_SIZE, MAX_PAGE_SIZE)
+        return number or 1, size or DEFAULT_PAGE_SIZE
 
 
 def page_data(items: list[dict[str, Any]], total: int, number: int, size: int) -> dict[str, Any]:

@@ -41,6 +41,8 @@ def test_event_rules_are_kept_and_listed(sdk: Client, unique: str) -> None:
     for index in range(3):
         answer = sdk.create_event_rule(rule(f"{unique}-{index}", "q"))
         assert answer.body.data == f"{unique}-{index}"
+    for index in range(3, 12):
+        sdk.create_event_rule(rule(f"{unique}-{index:02}", "q"))
     sdk.create_event_rule(rule(f"{unique}-0", "q"))  # the same again: accepted
     with pytest.raises(AlibabaCloudException) as caught:
         sdk.create_event_rule(rule(f"{unique}-0", "other"))
@@ -51,12 +53,12 @@ def test_event_rules_are_kept_and_listed(sdk: Client, unique: str) -> None:
     assert (data.endpoint.endpoint_type, data.endpoint.endpoint_value) == ("queue", "q")
     assert data.match_rules[0][0].prefix == "logs/"
     listed = sdk.list_event_rules(
-        m.ListEventRulesRequest(product_name="oss", rule_name=unique, page_num=2, page_size=2)
+        m.ListEventRulesRequest(product_name="oss", rule_name=unique, page_num=2, page_size=10)
     ).body.data
     assert (listed.total, listed.pages, [r.rule_name for r in listed.page_data]) == (
-        3,
+        12,
         2,
-        [f"{unique}-2"],
+        [f"{unique}-11", f"{unique}-2"],  # name order: -0, -03 ... -09, -1, -10, -11, -2
     )
     sdk.delete_event_rule(m.DeleteEventRuleRequest(product_name="oss", rule_name=f"{unique}-1"))
     with pytest.raises(AlibabaCloudException) as caught:
@@ -67,15 +69,15 @@ def test_event_rules_are_kept_and_listed(sdk: Client, unique: str) -> None:
 def test_event_rules_page_by_number_not_by_the_deprecated_next_token(
     sdk: Client, unique: str
 ) -> None:
-    for index in range(3):
-        sdk.create_event_rule(rule(f"{unique}-{index}", "q"))
+    for index in range(11):
+        sdk.create_event_rule(rule(f"{unique}-{index:02}", "q"))
     request = m.ListEventRulesRequest(
-        product_name="oss", rule_name=unique, page_num=2, page_size=2, next_token="x"
+        product_name="oss", rule_name=unique, page_num=2, page_size=10, next_token="x"
     )
     request.max_results = 1
     listed = sdk.list_event_rules(request).body.data
-    assert [r.rule_name for r in listed.page_data] == [f"{unique}-2"]
-    assert (listed.next_token, listed.max_results, listed.total) == ("", 2, 3)
+    assert [r.rule_name for r in listed.page_data] == [f"{unique}-10"]
+    assert (listed.next_token, listed.max_results, listed.total) == ("", 10, 11)
 
 
 def test_a_malformed_event_rule_is_refused(sdk: Client, unique: str) -> None:

@@ -119,27 +119,42 @@ def test_delete_then_get_is_queue_not_exist(sdk: Client, xml: Account, unique: s
 
 
 def test_list_queue_pages_and_filters_by_tag(sdk: Client, unique: str) -> None:
-    for index in range(5):
+    for index in range(12):
         tag = [m.CreateQueueRequestTag(key="team", value="a" if index % 2 else "b")]
-        sdk.create_queue(m.CreateQueueRequest(queue_name=f"{unique}-{index}", tag=tag))
+        sdk.create_queue(m.CreateQueueRequest(queue_name=f"{unique}-{index:02}", tag=tag))
     pages = [
         sdk.list_queue(
-            m.ListQueueRequest(queue_name=unique, page_num=number, page_size=2)
+            m.ListQueueRequest(queue_name=unique, page_num=number, page_size=10)
         ).body.data
         for number in (1, 2, 3)
     ]
     assert [(p.total, p.pages, p.size, p.page_num, p.page_size) for p in pages] == [
-        (5, 3, 2, 1, 2),
-        (5, 3, 2, 2, 2),
-        (5, 3, 1, 3, 2),
+        (12, 2, 10, 1, 10),
+        (12, 2, 2, 2, 10),
+        (12, 2, 0, 3, 10),
     ]
     names = [q.queue_name for p in pages for q in p.page_data]
-    assert names == [f"{unique}-{i}" for i in range(5)]
+    assert names == [f"{unique}-{i:02}" for i in range(12)]
     tagged = sdk.list_queue(
         m.ListQueueRequest(queue_name=unique, tag=[m.ListQueueRequestTag(key="team", value="a")])
     ).body.data
-    assert [q.queue_name for q in tagged.page_data] == [f"{unique}-1", f"{unique}-3"]
+    assert [q.queue_name for q in tagged.page_data] == [f"{unique}-{i:02}" for i in range(1, 12, 2)]
     assert [t.tag_value for t in tagged.page_data[0].tags] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("page_num", "page_size", "used"),
+    [(1, 2, (1, 10)), (1, 51, (1, 50)), (0, 10, (1, 10)), (-3, -1, (1, 10))],
+)
+def test_list_queue_moves_page_num_and_size_into_range(
+    sdk: Client, unique: str, page_num: int, page_size: int, used: tuple[int, int]
+) -> None:
+    # The SDK's own documentation: "If the specified value is less than 10, the system
+    # defaults to 10. If ... greater than 50, the system defaults to 50"; PageNum likewise.
+    data = sdk.list_queue(
+        m.ListQueueRequest(queue_name=unique, page_num=page_num, page_size=page_size)
+    ).body.data
+    assert (data.page_num, data.page_size) == used
 
 
 def test_topics_through_the_sdk_and_the_xml_api(sdk: Client, xml: Account, unique: str) -> None:

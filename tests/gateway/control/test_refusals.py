@@ -99,7 +99,7 @@ def test_unknown_action_and_wrong_version(control_gateway: RunningGateway) -> No
         ("CreateQueue", {}, "MissingParameter"),
         ("Subscribe", {"TopicName": "t"}, "MissingParameter"),
         ("ListQueue", {"PageSize": "abc"}, "InvalidParameter"),
-        ("ListQueue", {"PageSize": "51"}, "InvalidParameter"),
+        ("ListQueue", {"PageNum": "1.5"}, "InvalidParameter"),
         ("CreateQueue", {"QueueName": "{name}", "DlqPolicy": "{not json"}, "InvalidParameter"),
         (
             "CreateQueue",

@@ -95,11 +95,14 @@ def test_endpoint_value_is_compared_whole(sdk: Client, topic: str, unique: str) 
 
 def test_pages_and_total_count_what_the_filters_leave(sdk: Client, topic: str) -> None:
     request = m.ListSubscriptionByTopicRequest(
-        topic_name=topic, endpoint_type="http", page_size=2, page_num=2
+        topic_name=topic, endpoint_type="http", page_size=10, page_num=1
     )
     data = sdk.list_subscription_by_topic(request).body.data
-    assert (data.total, data.pages, data.page_num, data.size) == (3, 2, 2, 1)
-    assert [s.subscription_name for s in data.page_data] == ["h3"]
+    assert (data.total, data.pages, data.page_num, data.size) == (3, 1, 1, 3)
+    assert [s.subscription_name for s in data.page_data] == ["h1", "h2", "h3"]
+    request.page_num = 2
+    data = sdk.list_subscription_by_topic(request).body.data
+    assert (data.total, data.pages, data.page_num, data.size) == (3, 1, 2, 0)
 
 
 def test_the_classic_sdk_filters_too(

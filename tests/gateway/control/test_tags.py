@@ -57,14 +57,16 @@ def test_tag_list_and_untag(classic: Classic, unique: str) -> None:
 
 
 def test_topics_filter_by_tag(classic: Classic, unique: str) -> None:
-    for index in range(3):
-        classic.common("CreateTopic", {"TopicName": f"{unique}-{index}"})
-    tag(classic, "topic", [f"{unique}-0", f"{unique}-2"], {"tier": "gold"})
+    names = [f"{unique}-{index:02}" for index in range(12)]
+    for name in names:
+        classic.common("CreateTopic", {"TopicName": name})
+    tagged = names[:1] + names[2:]  # all but one
+    tag(classic, "topic", tagged, {"tier": "gold"})
     data = classic.common(
-        "ListTopic", {"TopicName": unique, "Tag.1.Key": "tier", "PageSize": "1", "PageNum": "2"}
+        "ListTopic", {"TopicName": unique, "Tag.1.Key": "tier", "PageSize": "10", "PageNum": "2"}
     )["Data"]
-    assert (data["Total"], data["Pages"], data["PageNum"]) == (2, 2, 2)
-    assert [t["TopicName"] for t in data["PageData"]] == [f"{unique}-2"]
+    assert (data["Total"], data["Pages"], data["PageNum"]) == (11, 2, 2)
+    assert [t["TopicName"] for t in data["PageData"]] == [names[11]]
 
 
 def test_tagging_a_missing_queue_or_too_many_tags_is_refused(classic: Classic, unique: str) -> None:
