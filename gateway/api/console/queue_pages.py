@@ -50,7 +50,7 @@ def _queue_page(name: str, *, peek_only: bool) -> str:
         template,
         queue=queue,
         counts=counts,
-        rate_limit=mns().store.control.rate_limit("queue", name),
+        rate_limit=None if peek_only else mns().store.control.rate_limit("queue", name),
         peeked=peeked,
         peek=count,
         decode=decode,

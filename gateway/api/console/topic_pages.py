@@ -35,15 +35,14 @@ def topic_page(name: str) -> str:
     marker = request.args.get("marker", "")
     page = topics.list_subscriptions(name, "", marker, form_int("size", 100, 1, 1000))
     health = console().reads.health(name, [s.name for s in page.items])
-    limits = mns().store.control.rate_limits(
-        "subscription", [subscription_resource(name, s.name) for s in page.items]
-    )
+    resources = {subscription_resource(name, s.name): s.name for s in page.items}
+    limits = mns().store.control.rate_limits("subscription", list(resources))
     return render_template(
         "topic.html",
         topic=topic,
         page=page,
         health=health,
-        rate_limits={key.split("/", 1)[1]: policy for key, policy in limits.items()},
+        rate_limits={resources[key]: policy for key, policy in limits.items()},
         marker=marker,
         strategies=list(NotifyStrategy),
         content_formats=list(ContentFormat),
