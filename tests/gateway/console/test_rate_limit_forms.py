@@ -11,6 +11,7 @@ from gateway.queues.records import QueueAttributes
 from gateway.store.control import RateLimitPolicy
 from gateway.topics.records import Subscription
 from tests.gateway.console.conftest import Console
+from tests.gateway.console.test_console_actions import dead_letter
 
 #: The control plane's refusals, word for word (gateway/api/control/policies.py).
 OUT_OF_RANGE = (
@@ -145,3 +146,16 @@ def test_forged_or_missing_csrf_changes_no_rate_limit(signed_in: Console) -> Non
     control = signed_in.store.control
     assert control.rate_limit("queue", "jobs") is None
     assert control.rate_limit("subscription", "orders/audit") is None
+
+
+def test_a_dead_letters_page_shows_its_subscriptions_rate_limit(signed_in: Console) -> None:
+    letter = dead_letter(signed_in.store)  # of orders/audit
+    page = f"/console/dead-letters/{letter}"
+    assert "<dt>Rate limit (now)</dt><dd>none</dd>" in signed_in.client.get(page).text
+    signed_in.post(
+        "/console/topics/orders/rate-limit",
+        subscription="audit",
+        rate_enabled="true",
+        max_receives_per_second="12",
+    )
+    assert "<dt>Rate limit (now)</dt><dd>12/s, enabled</dd>" in signed_in.client.get(page).text
