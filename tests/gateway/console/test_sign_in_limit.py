@@ -10,7 +10,7 @@ from pathlib import Path
 from gateway.store.sign_in import SignInAttempts
 from gateway.store.sql.sign_in_sql import wait_ms
 from tests.conftest import OpenDatabase
-from tests.gateway.console.conftest import KEY_ID, SECRET, T0, Console, make_console
+from tests.gateway.console.conftest import KEY_ID, SECRET, T0, make_console
 
 
 def _rows(attempts: SignInAttempts) -> list[str]:
@@ -97,14 +97,3 @@ def test_old_windows_are_purged_and_the_table_stays_bounded(
     attempts.succeeded("e")
     assert _rows(attempts) == []
 
-
-def test_a_console_without_attempts_counted_yet(console: Console) -> None:
-    """A data dir made by an older version gains the table by migration 11."""
-    assert (
-        console.store.database.read(
-            lambda c: c.execute("SELECT COUNT(*) AS n FROM console_sign_in_attempts").fetchone()[
-                "n"
-            ]
-        )
-        == 0
-    )
