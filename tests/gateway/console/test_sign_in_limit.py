@@ -96,4 +96,3 @@ def test_old_windows_are_purged_and_the_table_stays_bounded(
     assert _rows(attempts) == ["e"]  # every other window had passed
     attempts.succeeded("e")
     assert _rows(attempts) == []
-
