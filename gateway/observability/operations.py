@@ -61,6 +61,10 @@ class Action(StrEnum):
     PUSH_MESSAGE = "PushMessage"  # one record per push attempt, whatever the endpoint kind
     DEAD_LETTER = "DeadLetter"
     REPLAY = "Replay"
+    #: A message a dead-letter queue held, moved back to its source queue by the console's
+    #: redrive: QueueName and MessageId are the source queue and the message's new id there,
+    #: DeadLetterQueue and DeadLetterMessageId where it came from (the DeadLetter record, undone).
+    REDRIVE = "Redrive"
 
 
 class Outcome(StrEnum):

@@ -65,6 +65,7 @@ ACTION_ORDER: Final[dict[str, int]] = {
     Action.SEND_MESSAGE.value: 0,
     Action.BATCH_SEND_MESSAGE.value: 0,
     Action.PUBLISH_MESSAGE.value: 0,
+    Action.REDRIVE.value: 0,
     Action.REPLAY.value: 1,
     Action.RECEIVE_MESSAGE.value: 2,
     Action.BATCH_RECEIVE_MESSAGE.value: 2,

@@ -77,3 +77,21 @@ def dead_lettered_records(facts: RequestFacts, moved: list[Moved]) -> list[dict]
         )
         for m in moved
     ]
+
+
+def redriven_records(
+    facts: RequestFacts, dead_letter_queue: str, moved: list[tuple[str, str]]
+) -> list[dict]:
+    """One Redrive record per message moved back from ``dead_letter_queue`` to the queue of
+    ``facts``; ``moved``: (new MessageId, MessageId in the dead-letter queue) of each."""
+    return [
+        facts.record(
+            Action.REDRIVE,
+            MessageId=message_id,
+            **{
+                Field.DEAD_LETTER_QUEUE.value: dead_letter_queue,
+                Field.DEAD_LETTER_MESSAGE_ID.value: dead_letter_message_id,
+            },
+        )
+        for message_id, dead_letter_message_id in moved
+    ]

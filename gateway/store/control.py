@@ -171,6 +171,11 @@ class ControlStore:
         found = self.database.read(lambda c: sql.rate_limit_of(c, resource_type, name))
         return None if found is None else RateLimitPolicy(*found)
 
+    def rate_limits(self, resource_type: str, names: Sequence[str]) -> dict[str, RateLimitPolicy]:
+        """The policies of those of ``names`` that have one (the console shows a page of them)."""
+        found = self.database.read(lambda c: sql.rate_limits_of(c, resource_type, names))
+        return {name: RateLimitPolicy(*policy) for name, policy in found.items()}
+
     def set_rate_limit(self, resource_type: str, name: str, policy: RateLimitPolicy) -> None:
         self.database.write(lambda c: _set_rate_limit(c, resource_type, name, policy))
 

@@ -30,11 +30,23 @@ _MARKERS = (
 
 
 @dataclass(frozen=True, slots=True)
+class RedrivenMessage:
+    """One message moved back: its source queue, its new MessageId there, and the MessageId it
+    had in the dead-letter queue (what the ``Redrive`` operation-log record names)."""
+
+    queue_name: str
+    message_id: str
+    dead_letter_message_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Redriven:
     #: Source queue name -> how many messages went back to it.
     moved: dict[str, int] = field(default_factory=dict)
     #: Messages left where they were, with why.
     skipped: dict[str, str] = field(default_factory=dict)
+    #: Every message moved, in the order they were moved.
+    messages: list[RedrivenMessage] = field(default_factory=list)
 
 
 def source_queue(properties: Mapping[str, Any], arn_prefix: str) -> str | None:
@@ -77,7 +89,7 @@ def redrive(
         if queue_sql.get_queue(conn, source) is None:
             result.skipped[row["id"]] = f"its source queue {source} no longer exists"
             continue
-        queues.enqueue_in(
+        message_id = queues.enqueue_in(
             conn,
             source,
             row["body"],
@@ -90,6 +102,7 @@ def redrive(
             "DELETE FROM queue_messages WHERE id = ? AND queue_name = ?", (row["id"], name)
         )
         result.moved[source] = result.moved.get(source, 0) + 1
+        result.messages.append(RedrivenMessage(source, message_id, row["id"]))
     return result
 
 

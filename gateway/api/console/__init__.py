@@ -17,13 +17,15 @@ from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     delivery_pages,
     pages,
     queue_pages,
+    rate_limit_pages,
     topic_pages,
 )
-from gateway.api.console.security import ConsoleSessionInterface, SignInLimiter
+from gateway.api.console.security import ConsoleSessionInterface
 from gateway.api.console.web import ConsoleContext, blueprint
 from gateway.store.base import Store
 from gateway.store.console import ConsoleReads
 from gateway.store.shared import SharedSettings
+from gateway.store.sign_in import SignInAttempts
 
 #: The shared setting holding the key console sessions are signed with.
 SESSION_KEY_SETTING = "console_session_key"
@@ -38,6 +40,7 @@ def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> Non
     )
     app.session_interface = ConsoleSessionInterface()
     app.extensions["mns-console"] = ConsoleContext(
-        reads=ConsoleReads(store.database, store.clock), limiter=SignInLimiter(clock)
+        reads=ConsoleReads(store.database, store.clock),
+        limiter=SignInAttempts(store.database, clock),
     )
     app.register_blueprint(blueprint)

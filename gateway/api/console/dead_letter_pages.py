@@ -18,6 +18,7 @@ from gateway.admin import dead_letters
 from gateway.api.console.forms import decoded_body
 from gateway.api.console.web import back_to, blueprint, form_int, mns
 from gateway.protocol.errors import MNSError
+from gateway.store.sql.control_sql import subscription_resource
 
 MAX_SELECTION = 100
 
@@ -65,9 +66,11 @@ def dead_letter_list() -> str:
 def dead_letter_page(letter_id: str) -> str:
     letter = mns().store.deliveries.get_dead_letter(letter_id)
     decode = request.args.get("decode") == "base64"
+    subscription = subscription_resource(letter.subscription.topic_name, letter.subscription.name)
     return render_template(
         "dead_letter.html",
         letter=letter,
+        rate_limit=mns().store.control.rate_limit("subscription", subscription),
         decode=decode,
         decoded=decoded_body(letter.message.body) if decode else None,
         back=request.path,

@@ -22,7 +22,7 @@ def sign_in() -> Response | str:
         return render_template("sign_in.html", next=_next_page(), error=None)
     client = request.remote_addr or "-"
     limiter = console().limiter
-    wait = limiter.blocked_for(client)
+    wait = limiter.attempt(client)  # counted now, forgotten if the pair is accepted
     if wait > 0:
         response = error_page(
             429, "TooManyAttempts", f"Too many failed sign-ins; try again in {wait:.0f} s."
@@ -33,7 +33,6 @@ def sign_in() -> Response | str:
     secret = request.form.get("access_key_secret", "")
     context = mns()
     if not key_may_sign_in(key_id, secret, context.access_keys, context.settings.admin_access_keys):
-        limiter.failed(client)
         page = render_template(
             "sign_in.html", next=_next_page(), error="That access key pair is not accepted here."
         )

@@ -12,11 +12,15 @@ from flask import Response, render_template, request, url_for
 
 from gateway.api.console import forms
 from gateway.api.console.web import blueprint, console, done, form_int, mns
+from gateway.api.context import log_operations
 from gateway.api.messages import delete_message, send_message
 from gateway.api.queues import set_queue_attributes
+from gateway.observability.operations import Field
+from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
+from gateway.queues import oplog_records as oplog
 from gateway.queues.records import BATCH_SIZE
-from gateway.store.redrive import redrive_queue
+from gateway.store.redrive import Redriven, redrive_queue
 
 PAGE_SIZE = 25
 
@@ -46,6 +50,7 @@ def _queue_page(name: str, *, peek_only: bool) -> str:
         template,
         queue=queue,
         counts=counts,
+        rate_limit=None if peek_only else mns().store.control.rate_limit("queue", name),
         peeked=peeked,
         peek=count,
         decode=decode,
@@ -91,8 +96,38 @@ def queue_redrive(name: str) -> Response:
     """Move this dead-letter queue's messages back to their source queues."""
     validate_name("queue", name)
     result = redrive_queue(mns().store.queues, name, form_int("limit", 100, 1, 1000))
+    _log_redrive(name, result)
     moved = ", ".join(f"{count} to {queue}" for queue, count in sorted(result.moved.items()))
     message = f"Redrove {moved}." if moved else "Nothing to redrive."
     if result.skipped:
         message += f" Left {len(result.skipped)} in place (not from a queue that still exists)."
     return done(message)
+
+
+def _log_redrive(dead_letter_queue: str, result: Redriven) -> None:
+    """One ``Redrive`` operation-log record per message moved, in the log of the queue it went
+    back to, when that queue or the dead-letter queue has LoggingEnabled (docs/console.md#redrive).
+    """
+    dlq_logged = _logging_enabled(dead_letter_queue)
+    by_source: dict[str, list[tuple[str, str]]] = {}
+    for moved in result.messages:
+        by_source.setdefault(moved.queue_name, []).append(
+            (moved.message_id, moved.dead_letter_message_id)
+        )
+    for source, messages in by_source.items():
+        logged = dlq_logged or _logging_enabled(source)
+        log_operations(
+            logged,
+            Field.QUEUE_NAME,
+            source,
+            lambda facts, m=messages: oplog.redriven_records(facts, dead_letter_queue, m),
+        )
+
+
+def _logging_enabled(name: str) -> bool:
+    """Whether the queue has LoggingEnabled; ``False`` once it was deleted (the redrive is done
+    all the same)."""
+    try:
+        return mns().store.queues.get_queue(name)[0].attributes.logging_enabled
+    except MNSError:
+        return False

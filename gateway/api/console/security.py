@@ -1,5 +1,6 @@
-"""The console's protections, free of Flask where they can be: CSRF tokens, the sign-in rate
-limit, the checks on a key pair, the response headers, and the session cookie's flags.
+"""The console's protections, free of Flask where they can be: CSRF tokens, the checks on a key
+pair, the response headers, and the session cookie's flags. The sign-in rate limit is kept in
+the store (:class:`gateway.store.sign_in.SignInAttempts`), so replicas share it.
 
 The session itself is Flask's signed cookie (itsdangerous, HMAC over the content); the key it is
 signed with is kept in the store's shared settings so that every replica accepts every other's
@@ -11,10 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import threading
-from collections import deque
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
 
 from flask import Flask, Request
 from flask.sessions import SecureCookieSessionInterface
@@ -82,47 +80,6 @@ def session_still_valid(
     if secret is None or (admins and key_id not in admins):
         return False
     return hmac.compare_digest(secret_fingerprint(secret), fingerprint)
-
-
-@dataclass
-class SignInLimiter:
-    """At most ``limit`` failed sign-ins per client address in ``window`` seconds; after that,
-    every attempt from it is refused until the oldest failure leaves the window.
-
-    Kept per process: a replica counts its own attempts (``limit`` per replica at worst).
-    """
-
-    clock: Callable[[], float]
-    limit: int = 5
-    window: float = 300.0
-    max_clients: int = 10_000
-    _failures: dict[str, deque[float]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def blocked_for(self, client: str) -> float:
-        """Seconds until ``client`` may try again; 0 when it may now."""
-        with self._lock:
-            recent = self._recent(client)
-            if len(recent) < self.limit:
-                return 0.0
-            return max(0.0, recent[0] + self.window - self.clock())
-
-    def failed(self, client: str) -> None:
-        with self._lock:
-            if len(self._failures) >= self.max_clients and client not in self._failures:
-                self._failures.pop(next(iter(self._failures)))  # forget the oldest client
-            self._recent(client).append(self.clock())
-
-    def succeeded(self, client: str) -> None:
-        with self._lock:
-            self._failures.pop(client, None)
-
-    def _recent(self, client: str) -> deque[float]:
-        failures = self._failures.setdefault(client, deque())
-        horizon = self.clock() - self.window
-        while failures and failures[0] <= horizon:
-            failures.popleft()
-        return failures
 
 
 class ConsoleSessionInterface(SecureCookieSessionInterface):

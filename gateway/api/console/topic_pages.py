@@ -10,6 +10,7 @@ from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.topics import publish, subscribe
 from gateway.protocol.names import validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
+from gateway.store.sql.control_sql import subscription_resource
 
 PAGE_SIZE = 50
 
@@ -34,11 +35,14 @@ def topic_page(name: str) -> str:
     marker = request.args.get("marker", "")
     page = topics.list_subscriptions(name, "", marker, form_int("size", 100, 1, 1000))
     health = console().reads.health(name, [s.name for s in page.items])
+    resources = {subscription_resource(name, s.name): s.name for s in page.items}
+    limits = mns().store.control.rate_limits("subscription", list(resources))
     return render_template(
         "topic.html",
         topic=topic,
         page=page,
         health=health,
+        rate_limits={resources[key]: policy for key, policy in limits.items()},
         marker=marker,
         strategies=list(NotifyStrategy),
         content_formats=list(ContentFormat),

@@ -31,7 +31,6 @@ from gateway.api.console.security import (
     CSRF_FIELD,
     CSRF_HEADER,
     SECURITY_HEADERS,
-    SignInLimiter,
     csrf_matches,
     new_csrf_token,
     session_still_valid,
@@ -40,6 +39,7 @@ from gateway.api.context import GatewayContext, gateway
 from gateway.delivery.error_text import error_excerpt
 from gateway.protocol.errors import MNSError
 from gateway.store.console import ConsoleReads
+from gateway.store.sign_in import SignInAttempts
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class ConsoleContext:
     """What the console adds to the gateway's context: its reads and its sign-in limiter."""
 
     reads: ConsoleReads
-    limiter: SignInLimiter
+    limiter: SignInAttempts
 
 
 def console() -> ConsoleContext:

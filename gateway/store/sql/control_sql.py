@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
-from gateway.store.sql.connection import Connection, Row
+from gateway.store.sql.connection import Connection, Row, placeholders
 
 T = TypeVar("T")
 
@@ -237,6 +237,20 @@ def rate_limit_of(
         (resource_type, name),
     ).fetchone()
     return None if row is None else (bool(row["enabled"]), row["max_per_second"])
+
+
+def rate_limits_of(
+    conn: Connection, resource_type: str, names: Sequence[str]
+) -> dict[str, tuple[bool, int | None]]:
+    """The policies of those of ``names`` that have one, in one statement (a page of them)."""
+    if not names:
+        return {}
+    rows = conn.execute(
+        "SELECT resource_name, enabled, max_per_second FROM rate_limit_policies"
+        f" WHERE resource_type = ? AND resource_name IN ({placeholders(len(names))})",
+        (resource_type, *names),
+    )
+    return {row["resource_name"]: (bool(row["enabled"]), row["max_per_second"]) for row in rows}
 
 
 def set_rate_limit(

@@ -357,6 +357,24 @@ REPLAYED_DELIVERIES = Migration(
     ("ALTER TABLE deliveries ADD COLUMN replay_request_id TEXT",),
 )
 
+#: The console's sign-in attempts per client address, shared by every replica
+#: (:mod:`gateway.store.sql.sign_in_sql`); old windows are purged as attempts come in.
+CONSOLE_SIGN_IN_ATTEMPTS = Migration(
+    11,
+    "console sign-in attempts",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS console_sign_in_attempts (
+            client TEXT PRIMARY KEY,
+            window_start BIGINT NOT NULL,
+            attempts INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS console_sign_in_attempts_window"
+        " ON console_sign_in_attempts (window_start)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -366,6 +384,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONTROL_PLANE,
     CONSOLE_FIGURES,
     REPLAYED_DELIVERIES,
+    CONSOLE_SIGN_IN_ATTEMPTS,
 )
 
 _LEDGER = """

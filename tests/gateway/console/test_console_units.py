@@ -1,4 +1,4 @@
-"""The console's pure parts: the hour of figures and its chart, the sign-in limiter, tokens,
+"""The console's pure parts: the hour of figures and its chart, tokens,
 forms as the API's elements, and what redrive reads from a dead-lettered message."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from gateway.api.console import forms
 from gateway.api.console.figures import MINUTES, chart, last_hour
-from gateway.api.console.security import SignInLimiter, csrf_matches, key_may_sign_in
+from gateway.api.console.security import csrf_matches, key_may_sign_in
 from gateway.protocol.errors import MNSError
 from gateway.queues.dlq_policy import dead_lettered_properties, queue_arn
 from gateway.queues.wire import parse_new_message
@@ -37,26 +37,6 @@ def test_the_chart_stacks_failures_on_successes() -> None:
         float(ok.group(1)), abs=0.1
     )
     assert "style=" not in svg and "<title>4 failed</title>" in svg
-
-
-def test_the_limiter_blocks_after_five_failures_for_five_minutes() -> None:
-    now = [0.0]
-    limiter = SignInLimiter(lambda: now[0])
-    for _ in range(5):
-        assert limiter.blocked_for("a") == 0
-        limiter.failed("a")
-    assert limiter.blocked_for("a") == 300 and limiter.blocked_for("b") == 0
-    now[0] = 299
-    assert limiter.blocked_for("a") == 1
-    now[0] = 300
-    assert limiter.blocked_for("a") == 0
-
-
-def test_the_limiter_forgets_the_oldest_client_when_full() -> None:
-    limiter = SignInLimiter(lambda: 0.0, limit=1, max_clients=2)
-    for client in ("a", "b", "c"):
-        limiter.failed(client)
-    assert [limiter.blocked_for(c) > 0 for c in ("a", "b", "c")] == [False, True, True]
 
 
 def test_tokens_and_key_pairs() -> None:

@@ -1,0 +1,76 @@
+"""Rate limits of queues and subscriptions (TenantRateLimitPolicy: Enabled,
+MaxReceivesPerSecond), set from the queue's page and the topic's page.
+
+A form is read by the control plane's own parser (:func:`gateway.api.control.policies.rate_limit`,
+given the JSON a control-plane client sends) and stored by its store operation
+(:meth:`gateway.store.control.ControlStore.set_rate_limit`), so the bounds and the refusal's
+text are the control plane's. Like the control plane's SetQueueAttributes and
+SetSubscriptionAttributes it writes no operation-log record: the operation log holds message
+operations (docs/protocol.md#operation-log-fields), not changes of attributes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from flask import Response, flash, redirect, request
+
+from gateway.api.console.web import back_to, blueprint, done, mns
+from gateway.api.control import policies
+from gateway.api.control.errors import ControlError
+from gateway.api.control.params import Params
+from gateway.protocol.names import validate_name
+from gateway.store.control import RateLimitPolicy
+from gateway.store.sql.control_sql import subscription_resource
+
+QUEUE = "queue"
+SUBSCRIPTION = "subscription"
+
+
+def policy_of(form: Mapping[str, str]) -> RateLimitPolicy:
+    """The form as the TenantRateLimitPolicy a control-plane client would send: Enabled from
+    the checkbox, MaxReceivesPerSecond as typed (left out when empty)."""
+    fields: dict[str, object] = {"Enabled": form.get("rate_enabled") == "true"}
+    rate = form.get("max_receives_per_second", "").strip()
+    if rate:
+        fields["MaxReceivesPerSecond"] = rate
+    policy = policies.rate_limit(Params({policies.RATE_LIMIT: json.dumps(fields)}))
+    assert policy is not None  # a policy with Enabled is never the empty one
+    return policy
+
+
+def described(policy: RateLimitPolicy | None) -> str:
+    if policy is None:
+        return "none"
+    rate = f"{policy.max_per_second}/s" if policy.max_per_second else "no rate"
+    return f"{rate}, {'enabled' if policy.enabled else 'disabled'}"
+
+
+@blueprint.errorhandler(ControlError)
+def control_error(error: ControlError) -> Response:
+    """A refused policy goes back to its page with the control plane's code and message."""
+    flash(f"{error.code}: {error.message}", "error")
+    return redirect(back_to())
+
+
+@blueprint.post("/queues/<name>/rate-limit")
+def queue_rate_limit(name: str) -> Response:
+    validate_name("queue", name)
+    policy = policy_of(request.form)
+    store = mns().store
+    store.queues.get_queue(name)  # QueueNotExist, as the control plane answers
+    store.control.set_rate_limit(QUEUE, name, policy)
+    return done(f"Rate limit of {name}: {described(policy)}.")
+
+
+@blueprint.post("/topics/<name>/rate-limit")
+def subscription_rate_limit(name: str) -> Response:
+    validate_name("topic", name)
+    subscription = request.form.get("subscription", "").strip()
+    validate_name("subscription", subscription)
+    policy = policy_of(request.form)
+    store = mns().store
+    store.topics.get_subscription(name, subscription)  # SubscriptionNotExist, as the control plane
+    store.control.set_rate_limit(SUBSCRIPTION, subscription_resource(name, subscription), policy)
+    return done(f"Rate limit of {subscription}: {described(policy)}.")
