@@ -10,7 +10,7 @@ minute, by one replica at a time (a lease in that row), so every replica shows t
 with the time they were counted. Counters kept by the queue operations themselves would be
 live, but every send, receive and delete of every replica would update the same rows (contention
 on PostgreSQL) and the clock moves messages between states with no operation to count it
-(docs/console.md#overview).
+(docs/console.md#overview--console).
 """
 
 from __future__ import annotations
