@@ -98,7 +98,8 @@ def make_console(open_database: OpenDatabase, tmp_path: Path, **settings: object
     )
     # The overview's counts are refreshed in the request that finds them due, not on a thread
     # (gateway.store.console.ConsoleReads.background): the page shows them at once.
-    app.extensions["mns-console"].reads.background = _run_now
+    if "mns-console" in app.extensions:  # not when the settings turn the console off
+        app.extensions["mns-console"].reads.background = _run_now
     return Console(app, store, clock, oplog_dir, oplog)
 
 
