@@ -12,7 +12,9 @@ from gateway.queues.records import MessageCounts, NewMessage, QueueAttributes
 from gateway.store.base import Store, compose_store
 from gateway.store.console import ConsoleReads
 from gateway.store.sql import console_counts_sql
+from gateway.store.sql.connection import Connection, Cursor
 from gateway.store.sql.console_counts_sql import KeptCounts
+from gateway.store.sql.console_sql import queue_counts
 from tests.conftest import OpenDatabase
 from tests.gateway.console.conftest import Clock, Console, make_console
 from tests.gateway.console.test_console_actions import dead_letter
@@ -188,3 +190,50 @@ def figures(console: Console) -> dict[str, str]:
 def figures_of(page: str) -> dict[str, str]:
     pairs = re.findall(r"<dt>([^<]+)</dt><dd>(?:<a [^>]*>)?([^<]*)<", page)
     return dict(pairs)
+
+
+class Recording:
+    """A connection that keeps the statements run through it, to explain them afterwards."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.dialect = conn.dialect
+        self.statements: list[tuple[str, tuple[object, ...]]] = []
+
+    def execute(self, sql: str, parameters: tuple[object, ...] = ()) -> Cursor:
+        self.statements.append((sql, tuple(parameters)))
+        return self.conn.execute(sql, parameters)
+
+
+def plan_of(conn: Connection, sql: str, parameters: tuple[object, ...]) -> str:
+    if conn.dialect.name == "sqlite":
+        rows = conn.execute(f"EXPLAIN QUERY PLAN {sql}", parameters).fetchall()
+        return "\n".join(row["detail"] for row in rows)
+    # Tables this small are read whole whatever the indexes: ask what the index allows.
+    conn.execute("SET LOCAL enable_seqscan = off")
+    rows = conn.execute(f"EXPLAIN {sql}", parameters).fetchall()
+    return "\n".join(str(next(iter(dict(row).values()))) for row in rows)
+
+
+def test_listed_queues_are_counted_by_index_ranges(open_database: OpenDatabase) -> None:
+    """The queue list's (and the background count's) statements seek the ready index per
+    listed queue: their cost follows the listed queues' messages, never the whole table."""
+    database = open_database()
+    store = compose_store(database, Clock())
+    for name in ("a", "b", "c"):
+        store.queues.create_queue(name, QueueAttributes())
+        store.queues.send(name, [NewMessage("m"), NewMessage("later", delay_seconds=60)])
+    now_ms = store.now_ms()
+
+    def explained(conn: Connection) -> list[str]:
+        recording = Recording(conn)
+        assert queue_counts(recording, ["a", "b"], now_ms)["a"] == MessageCounts(1, 0, 1)
+        assert len(recording.statements) == 2
+        return [plan_of(conn, sql, params) for sql, params in recording.statements]
+
+    for plan in database.write(explained):
+        assert "queue_messages_ready" in plan, plan
+        if database.read(lambda c: c.dialect.name) == "sqlite":
+            assert "SEARCH queue_messages" in plan and "SCAN queue_messages" not in plan, plan
+        else:
+            assert "Index Cond" in plan and "queue_name" in plan and "Seq Scan" not in plan, plan
