@@ -1,12 +1,14 @@
 """Server time of every console page on a large gateway: 1,000 queues holding a million
 messages, 100 topics with 100 subscriptions each, dead letters and an hour of live figures.
 
-``--hidden`` of the messages (1 %) are in flight or delayed, the rest wait. The store is filled
-directly (messages in bulk SQL rows shaped as the store writes them: a
-million SendMessage calls would take longer than the measurement), then each page is requested
-through the app in this process (Flask's test client: no network, no server in front) and timed
-from request to the last byte of the answer. Prints the median and the slowest of ``--repeat``
-requests per page, per backend; the issue asks for every page under 100 ms.
+``--hidden`` of each queue's messages (1 %) are in flight or delayed for an hour, the rest wait.
+The messages are made by the database itself (rows shaped as the store writes them: a million
+SendMessage calls would take longer than the measurement); the time the fill took is printed.
+Then each page is requested through the app in this process (Flask's test client: no network,
+no server in front) and timed from request to the last byte of the answer. Prints the median
+and the slowest of ``--repeat`` requests per page, per backend, and what the overview's
+background count costs (docs/console.md#overview--console); the issue asks for every page
+under 100 ms.
 
     .venv/bin/python bench/console_pages.py [--messages 1000000] [--repeat 15]
         [--database-url auto|postgresql://...]
