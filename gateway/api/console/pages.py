@@ -51,13 +51,12 @@ def sign_out() -> Response:
 
 @blueprint.get("/")
 def overview() -> str:
-    figures = console().reads.overview()
-    return render_template("overview.html", figures=figures, **_live())
+    return render_template("overview.html", **_live())
 
 
 @blueprint.get("/overview/live")
 def overview_live() -> str:
-    """The live figures alone, for htmx to refresh in place."""
+    """The live figures alone (the counts and the last hour), for htmx to refresh in place."""
     return render_template("_live.html", **_live())
 
 
@@ -65,4 +64,4 @@ def _live() -> dict[str, object]:
     reads = console().reads
     now_minute = reads.now_ms() // 60_000
     hour = last_hour(reads.minute_counts(now_minute - MINUTES + 1), now_minute)
-    return {"hour": hour, "chart": chart(hour)}
+    return {"figures": reads.overview(), "hour": hour, "chart": chart(hour)}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from gateway.queues.records import PRIORITY, MessageCounts
 from gateway.store.sql.connection import Connection, placeholders
+from gateway.store.sql.console_counts_sql import KeptState, kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,10 +19,8 @@ class Overview:
     queues: int
     topics: int
     subscriptions: int
-    messages: MessageCounts
-    dead_letters: int
-    deliveries_pending: int
-    counted_at_ms: int
+    #: Messages and pushes, as last counted (:mod:`gateway.store.sql.console_counts_sql`).
+    kept: KeptState
 
 
 def _count(conn: Connection, table: str) -> int:
@@ -89,23 +88,15 @@ def queue_counts(
     return {name: counts.get(name, MessageCounts()) for name in (names or counts)}
 
 
-def overview(conn: Connection, now_ms: int) -> Overview:
-    """The overview's counts, message states included: reads every message, so the console
-    keeps it for a while (:class:`gateway.store.console.ConsoleReads`) rather than counting
-    on every view."""
-    per_queue = queue_counts(conn, None, now_ms).values()
+def overview(conn: Connection) -> Overview:
+    """The overview's counts: resources counted now (their tables are small), messages and
+    pushes as kept (counting them reads every message: :class:`gateway.store.console.ConsoleReads`
+    counts them in the background)."""
     return Overview(
         queues=_count(conn, "queues"),
         topics=_count(conn, "topics"),
         subscriptions=_count(conn, "subscriptions"),
-        messages=MessageCounts(
-            sum(c.active for c in per_queue),
-            sum(c.inactive for c in per_queue),
-            sum(c.delayed for c in per_queue),
-        ),
-        dead_letters=_count(conn, "dead_letters"),
-        deliveries_pending=_count(conn, "deliveries"),
-        counted_at_ms=now_ms,
+        kept=kept(conn),
     )
 
 

@@ -357,6 +357,28 @@ REPLAYED_DELIVERIES = Migration(
     ("ALTER TABLE deliveries ADD COLUMN replay_request_id TEXT",),
 )
 
+#: The overview's counts that read every message or push, kept by whichever replica holds the
+#: refresh lease (gateway/store/sql/console_counts_sql.py): one row, read by every page view.
+CONSOLE_COUNTS = Migration(
+    10,
+    "console overview counts",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS console_counts (
+            name TEXT PRIMARY KEY,
+            active BIGINT NOT NULL DEFAULT 0,
+            inactive BIGINT NOT NULL DEFAULT 0,
+            delayed BIGINT NOT NULL DEFAULT 0,
+            dead_letters BIGINT NOT NULL DEFAULT 0,
+            deliveries_pending BIGINT NOT NULL DEFAULT 0,
+            counted_at BIGINT,
+            refresh_owner TEXT,
+            refresh_until BIGINT NOT NULL DEFAULT 0
+        )
+        """,
+    ),
+)
+
 #: The console's sign-in attempts per client address, shared by every replica
 #: (:mod:`gateway.store.sql.sign_in_sql`); old windows are purged as attempts come in.
 CONSOLE_SIGN_IN_ATTEMPTS = Migration(
@@ -384,6 +406,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONTROL_PLANE,
     CONSOLE_FIGURES,
     REPLAYED_DELIVERIES,
+    CONSOLE_COUNTS,
     CONSOLE_SIGN_IN_ATTEMPTS,
 )
 
