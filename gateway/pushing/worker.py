@@ -34,7 +34,6 @@ from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
 from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.deliveries import DeliveryStore
-from gateway.store.push_limits import PushLimits
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +84,6 @@ class DeliveryWorker:
         self._settler = Settler(
             store, self.owner, self._settled, retry_for=options.lease_seconds / 2
         )
-        self._push_limits = PushLimits(store, monotonic)
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
         self._dry: frozenset[str] | None = None
@@ -287,9 +285,10 @@ class DeliveryWorker:
     def _process(self, job: DeliveryJob) -> None:
         settlement = None
         try:
-            # A subscription's TenantRateLimitPolicy: past it, the push waits for the next
-            # second, untried (docs/control-plane.md#tenantratelimitpolicy).
-            if self._push_limits.allows(job):
+            # A subscription's TenantRateLimitPolicy: the claim granted the push a place in one
+            # second's count; one that did not start within that second takes its place again
+            # or waits, untried (docs/control-plane.md#tenantratelimitpolicy).
+            if self.store.take_push(job):
                 settlement = self._attempt(job)
         except StoreUnavailableError:  # a push into a local queue, during an outage
             settlement = None  # the lease will lapse and another attempt will be made
