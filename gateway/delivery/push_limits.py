@@ -59,3 +59,9 @@ def grant_holds(granted_second: int | None, now_ms: int) -> bool:
     a thread must take its place in the current second's count again, or that second would see
     more than its limit."""
     return granted_second is None or now_ms // 1000 <= granted_second
+
+
+def until_next_second(now: float) -> float:
+    """Seconds from ``now`` to the start of the next second, when every limit grants anew: the
+    longest a dispatcher may wait before claiming again without losing part of that second."""
+    return 1.0 - now % 1.0

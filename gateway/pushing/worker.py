@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gateway.delivery import PermanentDeliveryError
+from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.observability.metrics import GatewayMetrics
@@ -181,7 +182,7 @@ class DeliveryWorker:
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
             # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
             # interval has passed; a publish anywhere calls wake().
-            self._dry, self._dry_until = skip, self._monotonic() + self.options.idle_wait
+            self._dry, self._dry_until = skip, self._monotonic() + self._poll_wait()
         handed_back = []
         with self._idle:
             for job in jobs:
@@ -265,13 +266,19 @@ class DeliveryWorker:
         for a full route: only a finished push or the next poll changes that, so it must not
         make the wait zero (that was a busy loop of empty claims). A future retry shortens it.
         """
+        wait = self._poll_wait()
         if busy:
-            return self.options.idle_wait
+            return wait
         next_due = self.store.next_due_ms()
         if next_due is None:
-            return self.options.idle_wait
+            return wait
         until_due = next_due / 1000 - self.store.clock()
-        return min(self.options.idle_wait, until_due) if until_due > 0 else self.options.idle_wait
+        return min(wait, until_due) if until_due > 0 else wait
+
+    def _poll_wait(self) -> float:
+        """``idle_wait``, cut short at the next second: what a subscription's rate limit put off
+        falls due then, and is claimed at once (docs/control-plane.md#tenantratelimitpolicy)."""
+        return min(self.options.idle_wait, until_next_second(self.store.clock()))
 
     def _expire_if_due(self) -> None:
         now = self._monotonic()

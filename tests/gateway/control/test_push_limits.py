@@ -12,7 +12,13 @@ import random
 import threading
 from collections import Counter
 
-from gateway.delivery.push_limits import BatchGrant, PushCount, grant_batch, grant_holds
+from gateway.delivery.push_limits import (
+    BatchGrant,
+    PushCount,
+    grant_batch,
+    grant_holds,
+    until_next_second,
+)
 from gateway.delivery.records import DeliveryJob
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
@@ -67,6 +73,11 @@ def test_a_grant_holds_until_its_second_is_over() -> None:
     assert grant_holds(S, S * 1000 + 999)
     assert not grant_holds(S, (S + 1) * 1000)
     assert grant_holds(S + 1, S * 1000 + 500)  # granted in a window another clock moved on
+
+
+def test_a_dispatcher_waits_no_longer_than_the_next_second() -> None:
+    assert until_next_second(S + 0.75) == 0.25
+    assert until_next_second(float(S)) == 1.0
 
 
 def publish(store: Store, count: int, clock: Clock) -> None:
