@@ -14,8 +14,8 @@ Pushes: for each rate a topic with one subscription to a local endpoint (``bench
 and a published backlog larger than the run can push, the subscription limited to the rate;
 two ``mns-gateway worker`` processes (two replicas' delivery workers) drain it for
 ``--seconds``; the endpoint counts arrivals per second. It prints the same figures, after a
-baseline: the same workers draining a larger backlog of a subscription without a limit, so the
-figures say whether the limit or the machine caps the rate.
+baseline: the same workers draining the 1,000/s run's backlog of a subscription without a
+limit, so the figures say whether the limit or the machine caps the rate.
 
     .venv/bin/python bench/rate_limits.py [--seconds 5] [--threads 8]
         [--only receives|pushes] [--database-url auto|postgresql://...]
@@ -123,16 +123,12 @@ def run_rate(client: RawClient, port: int, rate: int, seconds: int, threads: int
     return describe(rate, average, busiest, refused)
 
 
-#: The unlimited baseline's backlog per second of the run: more than two workers push here.
-UNLIMITED_BACKLOG = 4000
-
-
 def push_rate(backend: Backend, rate: int | None, seconds: int, workers: int) -> str:
     """Pushes per second of a subscription limited to ``rate`` (``None``: not limited), drained
     by ``workers``, and the CPU each push cost the workers and the database server."""
     with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir, endpoint() as port:
         database_url = backend.new_database()
-        backlog = (rate or UNLIMITED_BACKLOG) * (seconds + 3)
+        backlog = (rate or max(RATES)) * (seconds + 3)
         prepare_backlog(Path(data_dir), database_url, [f"http://127.0.0.1:{port}/"], backlog)
         if rate is not None:
             settings = Settings(data_dir=Path(data_dir), database_url=database_url or "")
