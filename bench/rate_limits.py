@@ -13,7 +13,9 @@ with 429 TooManyRequests.
 Pushes: for each rate a topic with one subscription to a local endpoint (``bench/endpoint.py``)
 and a published backlog larger than the run can push, the subscription limited to the rate;
 two ``mns-gateway worker`` processes (two replicas' delivery workers) drain it for
-``--seconds``; the endpoint counts arrivals per second. It prints the same figures.
+``--seconds``; the endpoint counts arrivals per second. It prints the same figures, after a
+baseline: the same workers draining the 1,000/s run's backlog of a subscription without a
+limit, so the figures say whether the limit or the machine caps the rate.
 
     .venv/bin/python bench/rate_limits.py [--seconds 5] [--threads 8]
         [--only receives|pushes] [--database-url auto|postgresql://...]
@@ -35,7 +37,7 @@ from pathlib import Path
 from alibabacloud_mns_open20220119 import models as m
 from alibabacloud_mns_open20220119.client import Client
 from alibabacloud_tea_openapi.models import Config
-from backends import Backend, add_database_arguments, backends
+from backends import Backend, add_database_arguments, backends, tree_cpu_seconds
 from fanout import endpoint, prepare_backlog, stats
 from harness import KEY_ID, ROOT, SECRET, gateway_env, running_gateway
 from queues import NS
@@ -121,42 +123,69 @@ def run_rate(client: RawClient, port: int, rate: int, seconds: int, threads: int
     return describe(rate, average, busiest, refused)
 
 
-def push_rate(backend: Backend, rate: int, seconds: int, workers: int) -> str:
-    """Pushes per second of a subscription limited to ``rate``, drained by ``workers``."""
+def push_rate(backend: Backend, rate: int | None, seconds: int, workers: int) -> str:
+    """Pushes per second of a subscription limited to ``rate`` (``None``: not limited), drained
+    by ``workers``, and the CPU each push cost the workers and the database server."""
     with tempfile.TemporaryDirectory(prefix="mns-bench-") as data_dir, endpoint() as port:
         database_url = backend.new_database()
-        prepare_backlog(
-            Path(data_dir), database_url, [f"http://127.0.0.1:{port}/"], rate * (seconds + 3)
-        )
-        settings = Settings(data_dir=Path(data_dir), database_url=database_url or "")
-        store = open_store(settings)
-        store.control.set_rate_limit("subscription", "fanout/s000", RateLimitPolicy(True, rate))
-        store.close()
+        backlog = (rate or max(RATES)) * (seconds + 3)
+        prepare_backlog(Path(data_dir), database_url, [f"http://127.0.0.1:{port}/"], backlog)
+        if rate is not None:
+            settings = Settings(data_dir=Path(data_dir), database_url=database_url or "")
+            store = open_store(settings)
+            policy = RateLimitPolicy(True, rate)
+            store.control.set_rate_limit("subscription", "fanout/s000", policy)
+            store.close()
         env = gateway_env(Path(data_dir), **backend.env(database_url))
-        processes = [
-            subprocess.Popen(
-                [sys.executable, "-m", "gateway.cli", "worker"],
-                env=env,
-                cwd=ROOT,
-                start_new_session=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for _ in range(workers)
-        ]
-        try:
-            deadline = time.monotonic() + 60  # the workers' start-up, bounded
-            while not stats(port)["count"] and time.monotonic() < deadline:
-                time.sleep(0.1)
-            time.sleep(seconds + 2)  # the measured seconds, and the partial ones around them
-            arrivals = stats(port)["per_second"]
-        finally:
-            for process in processes:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(20)
+        arrivals, cpu = measure_pushes(backend, env, port, seconds, workers)
     # Whole seconds only: the first and last second with arrivals are partial.
     counts = [arrivals[key] for key in sorted(arrivals, key=int)][1:-1]
-    return describe(rate, sum(counts) / max(1, len(counts)), max(counts, default=0), None)
+    average, busiest = sum(counts) / max(1, len(counts)), max(counts, default=0)
+    head = (
+        f"  no limit:     {average:8.1f}/s on average, busiest second {busiest}"
+        if rate is None
+        else describe(rate, average, busiest, None)
+    )
+    return f"{head}; CPU/push {cpu}"
+
+
+def measure_pushes(
+    backend: Backend, env: dict[str, str], port: int, seconds: int, workers: int
+) -> tuple[dict[str, int], str]:
+    """The endpoint's arrivals per second while ``workers`` push for ``seconds`` (and the
+    partial seconds around them), and the CPU per push of the workers and the database."""
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", "worker"],
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(workers)
+    ]
+
+    def cpu() -> tuple[float, float | None]:
+        workers_cpu = sum(tree_cpu_seconds(process.pid) for process in processes)
+        return workers_cpu, backend.database_cpu_seconds()
+
+    try:
+        deadline = time.monotonic() + 60  # the workers' start-up, bounded
+        while not stats(port)["count"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        before, first = cpu(), stats(port)["count"]
+        time.sleep(seconds + 2)  # the measured seconds, and the partial ones around them
+        after, result = cpu(), stats(port)
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(20)
+    pushes = max(1, result["count"] - first)
+    figures = f"workers {(after[0] - before[0]) / pushes * 1000:.2f} ms"
+    if before[1] is not None and after[1] is not None:
+        figures += f", database {(after[1] - before[1]) / pushes * 1000:.2f} ms"
+    return result["per_second"], figures
 
 
 def describe(rate: int, average: float, busiest: int, refused: int | None) -> str:
@@ -183,7 +212,7 @@ def main() -> None:
                 receive_rates(backend, args.seconds, args.threads)
             if args.only != "receives":
                 print(f"{backend.label}, pushes of one subscription, 2 delivery workers:")
-                for rate in RATES:
+                for rate in (None, *RATES):
                     print(push_rate(backend, rate, args.seconds, 2), flush=True)
 
 

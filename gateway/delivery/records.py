@@ -37,6 +37,9 @@ class DeliveryJob:
     logging_enabled: bool = False
     #: Set on a replayed dead letter's delivery: the replay's request id (its ``Replay`` record).
     replay_request_id: str | None = None
+    #: Set when its subscription has a TenantRateLimitPolicy: the second whose count granted
+    #: this push when it was claimed (:func:`gateway.delivery.push_limits.grant_holds`).
+    granted_second: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

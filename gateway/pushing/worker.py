@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gateway.delivery import PermanentDeliveryError
+from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.observability.metrics import GatewayMetrics
@@ -34,7 +35,6 @@ from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
 from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.deliveries import DeliveryStore
-from gateway.store.push_limits import PushLimits
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,6 @@ class DeliveryWorker:
         self._settler = Settler(
             store, self.owner, self._settled, retry_for=options.lease_seconds / 2
         )
-        self._push_limits = PushLimits(store, monotonic)
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
         self._dry: frozenset[str] | None = None
@@ -183,7 +182,7 @@ class DeliveryWorker:
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
             # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
             # interval has passed; a publish anywhere calls wake().
-            self._dry, self._dry_until = skip, self._monotonic() + self.options.idle_wait
+            self._dry, self._dry_until = skip, self._monotonic() + self._poll_wait()
         handed_back = []
         with self._idle:
             for job in jobs:
@@ -267,13 +266,19 @@ class DeliveryWorker:
         for a full route: only a finished push or the next poll changes that, so it must not
         make the wait zero (that was a busy loop of empty claims). A future retry shortens it.
         """
+        wait = self._poll_wait()
         if busy:
-            return self.options.idle_wait
+            return wait
         next_due = self.store.next_due_ms()
         if next_due is None:
-            return self.options.idle_wait
+            return wait
         until_due = next_due / 1000 - self.store.clock()
-        return min(self.options.idle_wait, until_due) if until_due > 0 else self.options.idle_wait
+        return min(wait, until_due) if until_due > 0 else wait
+
+    def _poll_wait(self) -> float:
+        """``idle_wait``, cut short at the next second: what a subscription's rate limit put off
+        falls due then, and is claimed at once (docs/control-plane.md#tenantratelimitpolicy)."""
+        return min(self.options.idle_wait, until_next_second(self.store.clock()))
 
     def _expire_if_due(self) -> None:
         now = self._monotonic()
@@ -287,9 +292,10 @@ class DeliveryWorker:
     def _process(self, job: DeliveryJob) -> None:
         settlement = None
         try:
-            # A subscription's TenantRateLimitPolicy: past it, the push waits for the next
-            # second, untried (docs/control-plane.md#tenantratelimitpolicy).
-            if self._push_limits.allows(job):
+            # A subscription's TenantRateLimitPolicy: the claim granted the push a place in one
+            # second's count; one that did not start within that second takes its place again
+            # or waits, untried (docs/control-plane.md#tenantratelimitpolicy).
+            if self.store.take_push(job):
                 settlement = self._attempt(job)
         except StoreUnavailableError:  # a push into a local queue, during an outage
             settlement = None  # the lease will lapse and another attempt will be made

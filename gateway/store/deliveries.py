@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gateway.delivery.dead_letter_pushes import dead_letter_message
+from gateway.delivery.push_limits import grant_holds
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
 from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
@@ -14,14 +15,13 @@ from gateway.store.backends.database import Database
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
 from gateway.store.sql import (
-    control_sql,
     dead_letter_sql,
     delivery_sql,
     message_delivery_sql,
     rates_sql,
 )
 from gateway.store.sql.connection import Connection
-from gateway.store.sql.push_limit_sql import take_push, within_push_limits
+from gateway.store.sql.push_limit_sql import grant_claimed, take_push
 
 
 class DeliveryStore:
@@ -54,19 +54,19 @@ class DeliveryStore:
 
         def work(conn: Connection) -> list[DeliveryJob]:
             jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes)
-            # Subscriptions' TenantRateLimitPolicy: what is over it waits for the next second.
-            return within_push_limits(conn, jobs, now)
+            # Subscriptions' TenantRateLimitPolicy: the batch's grants, in the same transaction;
+            # what is over the limit waits for the next second.
+            return grant_claimed(conn, jobs, now)
 
         return self.database.write(work, durable=False)
 
-    def limited_subscriptions(self) -> frozenset[str]:
-        """``topic/subscription`` of every subscription with an enabled TenantRateLimitPolicy."""
-        return frozenset(self.database.read(lambda c: control_sql.limited(c, "subscription")))
-
     def take_push(self, job: DeliveryJob) -> bool:
-        """Whether ``job``'s subscription may push it now; if not, it waits for the next second
-        (:func:`~gateway.store.sql.push_limit_sql.take_push`)."""
+        """Whether ``job``'s subscription may push it now: yes while the grant it was claimed
+        with holds (no transaction); past it, it takes its place in this second's count again,
+        or waits for the next second (:func:`~gateway.store.sql.push_limit_sql.take_push`)."""
         now = self.now_ms()
+        if grant_holds(job.granted_second, now):
+            return True
         return self.database.write(lambda c: take_push(c, job, now), durable=False)
 
     def release(self, owner: str, delivery_ids: list[str]) -> None:

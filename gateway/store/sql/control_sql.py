@@ -305,21 +305,6 @@ def take_allowance(
     return granted, window
 
 
-def room(conn: Connection, resource_type: str, name: str, second: int) -> int | None:
-    """What the resource's enabled limit still leaves at ``second``, nothing taken; ``None``
-    when it has none."""
-    row = conn.execute(
-        "SELECT max_per_second, window_second, window_used FROM rate_limit_policies"
-        " WHERE resource_type = ? AND resource_name = ? AND enabled = 1"
-        " AND max_per_second IS NOT NULL",
-        (resource_type, name),
-    ).fetchone()
-    if row is None:
-        return None
-    limit = row["max_per_second"]
-    return grant(limit, row["window_second"], row["window_used"], limit, second)[0]
-
-
 def give_back(conn: Connection, resource_type: str, name: str, unused: int, second: int) -> None:
     """Return ``unused`` of a grant taken in ``second``, if that second is still current."""
     conn.execute(

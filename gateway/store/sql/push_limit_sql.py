@@ -1,18 +1,22 @@
 """A subscription's TenantRateLimitPolicy on its pushes
 (docs/control-plane.md#tenantratelimitpolicy).
 
-Each push of a limited subscription takes one from the second's count just before it is sent
-(:func:`take_push`: the atomic count of :func:`gateway.store.sql.control_sql.take_allowance`,
-shared by every worker and replica); one that finds nothing left is handed back untried, due at
-the start of the next second, so it waits and none is dropped. So that workers do not lease
-more than can go out, a claim keeps of each limited subscription only what the second still
-leaves (:func:`within_push_limits`), handing the others back the same way.
+The count is the subscription's row in ``rate_limit_policies`` (the second it counts in, and how
+many pushes that second has granted). A claim takes the grants for its whole batch in its own
+transaction (:func:`grant_claimed`): the rows of the batch's limited subscriptions are locked
+(PostgreSQL; SQLite has one writer at a time), :func:`gateway.delivery.push_limits.grant_batch`
+decides, and what the second cannot take is handed back untried, due at the start of the next.
+So every worker and replica shares one count, and a push costs the limit no transaction of its
+own. Only a push whose grant lapsed before it started takes its place again
+(:func:`take_push`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from gateway.delivery.push_limits import PushCount, grant_batch
 from gateway.delivery.records import DeliveryJob
 from gateway.store.sql import control_sql
 from gateway.store.sql.connection import Connection, placeholders
@@ -24,37 +28,76 @@ def resource_of(job: DeliveryJob) -> str:
     return control_sql.subscription_resource(job.message.topic_name, job.subscription.name)
 
 
-def within_push_limits(
-    conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int
-) -> list[DeliveryJob]:
-    """``jobs`` less those beyond what their subscription's limit leaves this second, which are
-    postponed to the next."""
-    if not jobs:
-        return list(jobs)
-    limited = set(control_sql.limited(conn, RESOURCE))
-    if not limited:
-        return list(jobs)
+def grant_claimed(conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int) -> list[DeliveryJob]:
+    """``jobs``, just claimed, less those their subscription's limit has no room for this
+    second (handed back for the next); the limited ones carry the second they were granted in.
+    Each batch's deliveries are granted in claim order (oldest due first)."""
     groups: dict[str, list[DeliveryJob]] = {}
     for job in jobs:
-        if (resource := resource_of(job)) in limited:
-            groups.setdefault(resource, []).append(job)
-    second = now_ms // 1000
-    held: list[str] = []
-    for resource, group in groups.items():
-        left = control_sql.room(conn, RESOURCE, resource, second)
-        if left is not None:
-            held.extend(job.delivery_id for job in group[left:])
-    postpone(conn, held, (second + 1) * 1000)
-    return [job for job in jobs if job.delivery_id not in set(held)]
+        groups.setdefault(resource_of(job), []).append(job)
+    counts = locked_counts(conn, list(groups))
+    if not counts:
+        return list(jobs)
+    granted: dict[str, int] = {}
+    for resource, count in counts.items():
+        group = groups[resource]
+        batch = grant_batch(count, len(group), now_ms)
+        keep(conn, resource, count, batch.count)
+        granted.update((job.delivery_id, batch.second) for job in group[: batch.granted])
+        postpone(conn, [job.delivery_id for job in group[batch.granted :]], batch.next_due_ms)
+    kept = []
+    for job in jobs:
+        if job.delivery_id in granted:
+            kept.append(dataclasses.replace(job, granted_second=granted[job.delivery_id]))
+        elif resource_of(job) not in counts:
+            kept.append(job)
+    return kept
 
 
 def take_push(conn: Connection, job: DeliveryJob, now_ms: int) -> bool:
-    """Whether ``job`` may be pushed now; if not, it is postponed to the next second."""
-    taken = control_sql.take_allowance(conn, RESOURCE, resource_of(job), 1, now_ms // 1000)
-    if taken is None or taken[0] == 1:
+    """Whether ``job`` may be pushed at ``now_ms``, its place taken in that second's count; if
+    not, it is handed back for the next second. For a push whose claim-time grant lapsed."""
+    resource = resource_of(job)
+    count = locked_counts(conn, [resource]).get(resource)
+    if count is None:  # the limit was turned off meanwhile
         return True
-    postpone(conn, [job.delivery_id], (taken[1] + 1) * 1000)
+    batch = grant_batch(count, 1, now_ms)
+    keep(conn, resource, count, batch.count)
+    if batch.granted:
+        return True
+    postpone(conn, [job.delivery_id], batch.next_due_ms)
     return False
+
+
+def locked_counts(conn: Connection, resources: Sequence[str]) -> dict[str, PushCount]:
+    """The counts of those of ``resources`` with an enabled limit, their rows locked until the
+    transaction ends. Locked in name order, so that claims locking several never deadlock."""
+    if not resources:
+        return {}
+    rows = conn.execute(
+        "SELECT resource_name, max_per_second, window_second, window_used"
+        " FROM rate_limit_policies WHERE resource_type = ? AND enabled = 1"
+        " AND max_per_second IS NOT NULL"
+        f" AND resource_name IN ({placeholders(len(resources))})"
+        f" ORDER BY resource_name{conn.dialect.lock_row}",
+        (RESOURCE, *resources),
+    ).fetchall()
+    return {
+        row["resource_name"]: PushCount(
+            row["max_per_second"], row["window_second"], row["window_used"]
+        )
+        for row in rows
+    }
+
+
+def keep(conn: Connection, resource: str, read: PushCount, count: PushCount) -> None:
+    """Store ``count``, read as ``read`` (a count that did not change is not written)."""
+    if count != read:
+        conn.execute(
+            "UPDATE rate_limit_policies SET window_second = ?, window_used = ?"
+            " WHERE resource_type = ? AND resource_name = ?",
+            (count.second, count.used, RESOURCE, resource),
+        )
 
 
 def postpone(conn: Connection, delivery_ids: Sequence[str], due_ms: int) -> None:

@@ -105,7 +105,7 @@ def test_a_limited_subscription_gets_at_most_its_rate_of_claims_and_the_rest_wai
     jobs = claimed(first)
     assert names(jobs) == ["free"] * 5 + ["limited"] * 3
     limited = [job for job in jobs if job.subscription.name == "limited"]
-    # ... and each push takes its place in the count shared by the replicas.
+    # ... and took their places in the count shared by the replicas, which they push with.
     assert [first.deliveries.take_push(limited[0]), second.deliveries.take_push(limited[1])] == [
         True,
         True,
@@ -115,7 +115,9 @@ def test_a_limited_subscription_gets_at_most_its_rate_of_claims_and_the_rest_wai
     clock.now += 1
     later = claimed(second)
     assert names(later) == ["limited", "limited"]
-    # Pushed by another replica meanwhile: the second push finds nothing left and waits.
+    # Not started before the second after (and the limit lowered meanwhile): each push takes
+    # its place again, and the one that finds nothing left waits.
+    clock.now += 1
     first.control.set_rate_limit("subscription", "t/limited", RateLimitPolicy(True, 1))
     assert [second.deliveries.take_push(job) for job in later] == [True, False]
     assert claimed(first) == []
