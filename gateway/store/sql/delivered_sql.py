@@ -122,7 +122,7 @@ def of_message(conn: Connection, message_id: str) -> list[Delivered]:
             r["topic_name"],
             r["subscription_name"],
             [
-                *(Attempt(**a) for a in json.loads(r["earlier"] or "[]")),
+                *(Attempt(**a) for a in (json.loads(r["earlier"]) if r["earlier"] else ())),
                 Attempt(
                     r["attempt"],
                     r["delivered_at"],

@@ -34,6 +34,9 @@ class PendingDelivery:
     attempts: list[Attempt]
 
 
+Push = Delivered | PendingDelivery | DeadLetter
+
+
 @dataclass(frozen=True, slots=True)
 class SubscriptionPushes:
     """One subscription's pushes of the message; ``subscription`` is ``None`` once it is gone."""
@@ -43,6 +46,14 @@ class SubscriptionPushes:
     delivered: list[Delivered] = field(default_factory=list)
     pending: list[PendingDelivery] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
+
+    def pushes(self) -> list[tuple[str, Push, Sequence[Attempt]]]:
+        """Each push with its kind (``delivered``, ``pending``, ``dead``) and its attempts."""
+        return [
+            *(("delivered", d, d.attempts) for d in self.delivered),
+            *(("pending", p, p.attempts) for p in self.pending),
+            *(("dead", letter, letter.attempts) for letter in self.dead_letters),
+        ]
 
 
 @dataclass(frozen=True, slots=True)
