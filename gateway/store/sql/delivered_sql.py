@@ -6,6 +6,11 @@ same transaction :func:`record` keeps one ``delivered`` row per success: the att
 succeeded in columns, the failed ones before it as JSON. The rows of a settle batch are one
 ``executemany``; the earlier attempts are read only for deliveries that had any (the claim says
 how many), so a push that succeeds on its first try costs one row in one statement per batch.
+What that costs a push (docs/benchmarks.md#delivered-history): about 7 µs of the gateway's CPU
+on SQLite and 20 µs on PostgreSQL (plus about 30 µs of the server's), against some 2 ms a push
+costs the gateway in all. One multi-row ``INSERT … VALUES (…), (…)`` instead halved the server's
+share but cost the gateway as much more (a distinct statement per batch size, never prepared).
+The table's only index is its primary key, MessageId first (migration 9).
 
 Rows are kept :data:`KEEP_MS` after the push succeeded, as long as a topic keeps a message after
 it was published. :func:`purge` deletes older ones in bounded batches, walking the primary key
