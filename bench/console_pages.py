@@ -17,6 +17,7 @@ under 100 ms.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import statistics
 import tempfile
@@ -104,6 +105,7 @@ def fill(
         numbers = (start, min(start + ROWS_PER_WRITE, messages) - 1)
         store.database.write(lambda conn, numbers=numbers: _fill(conn, numbers, shape))
     _pushes(store, 200)
+    seed_delivered_history(store, topics, subscriptions)
 
 
 def _fill(conn: Connection, numbers: tuple[int, int], shape: tuple[int, ...]) -> None:
@@ -140,6 +142,7 @@ def pages(store: Store) -> dict[str, str]:
         "dead letters by sub": "/console/dead-letters?subscription=sub-007",
         "dead letter": f"/console/dead-letters/{letter.id}",
         "deliveries": f"/console/deliveries?message_id={letter.message.id}",
+        **delivered_pages(store),
     }
 
 
@@ -201,6 +204,53 @@ def main() -> None:
             for name, times in results.items():
                 median = statistics.median(times)
                 print(f"  {name:<22} {median:8.1f} {max(times):8.1f}")
+
+
+# Delivered history (deliveries-history) --------------------------------------------------------
+#: Rows of history seeded: each topic's messages of the last day, to every subscription.
+DELIVERED_ROWS = 300_000
+
+
+def seed_delivered_history(store: Store, topics: int, subscriptions: int) -> None:
+    """A day of successful pushes in ``delivered``, shaped as settle writes them (MessageIds
+    that sort by time; one in ten took three tries), in bulk."""
+    now, per_message = store.now_ms(), max(1, subscriptions)
+    failed = json.dumps(
+        [Attempt(n, now, "http_error", 502, "HTTP 502", 9.0).fields() for n in (1, 2)]
+    )
+    rows = [
+        (
+            f"{now - 86_000_000 + n // per_message * 10:011X}-BENCH000-{n // per_message:08X}",
+            f"bench-{n:012d}",
+            f"topic-{n // per_message % max(1, topics):03d}",
+            f"sub-{n % per_message:03d}",
+            now,
+            3 if n % 10 == 0 else 1,
+            "success",
+            204,
+            12.5,
+            failed if n % 10 == 0 else None,
+        )
+        for n in range(DELIVERED_ROWS)
+    ]
+    for start in range(0, len(rows), ROWS_PER_WRITE):
+        store.database.write(
+            lambda conn, chunk=rows[start : start + ROWS_PER_WRITE]: conn.executemany(
+                "INSERT INTO delivered (message_id, delivery_id, topic_name, subscription_name,"
+                " delivered_at, attempt, outcome, status_code, latency_ms, earlier)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                chunk,
+            )
+        )
+
+
+def delivered_pages(store: Store) -> dict[str, str]:
+    """A message of the seeded history: delivered to every subscription, a tenth in three
+    tries. (The "deliveries" page shows one of ``_pushes``: delivered and dead letters.)"""
+    first = store.database.read(
+        lambda c: c.execute("SELECT MIN(message_id) AS id FROM delivered").fetchone()["id"]
+    )
+    return {"deliveries (delivered)": f"/console/deliveries?message_id={first}"}
 
 
 if __name__ == "__main__":

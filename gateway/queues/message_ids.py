@@ -18,3 +18,9 @@ class MessageIdFactory:
 
     def new_id(self, now_ms: int) -> str:
         return f"{now_ms:011X}-{self._sequence.token}-{self._sequence.next():08X}"
+
+
+def first_id_at(ms: int) -> str:
+    """A string no MessageId made at ``ms`` or later sorts below (and every one made earlier
+    does): a range of ids is a range of send times (the delivered history's purge uses it)."""
+    return f"{ms:011X}"

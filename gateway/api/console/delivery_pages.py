@@ -7,7 +7,6 @@ from flask import Response, abort, render_template, request, url_for
 
 from gateway.api.console.web import blueprint, done, mns
 from gateway.api.context import request_facts
-from gateway.delivery.records import DeadLetter
 from gateway.inbox.records import InboxKind, InboxQuery
 from gateway.observability.oplog import Action, Field
 
@@ -16,22 +15,16 @@ INBOX_PAGE = 100
 
 @blueprint.get("/deliveries")
 def deliveries() -> str:
+    """A message's pushes per subscription that has any: delivered, pending, dead-lettered.
+    Only those subscriptions are read (a topic may have thousands); "deliver again" to any
+    other is a form with its name."""
     message_id = request.args.get("message_id", "").strip()
     found = mns().store.deliveries.message_deliveries(message_id) if message_id else None
-    rows = []
-    if found is not None and found.topic_name:
-        topics = mns().store.topics
-        subscriptions = topics.list_subscriptions(found.topic_name, "", "", 1000).items
-        pending = {p.subscription_name: p for p in found.pending}
-        letters: dict[str, list[DeadLetter]] = {}
-        for letter in found.dead_letters:
-            letters.setdefault(letter.subscription.name, []).append(letter)
-        rows = [(s, pending.get(s.name), letters.get(s.name, [])) for s in subscriptions]
     return render_template(
         "deliveries.html",
         message_id=message_id,
         found=found,
-        rows=rows,
+        rows=found.by_subscription() if found is not None else [],
         back=url_for("console.deliveries", message_id=message_id) if message_id else "",
     )
 

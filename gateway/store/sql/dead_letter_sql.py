@@ -130,6 +130,14 @@ def get_dead_letter(conn: Connection, letter_id: str) -> DeadLetter:
     return _letter(row)
 
 
+def of_message(conn: Connection, message_id: str) -> list[DeadLetter]:
+    """The dead letters a message became (index ``dead_letters_message``), oldest first."""
+    rows = conn.execute(
+        "SELECT * FROM dead_letters WHERE message_id = ? ORDER BY id", (message_id,)
+    ).fetchall()
+    return [_letter(r) for r in rows]
+
+
 def replay(
     conn: Connection, letter_id: str, now_ms: int, request_id: str, if_replayed_at: int | None
 ) -> str:

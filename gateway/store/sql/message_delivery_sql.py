@@ -1,25 +1,29 @@
 """One published message's pushes, for the console's Deliveries page, and "deliver again".
 
-What the database still knows of a message: the message while the topic keeps it (a day), each
-delivery still pending with its failed attempts so far, and each dead letter it became with every
-attempt. A push that succeeded is forgotten with its attempts (:func:`delivery_sql.complete`), so
-a subscription with neither a pending delivery nor a dead letter was delivered (or filtered
-out by its tag); the page says so.
+What the database knows of a message: the message while the topic keeps it (a day), each
+delivery still pending with its failed attempts so far, each dead letter it became with every
+attempt, and each delivery that succeeded in the last day with every attempt
+(:mod:`delivered_sql`). A subscription with none of these was not addressed (filter tag, or
+subscribed after the publish), or its push is older than the history.
 
-There is no index on ``deliveries.message_id`` (a publish would pay for it, see the INITIAL
-migration): finding a message's pending deliveries reads the pending deliveries, which is small
-while pushes keep up. Dead letters are found through ``dead_letters_message`` (migration 7).
+Six statements whatever the topic's size, each on an index: the message and the delivered
+history by their primary keys, the dead letters through ``dead_letters_message`` (migration 7),
+the pending deliveries through ``deliveries_subscription`` (the topic's pending ones only: there
+is no index on ``deliveries.message_id``, a publish would pay for it, see the INITIAL migration),
+their attempts by primary key, and only the subscriptions that have something to show.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from gateway.delivery.records import Attempt, DeadLetter
 from gateway.protocol.errors import MNSError
-from gateway.store.sql import dead_letter_sql, delivery_sql, topic_sql
-from gateway.store.sql.connection import Connection
-from gateway.topics.records import TopicMessage
+from gateway.store.sql import dead_letter_sql, delivered_sql, delivery_sql, topic_sql
+from gateway.store.sql.connection import Connection, placeholders
+from gateway.store.sql.delivered_sql import Delivered
+from gateway.topics.records import Subscription, TopicMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,18 +34,64 @@ class PendingDelivery:
     attempts: list[Attempt]
 
 
+Push = Delivered | PendingDelivery | DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionPushes:
+    """One subscription's pushes of the message; ``subscription`` is ``None`` once it is gone."""
+
+    name: str
+    subscription: Subscription | None
+    delivered: list[Delivered] = field(default_factory=list)
+    pending: list[PendingDelivery] = field(default_factory=list)
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+
+    def pushes(self) -> list[tuple[str, Push, Sequence[Attempt]]]:
+        """Each push with its kind (``delivered``, ``pending``, ``dead``) and its attempts."""
+        return [
+            *(("delivered", d, d.attempts) for d in self.delivered),
+            *(("pending", p, p.attempts) for p in self.pending),
+            *(("dead", letter, letter.attempts) for letter in self.dead_letters),
+        ]
+
+
 @dataclass(frozen=True, slots=True)
 class MessageDeliveries:
     message_id: str
     message: TopicMessage | None
     pending: list[PendingDelivery]
     dead_letters: list[DeadLetter]
+    delivered: list[Delivered] = field(default_factory=list)
+    subscriptions: dict[str, Subscription] = field(default_factory=dict)
 
     @property
     def topic_name(self) -> str | None:
         if self.message is not None:
             return self.message.topic_name
-        return self.dead_letters[0].message.topic_name if self.dead_letters else None
+        if self.dead_letters:
+            return self.dead_letters[0].message.topic_name
+        return self.delivered[0].topic_name if self.delivered else None
+
+    def known(self) -> bool:
+        return bool(self.message or self.pending or self.dead_letters or self.delivered)
+
+    def by_subscription(self) -> list[SubscriptionPushes]:
+        """Per subscription that has any push of the message, by name."""
+        rows: dict[str, SubscriptionPushes] = {}
+
+        def row(name: str) -> SubscriptionPushes:
+            if name not in rows:
+                rows[name] = SubscriptionPushes(name, self.subscriptions.get(name))
+            return rows[name]
+
+        for delivered in self.delivered:
+            row(delivered.subscription_name).delivered.append(delivered)
+        for pending in self.pending:
+            row(pending.subscription_name).pending.append(pending)
+        for letter in self.dead_letters:
+            row(letter.subscription.name).dead_letters.append(letter)
+        return [rows[name] for name in sorted(rows)]
 
 
 def _message(conn: Connection, message_id: str) -> TopicMessage | None:
@@ -53,30 +103,64 @@ def _message(conn: Connection, message_id: str) -> TopicMessage | None:
     return None if row is None else delivery_sql.message_of(row)
 
 
-def message_deliveries(conn: Connection, message_id: str) -> MessageDeliveries:
+def _pending(conn: Connection, message: TopicMessage | None) -> list[PendingDelivery]:
+    """A message's pending deliveries: only while the topic keeps it (a claim joins the
+    message; the expiry dead-letters what outlived it)."""
+    if message is None:
+        return []
     rows = conn.execute(
-        "SELECT id, subscription_name, next_attempt_at FROM deliveries WHERE message_id = ?"
-        " ORDER BY subscription_name",
-        (message_id,),
+        "SELECT id, subscription_name, next_attempt_at FROM deliveries"
+        " WHERE topic_name = ? AND message_id = ? ORDER BY subscription_name",
+        (message.topic_name, message.id),
     ).fetchall()
-    pending = [
+    if not rows:
+        return []
+    ids = [r["id"] for r in rows]
+    attempts: dict[str, list[Attempt]] = {}
+    for a in conn.execute(
+        f"SELECT * FROM delivery_attempts WHERE delivery_id IN ({placeholders(len(ids))})"
+        " ORDER BY attempt",
+        ids,
+    ).fetchall():
+        attempts.setdefault(a["delivery_id"], []).append(delivered_sql.attempt_of(a))
+    return [
         PendingDelivery(
-            r["id"],
-            r["subscription_name"],
-            r["next_attempt_at"],
-            delivery_sql.attempts_of(conn, r["id"]),
+            r["id"], r["subscription_name"], r["next_attempt_at"], attempts.get(r["id"], [])
         )
         for r in rows
     ]
-    letter_ids = conn.execute(
-        "SELECT id FROM dead_letters WHERE message_id = ? ORDER BY id", (message_id,)
+
+
+def _subscriptions(
+    conn: Connection, topic_name: str | None, names: Sequence[str]
+) -> dict[str, Subscription]:
+    if topic_name is None or not names:
+        return {}
+    rows = conn.execute(
+        f"SELECT {topic_sql.SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE topic_name = ?"
+        f" AND name IN ({placeholders(len(names))})",
+        (topic_name, *names),
     ).fetchall()
-    letters = [dead_letter_sql.get_dead_letter(conn, r["id"]) for r in letter_ids]
-    return MessageDeliveries(message_id, _message(conn, message_id), pending, letters)
+    return {row["name"]: topic_sql.subscription_of(row) for row in rows}
+
+
+def message_deliveries(conn: Connection, message_id: str) -> MessageDeliveries:
+    message = _message(conn, message_id)
+    found = MessageDeliveries(
+        message_id,
+        message,
+        _pending(conn, message),
+        dead_letter_sql.of_message(conn, message_id),
+        delivered_sql.of_message(conn, message_id),
+    )
+    names = [row.name for row in found.by_subscription()]
+    found.subscriptions.update(_subscriptions(conn, found.topic_name, names))
+    return found
 
 
 def deliver_again(conn: Connection, message_id: str, subscription_name: str, now_ms: int) -> str:
     """A new delivery of a message the topic still keeps, to one of its subscriptions; its id.
+    A message already delivered there is pushed once more all the same.
 
     ``MessageNotExist`` once the topic no longer keeps the message (a dead letter keeps its own
     copy: replay it instead).

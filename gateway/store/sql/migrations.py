@@ -357,6 +357,36 @@ REPLAYED_DELIVERIES = Migration(
     ("ALTER TABLE deliveries ADD COLUMN replay_request_id TEXT",),
 )
 
+#: Successful pushes, kept a day after they succeeded for the console's Deliveries page (a
+#: delivery and its attempts are deleted when it succeeds): one row per delivery, written by the
+#: settle that completes it, with the failed attempts before it as JSON (``earlier``, NULL for
+#: the common first-try success). The primary key is the table's only index and starts with the
+#: MessageId: the page finds a message's rows by it, and since MessageIds start with the publish
+#: time (gateway/queues/message_ids.py) the purge walks the same index from its oldest end. A
+#: second index on the time of delivery would cost every push one more B-tree
+#: (docs/benchmarks.md#delivered-history).
+DELIVERED_HISTORY = Migration(
+    9,
+    "delivered history",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS delivered (
+            message_id TEXT NOT NULL,
+            delivery_id TEXT NOT NULL,
+            topic_name TEXT NOT NULL,
+            subscription_name TEXT NOT NULL,
+            delivered_at BIGINT NOT NULL,
+            attempt INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            status_code INTEGER,
+            latency_ms DOUBLE PRECISION,
+            earlier TEXT,
+            PRIMARY KEY (message_id, delivery_id)
+        )
+        """,
+    ),
+)
+
 #: The overview's counts that read every message or push, kept by whichever replica holds the
 #: refresh lease (gateway/store/sql/console_counts_sql.py): one row, read by every page view.
 CONSOLE_COUNTS = Migration(
@@ -406,6 +436,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONTROL_PLANE,
     CONSOLE_FIGURES,
     REPLAYED_DELIVERIES,
+    DELIVERED_HISTORY,
     CONSOLE_COUNTS,
     CONSOLE_SIGN_IN_ATTEMPTS,
 )

@@ -355,3 +355,35 @@ def test_rate_limits_of_a_queue_and_a_subscription(pages: Pages, gateway: Runnin
     params = {"TopicName": "orders", "SubscriptionName": "hooks"}
     subscription = control.common("GetSubscriptionAttributes", params)["Data"]
     assert subscription["TenantRateLimitPolicy"] == {"Enabled": True, "MaxReceivesPerSecond": 4}
+
+
+class AcceptingEndpoint(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_delivered_message_on_the_deliveries_page(pages: Pages, gateway: RunningGateway) -> None:
+    """A successful push is shown with its attempt (deliveries-history), and passes every
+    page's checks. Signs in again: an earlier test signed out."""
+    account = Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    with local_server(AcceptingEndpoint) as url:
+        topic = account.get_topic("receipts")
+        topic.create(TopicMeta())
+        topic.get_subscription("ledger").subscribe(SubscriptionMeta(f"{url}/ok"))
+        message_id = topic.publish_message(TopicMessage(BODY)).message_id
+        _sign_in_again(pages)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pages.open(f"/console/deliveries?message_id={message_id}")
+            if "Delivered on attempt 1" in pages.text():
+                break
+            time.sleep(0.2)
+    text = pages.text()
+    assert "Delivered on attempt 1" in text and "ledger" in text and "success" in text
+    pages.check("deliveries-delivered")
