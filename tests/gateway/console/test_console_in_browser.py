@@ -281,6 +281,7 @@ def test_inbox_and_sign_out(pages: Pages) -> None:
     assert "/console/sign-in" in pages.driver.current_url
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_pages_that_only_show_read_without_javascript(
     tmp_path_factory: pytest.TempPathFactory,
     gateway: RunningGateway,
@@ -291,8 +292,6 @@ def test_pages_that_only_show_read_without_javascript(
     """Chromium with JavaScript off: sign-in is a plain form, every page that only shows is
     whole as the server sent it (peek and base64 decoding by URL). Over SQLite only: the pages
     are the same over PostgreSQL, and a second Chromium costs seconds."""
-    if backend != "sqlite":
-        pytest.skip("the pages without JavaScript are checked over SQLite")
     driver = chromium(tmp_path_factory, javascript=False)
     try:
         site = Pages(driver, gateway.url, artifacts)
