@@ -73,12 +73,19 @@ def claim(
     lease_ms: int,
     limit: int,
     skip_routes: Collection[str] = (),
+    skip_subscriptions: Collection[str] = (),
 ) -> list[DeliveryJob]:
-    """Lease up to ``limit`` due deliveries, oldest first, none on a route in ``skip_routes``."""
+    """Lease up to ``limit`` due deliveries, oldest first, none on a route in ``skip_routes``
+    nor of a subscription (``topic/name``) in ``skip_subscriptions``."""
     if limit <= 0:
         return []
-    skip = list(skip_routes)
+    skip, skipped = list(skip_routes), list(skip_subscriptions)
     route_filter = f" AND s.route NOT IN ({placeholders(len(skip))})" if skip else ""
+    if skipped:
+        route_filter += (
+            " AND (d.topic_name || '/' || d.subscription_name)"
+            f" NOT IN ({placeholders(len(skipped))})"
+        )
     candidates = (
         "SELECT d.id FROM deliveries d JOIN subscriptions s"
         " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
@@ -89,7 +96,7 @@ def claim(
     claimed = conn.execute(
         "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
         f" WHERE id IN ({candidates}) AND {_CLAIMABLE} RETURNING id",
-        (owner, now_ms + lease_ms, now_ms, now_ms, *skip, limit, now_ms, now_ms),
+        (owner, now_ms + lease_ms, now_ms, now_ms, *skip, *skipped, limit, now_ms, now_ms),
     ).fetchall()
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []
 

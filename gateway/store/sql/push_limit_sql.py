@@ -28,7 +28,17 @@ def resource_of(job: DeliveryJob) -> str:
     return control_sql.subscription_resource(job.message.topic_name, job.subscription.name)
 
 
-def grant_claimed(conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int) -> list[DeliveryJob]:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Granted:
+    """A claim's jobs that may go out, and the subscriptions whose second is used up: until
+    the time given, the claimer leaves their deliveries out of its claims
+    (:meth:`~gateway.store.deliveries.DeliveryStore.claim`)."""
+
+    jobs: list[DeliveryJob]
+    used_up: dict[str, int]
+
+
+def grant_claimed(conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int) -> Granted:
     """``jobs``, just claimed, less those their subscription's limit has no room for this
     second (handed back for the next); the limited ones carry the second they were granted in.
     Each batch's deliveries are granted in claim order (oldest due first)."""
@@ -37,21 +47,24 @@ def grant_claimed(conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int) ->
         groups.setdefault(resource_of(job), []).append(job)
     counts = locked_counts(conn, list(groups))
     if not counts:
-        return list(jobs)
+        return Granted(list(jobs), {})
     granted: dict[str, int] = {}
+    used_up: dict[str, int] = {}
     for resource, count in counts.items():
         group = groups[resource]
         batch = grant_batch(count, len(group), now_ms)
         keep(conn, resource, count, batch.count)
         granted.update((job.delivery_id, batch.second) for job in group[: batch.granted])
         postpone(conn, [job.delivery_id for job in group[batch.granted :]], batch.next_due_ms)
+        if batch.granted < len(group):
+            used_up[resource] = batch.next_due_ms
     kept = []
     for job in jobs:
         if job.delivery_id in granted:
             kept.append(dataclasses.replace(job, granted_second=granted[job.delivery_id]))
         elif resource_of(job) not in counts:
             kept.append(job)
-    return kept
+    return Granted(kept, used_up)
 
 
 def take_push(conn: Connection, job: DeliveryJob, now_ms: int) -> bool:

@@ -142,6 +142,33 @@ def test_a_subscription_without_a_limit_shares_the_batch_untouched(
     assert all(store.deliveries.take_push(job) for job in jobs)  # no second take for any
 
 
+def test_a_used_up_subscriptions_backlog_is_left_out_of_claims_until_its_second_ends(
+    open_database: OpenDatabase,
+) -> None:
+    """Once a claim finds a subscription's second used up, later claims in that second pass
+    over its backlog instead of leasing it only to hand it back: another topic's delivery
+    behind that backlog is claimed at once, and the backlog waits, untouched, for the next
+    second."""
+    clock = Clock()
+    store = compose_store(open_database(), clock)
+    limited_topic(store, {"limited": 2}, clock, 6)
+    store.topics.create_topic("u", 65536, False)
+    store.topics.subscribe(Subscription("u", "free", "http://127.0.0.1:9/"))
+    store.topics.publish(TopicMessage("later", "u", "b", "X", int(clock() * 1000)))
+    clock.now += 0.001
+    first = claim(store, 4)  # the four oldest: two granted, two handed back to S + 1
+    assert [job.message.id for job in first] == ["m-000", "m-001"]
+    # Without the skip, this claim would take m-004 and m-005 (older) and hand them back.
+    assert [job.message.id for job in claim(store, 2)] == ["later"]
+    assert claim(store, 2) == []
+    later: list[str] = []
+    for _ in range(2):  # two a second, none dropped (handed-back ones keep no order)
+        clock.now += 1
+        later += [job.message.id for job in claim(store)]
+        assert len(later) % 2 == 0 and len(later) <= 4
+    assert sorted(later) == ["m-002", "m-003", "m-004", "m-005"]
+
+
 def test_replicas_claiming_at_once_never_grant_more_than_the_limit(
     open_database: OpenDatabase,
 ) -> None:
