@@ -91,6 +91,22 @@ def prepare_backlog(
     store.close()
 
 
+def start_workers(env: dict[str, str], count: int) -> list[subprocess.Popen[bytes]]:
+    """``count`` ``mns-gateway worker`` processes (replicas' delivery workers), each in its
+    own session so that it and its children can be stopped together."""
+    return [
+        subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", "worker"],
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+
+
 def drain(  # type: ignore[type-arg]
     data_dir: Path,
     backend: Backend,
@@ -103,17 +119,7 @@ def drain(  # type: ignore[type-arg]
     """Run the workers until ``expected`` pushes arrived; the endpoint's stats, plus the CPU
     per push of the workers (``worker_cpu_ms``) and of the database (``database_cpu_ms``)."""
     env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5", **backend.env(database_url))
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "gateway.cli", "worker"],
-            env=env,
-            cwd=ROOT,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(workers)
-    ]
+    processes = start_workers(env, workers)
     try:
         return watch(processes, backend, port, expected, timeout)
     finally:

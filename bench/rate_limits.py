@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -38,8 +36,8 @@ from alibabacloud_mns_open20220119 import models as m
 from alibabacloud_mns_open20220119.client import Client
 from alibabacloud_tea_openapi.models import Config
 from backends import Backend, add_database_arguments, backends, tree_cpu_seconds
-from fanout import endpoint, prepare_backlog, stats
-from harness import KEY_ID, ROOT, SECRET, gateway_env, running_gateway
+from fanout import endpoint, prepare_backlog, start_workers, stats
+from harness import KEY_ID, SECRET, gateway_env, running_gateway
 from queues import NS
 
 from gateway.composition import open_store
@@ -154,17 +152,7 @@ def measure_pushes(
 ) -> tuple[dict[str, int], str]:
     """The endpoint's arrivals per second while ``workers`` push for ``seconds`` (and the
     partial seconds around them), and the CPU per push of the workers and the database."""
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "gateway.cli", "worker"],
-            env=env,
-            cwd=ROOT,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(workers)
-    ]
+    processes = start_workers(env, workers)
 
     def cpu() -> tuple[float, float | None]:
         workers_cpu = sum(tree_cpu_seconds(process.pid) for process in processes)
