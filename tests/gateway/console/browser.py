@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -131,4 +131,10 @@ def _stale(element: object) -> bool:
         element.is_enabled()  # type: ignore[attr-defined]
     except StaleElementReferenceException:  # the page was replaced
         return True
+    except WebDriverException as error:
+        # Asked while the old document is being torn down, chromedriver reports the same fact
+        # in other words ("Node with given id does not belong to the document").
+        if "does not belong to the document" in str(error):
+            return True
+        raise
     return False
