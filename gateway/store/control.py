@@ -123,6 +123,16 @@ class ControlStore:
             lambda c: [sql.remove_tags(c, resource_type, name, keys) for name in names]
         )
 
+    def tags_by_name(
+        self, resource_type: str, names: Sequence[str]
+    ) -> dict[str, list[tuple[str, str]]]:
+        """Each of ``names``' tags as (key, value), in one read (a page of a list)."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        if names:
+            for name, key, value in self.tagged(resource_type, names, ()):
+                found.setdefault(name, []).append((key, value))
+        return found
+
     def tagged(
         self,
         resource_type: str,

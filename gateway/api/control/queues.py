@@ -97,20 +97,12 @@ def list_queue(params: Params, ctx: ControlContext) -> Any:
     )
     control = ctx.store.control
     listing = control.list_queues(query, wanted)
-    tags = _tags_by_name(ctx, [q.name for q in listing.items])
+    names = [q.name for q in listing.items]
+    tags, limits = control.tags_by_name(RESOURCE, names), control.rate_limits(RESOURCE, names)
     items = [
-        documents.queue(q, None, tags.get(q.name, []), control.rate_limit(RESOURCE, q.name))
-        for q in listing.items
+        documents.queue(q, None, tags.get(q.name, []), limits.get(q.name)) for q in listing.items
     ]
     return page_data(items, listing.total, number, size)
-
-
-def _tags_by_name(ctx: ControlContext, names: list[str]) -> dict[str, list[tuple[str, str]]]:
-    found: dict[str, list[tuple[str, str]]] = {}
-    if names:
-        for name, key, value in ctx.store.control.tagged(RESOURCE, names, ()):
-            found.setdefault(name, []).append((key, value))
-    return found
 
 
 OPERATIONS: Final[dict[str, Operation]] = {

@@ -66,11 +66,7 @@ def list_topic(params: Params, ctx: ControlContext) -> Any:
         size,
     )
     listing = ctx.store.control.list_topics(query)
-    names = [t.name for t in listing.items]
-    tags: dict[str, list[tuple[str, str]]] = {}
-    if names:
-        for name, key, value in ctx.store.control.tagged(RESOURCE, names, ()):
-            tags.setdefault(name, []).append((key, value))
+    tags = ctx.store.control.tags_by_name(RESOURCE, [t.name for t in listing.items])
     # ListTopic's entries carry no message count (as ListQueue's carry none).
     items = [
         documents.topic(t, 0, tags.get(t.name, []), ctx.settings.base_url) for t in listing.items

@@ -69,6 +69,19 @@ def test_topics_filter_by_tag(classic: Classic, unique: str) -> None:
     assert [t["TopicName"] for t in data["PageData"]] == [names[11]]
 
 
+def test_list_queue_entries_carry_their_tags_and_rate_limit(classic: Classic, unique: str) -> None:
+    # The Darabonba SDK's ListQueue entry model has no TenantRateLimitPolicy field; the JSON does.
+    policy = '{"Enabled": true, "MaxReceivesPerSecond": 7}'
+    classic.common("CreateQueue", {"QueueName": f"{unique}-a", "TenantRateLimitPolicy": policy})
+    classic.common("CreateQueue", {"QueueName": f"{unique}-b"})
+    tag(classic, "queue", [f"{unique}-b"], {"tier": "gold"})
+    entries = classic.common("ListQueue", {"QueueName": unique})["Data"]["PageData"]
+    assert [e["QueueName"] for e in entries] == [f"{unique}-a", f"{unique}-b"]
+    assert entries[0]["TenantRateLimitPolicy"] == {"Enabled": True, "MaxReceivesPerSecond": 7}
+    assert "TenantRateLimitPolicy" not in entries[1]
+    assert [(t["TagKey"], t["TagValue"]) for t in entries[1]["Tags"]] == [("tier", "gold")]
+
+
 def test_tagging_a_missing_queue_or_too_many_tags_is_refused(classic: Classic, unique: str) -> None:
     with pytest.raises(ServerException) as caught:
         tag(classic, "queue", [unique], {"k": "v"})
