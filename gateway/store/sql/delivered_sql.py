@@ -27,7 +27,8 @@ from typing import Final
 
 from gateway.delivery.records import Attempt, Settlement
 from gateway.queues.message_ids import first_id_at
-from gateway.store.sql.connection import Connection, Row, placeholders
+from gateway.store.sql.connection import Connection
+from gateway.store.sql.delivery_sql import attempts_by_delivery
 from gateway.topics.records import TOPIC_MESSAGE_RETENTION_SECONDS
 
 KEEP_MS: Final = TOPIC_MESSAGE_RETENTION_SECONDS * 1000
@@ -63,7 +64,7 @@ def record(conn: Connection, settlements: Sequence[Settlement]) -> None:
     succeeded = [s for s in settlements if s.succeeded and s.attempt is not None]
     if not succeeded:
         return
-    earlier = _earlier_attempts(conn, [s.job.delivery_id for s in succeeded if s.job.attempts])
+    earlier = attempts_by_delivery(conn, [s.job.delivery_id for s in succeeded if s.job.attempts])
     rows = []
     for s in succeeded:
         job, attempt = s.job, s.attempt
@@ -84,32 +85,6 @@ def record(conn: Connection, settlements: Sequence[Settlement]) -> None:
             )
         )
     conn.executemany(_INSERT, rows)
-
-
-def _earlier_attempts(conn: Connection, delivery_ids: list[str]) -> dict[str, list[Attempt]]:
-    if not delivery_ids:
-        return {}
-    rows = conn.execute(
-        "SELECT * FROM delivery_attempts"
-        f" WHERE delivery_id IN ({placeholders(len(delivery_ids))}) ORDER BY attempt",
-        delivery_ids,
-    ).fetchall()
-    found: dict[str, list[Attempt]] = {}
-    for r in rows:
-        found.setdefault(r["delivery_id"], []).append(attempt_of(r))
-    return found
-
-
-def attempt_of(row: Row) -> Attempt:
-    """A ``delivery_attempts`` row (or a ``delivered`` row's successful attempt)."""
-    return Attempt(
-        row["attempt"],
-        row["attempted_at"],
-        row["outcome"],
-        row["status_code"],
-        row["error"],
-        row["latency_ms"],
-    )
 
 
 def of_message(conn: Connection, message_id: str) -> list[Delivered]:

@@ -152,21 +152,34 @@ def record_attempt(conn: Connection, delivery_id: str, attempt: Attempt) -> None
     )
 
 
+def attempt_of(row: Row) -> Attempt:
+    """A ``delivery_attempts`` row."""
+    return Attempt(
+        row["attempt"],
+        row["attempted_at"],
+        row["outcome"],
+        row["status_code"],
+        row["error"],
+        row["latency_ms"],
+    )
+
+
+def attempts_by_delivery(conn: Connection, delivery_ids: Sequence[str]) -> dict[str, list[Attempt]]:
+    """The recorded attempts of each of ``delivery_ids`` that has any, in attempt order."""
+    if not delivery_ids:
+        return {}
+    found: dict[str, list[Attempt]] = {}
+    for row in conn.execute(
+        "SELECT * FROM delivery_attempts"
+        f" WHERE delivery_id IN ({placeholders(len(delivery_ids))}) ORDER BY attempt",
+        delivery_ids,
+    ).fetchall():
+        found.setdefault(row["delivery_id"], []).append(attempt_of(row))
+    return found
+
+
 def attempts_of(conn: Connection, delivery_id: str) -> list[Attempt]:
-    rows = conn.execute(
-        "SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt", (delivery_id,)
-    ).fetchall()
-    return [
-        Attempt(
-            r["attempt"],
-            r["attempted_at"],
-            r["outcome"],
-            r["status_code"],
-            r["error"],
-            r["latency_ms"],
-        )
-        for r in rows
-    ]
+    return attempts_by_delivery(conn, [delivery_id]).get(delivery_id, [])
 
 
 def retry_later(

@@ -115,14 +115,7 @@ def _pending(conn: Connection, message: TopicMessage | None) -> list[PendingDeli
     ).fetchall()
     if not rows:
         return []
-    ids = [r["id"] for r in rows]
-    attempts: dict[str, list[Attempt]] = {}
-    for a in conn.execute(
-        f"SELECT * FROM delivery_attempts WHERE delivery_id IN ({placeholders(len(ids))})"
-        " ORDER BY attempt",
-        ids,
-    ).fetchall():
-        attempts.setdefault(a["delivery_id"], []).append(delivered_sql.attempt_of(a))
+    attempts = delivery_sql.attempts_by_delivery(conn, [r["id"] for r in rows])
     return [
         PendingDelivery(
             r["id"], r["subscription_name"], r["next_attempt_at"], attempts.get(r["id"], [])
