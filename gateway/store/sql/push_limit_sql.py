@@ -69,17 +69,9 @@ def grant_claimed(conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int) ->
 
 def take_push(conn: Connection, job: DeliveryJob, now_ms: int) -> bool:
     """Whether ``job`` may be pushed at ``now_ms``, its place taken in that second's count; if
-    not, it is handed back for the next second. For a push whose claim-time grant lapsed."""
-    resource = resource_of(job)
-    count = locked_counts(conn, [resource]).get(resource)
-    if count is None:  # the limit was turned off meanwhile
-        return True
-    batch = grant_batch(count, 1, now_ms)
-    keep(conn, resource, count, batch.count)
-    if batch.granted:
-        return True
-    postpone(conn, [job.delivery_id], batch.next_due_ms)
-    return False
+    not, it is handed back for the next second. For a push whose claim-time grant lapsed: a
+    batch of one (a limit turned off meanwhile lets it go)."""
+    return bool(grant_claimed(conn, [job], now_ms).jobs)
 
 
 def locked_counts(conn: Connection, resources: Sequence[str]) -> dict[str, PushCount]:
