@@ -1,11 +1,15 @@
-"""Receipt handles: unforgeable, single-use tokens naming one receive of one message.
+"""Receipt handles: unforgeable tokens naming one receive of one message.
 
 A handle is standard base64 of ``version | nonce | next_visible_time | message_id | mac``:
 
-- ``nonce`` is 63 random bits drawn on every receive and every ChangeMessageVisibility and stored
-  with the message. The store accepts a handle only while its nonce and NextVisibleTime are the
-  message's current ones and that time has not passed, so a handle dies as soon as the message
-  is deleted, re-received, changed or visible again: single use without a table of spent handles.
+- ``nonce`` is 63 random bits drawn on every receive (and on a delayed send) and stored with the
+  message: it names that receive. ChangeMessageVisibility keeps it and issues a handle with the
+  new NextVisibleTime (:meth:`Receipt.moved_to`). Delete and ChangeMessageVisibility accept any
+  handle of the receive that holds the message now, while it is hidden and unexpired
+  (:func:`of_its_receive`): the handle ChangeMessageVisibility replaced works too, because the
+  official PHP SDK's own tests delete with it and the documents never say it dies
+  (docs/protocol.md#receipt-handles). A handle dies as soon as the message is deleted, received
+  again or visible again, without a table of spent handles.
 - ``mac`` is a truncated HMAC-SHA256 over the queue name and the payload, keyed by a secret the
   store keeps in the database (shared by every worker process, surviving restarts). A handle the
   gateway did not issue, or one issued for another queue, is rejected before touching the data.
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from gateway.protocol.errors import MNSError
+from gateway.queues.states import MessageState, message_state
 
 _VERSION: Final = 1
 _HEADER = struct.Struct(">BQQ")  # version, nonce, next visible time (ms)
@@ -49,6 +54,58 @@ class Receipt:
     message_id: str
     nonce: int
     visible_at: int
+
+    def moved_to(self, visible_at: int) -> Receipt:
+        """The handle ChangeMessageVisibility issues: the same receive, a new NextVisibleTime."""
+        return Receipt(self.message_id, self.nonce, visible_at)
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptMatch:
+    """What a stored message must hold for a handle to act on it at ``now_ms`` (the store's
+    condition): its id, the nonce of the receive that issued the handle, the handle's own
+    NextVisibleTime only where ``visible_at`` is set, and in every case a NextVisibleTime after
+    now and an expiry after now (hidden, not yet Active again, not Expired)."""
+
+    message_id: str
+    nonce: int
+    visible_at: int | None
+    now_ms: int
+
+
+def of_its_receive(receipt: Receipt, now_ms: int) -> ReceiptMatch:
+    """Delete and ChangeMessageVisibility: any handle of the receive that holds the message,
+    the one a ChangeMessageVisibility replaced included, while the message is hidden."""
+    return ReceiptMatch(receipt.message_id, receipt.nonce, None, now_ms)
+
+
+def exactly(receipt: Receipt, now_ms: int) -> ReceiptMatch:
+    """Undoing a receive whose response could not be written: only while the handle it issued is
+    still the message's latest (no ChangeMessageVisibility used it since)."""
+    return ReceiptMatch(receipt.message_id, receipt.nonce, receipt.visible_at, now_ms)
+
+
+def matches(
+    match: ReceiptMatch,
+    *,
+    message_id: str,
+    nonce: int,
+    visible_at: int,
+    expires_at: int,
+    dequeue_count: int,
+) -> bool:
+    """Whether a stored message with these fields is what ``match`` may act on."""
+    state = message_state(
+        visible_at=visible_at,
+        expires_at=expires_at,
+        dequeue_count=dequeue_count,
+        now_ms=match.now_ms,
+    )
+    return (
+        (message_id, nonce) == (match.message_id, match.nonce)
+        and match.visible_at in (None, visible_at)
+        and state in (MessageState.INACTIVE, MessageState.DELAYED)
+    )
 
 
 class ReceiptSigner:

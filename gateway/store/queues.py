@@ -252,7 +252,9 @@ class QueueStore:
             # An ordered queue's group is free again with its head (docs/queues.md#ordered-queues).
             groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r, _ in undo))
             released = sum(
-                message_sql.release(conn, name, receipt, before, now_ms, receipts.new_nonce())
+                message_sql.release(
+                    conn, name, receipts.exactly(receipt, now_ms), before, receipts.new_nonce()
+                )
                 for receipt, before in undo
             )
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
@@ -288,8 +290,7 @@ class QueueStore:
             work = partial(
                 message_sql.delete_in_standard_queue,
                 queue_name=name,
-                receipt=receipt,
-                now_ms=now_ms,
+                match=receipts.of_its_receive(receipt, now_ms),
             )
             queue, deleted = self.database.write(work, atomic=False)
             if not queue.attributes.ordered:
@@ -321,12 +322,12 @@ class QueueStore:
     ) -> tuple[Queue, VisibilityChange]:
         receipt = self.signer().verify(name, handle)
         now_ms = self.now_ms()
-        until, nonce = visible_after(now_ms, seconds), receipts.new_nonce()
+        until, match = visible_after(now_ms, seconds), receipts.of_its_receive(receipt, now_ms)
 
         def work(conn: Connection, atomic: bool) -> Queue:
             queue = self.require(conn, name, atomic)
             groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
-            if not message_sql.change_visibility(conn, name, receipt, now_ms, until, nonce):
+            if not message_sql.change_visibility(conn, name, match, until):
                 raise MNSError("MessageNotExist")
             fifo_sql.refresh_groups(conn, name, groups, now_ms)
             return queue
@@ -334,7 +335,7 @@ class QueueStore:
         queue = self.write(name, work)
         if seconds == 0:
             self.notify(name, 1)
-        new_handle = self.signer().issue(name, Receipt(receipt.message_id, nonce, until))
+        new_handle = self.signer().issue(name, receipt.moved_to(until))
         return queue, VisibilityChange(receipt.message_id, new_handle, until)
 
     # writes with or without a transaction --------------------------------------------------
@@ -397,7 +398,7 @@ def _delete_one(
 ) -> str | MNSError:
     if isinstance(item, MNSError):
         return item
-    if message_sql.delete_by_receipt(conn, name, item, now_ms):
+    if message_sql.delete_by_receipt(conn, name, receipts.of_its_receive(item, now_ms)):
         return item.message_id
     return MNSError("MessageNotExist")
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from gateway.protocol.errors import MNSError
 from gateway.queues.dlq_policy import Moved
-from gateway.queues.receipts import Receipt
+from gateway.queues.receipts import ReceiptMatch
 from gateway.queues.records import Queue, QueueMessage, QueueType
 from gateway.queues.states import MessageState, message_state
 from gateway.store.sql.connection import Connection, Row, insert_rows, placeholders
@@ -50,10 +50,11 @@ _NEXT_DUE = (
     "SELECT MIN(visible_at) AS due FROM queue_messages"
     " WHERE queue_name = ? AND priority = ? AND visible_at > ?"
 )
-#: A receipt is current while its nonce and NextVisibleTime are the message's and not yet past.
-_CURRENT_RECEIPT = (
-    "id = ? AND queue_name = ? AND receipt_nonce = ? AND visible_at = ? AND visible_at > ?"
-    " AND expires_at > ?"
+#: The message a handle may act on (:class:`~gateway.queues.receipts.ReceiptMatch`): its receive's
+#: nonce, hidden and unexpired; :func:`_receipt_condition` adds the handle's own NextVisibleTime
+#: where the match asks for it.
+_RECEIPT_MATCH = (
+    "id = ? AND queue_name = ? AND receipt_nonce = ? AND visible_at > ? AND expires_at > ?"
 )
 
 
@@ -286,73 +287,73 @@ def take(conn: Connection, rows: list[Row], now_ms: int, until: int, nonce: int)
 
 
 def release(
-    conn: Connection, queue_name: str, receipt: Receipt, claimed_from: int, now_ms: int, nonce: int
+    conn: Connection, queue_name: str, match: ReceiptMatch, claimed_from: int, nonce: int
 ) -> bool:
-    """Undo the claim ``receipt`` is the handle of, if it is still current: the message is
-    visible again from ``claimed_from`` (its time before the claim), the claim's dequeue is not
-    counted, and a FirstDequeueTime the claim set is cleared. ``nonce`` spends the handle."""
+    """Undo the claim ``match`` names, if its handle is still current: the message is visible
+    again from ``claimed_from`` (its time before the claim), the claim's dequeue is not counted,
+    and a FirstDequeueTime the claim set is cleared. ``nonce`` spends the handle."""
+    condition, params = _receipt_condition(queue_name, match)
     return (
         conn.execute(
             "UPDATE queue_messages SET visible_at = ?, dequeue_count = dequeue_count - 1,"
             " first_dequeue_time = CASE WHEN dequeue_count = 1 THEN NULL"
-            " ELSE first_dequeue_time END, receipt_nonce = ?"
-            f" WHERE {_CURRENT_RECEIPT}",
-            (claimed_from, nonce, *_receipt_params(queue_name, receipt, now_ms)),
+            f" ELSE first_dequeue_time END, receipt_nonce = ? WHERE {condition}",
+            (claimed_from, nonce, *params),
         ).rowcount
         == 1
     )
 
 
-#: The queue, and the message its receipt names deleted if the queue is a standard one.
+#: The queue, and the message a receipt names deleted if the queue is a standard one.
 _DELETE_IN_STANDARD_QUEUE = (
     "WITH queue AS (SELECT * FROM queues WHERE name = ?), gone AS (DELETE FROM queue_messages"
-    f" WHERE {_CURRENT_RECEIPT} AND EXISTS (SELECT 1 FROM queue WHERE queue_type = ?)"
+    " WHERE {condition} AND EXISTS (SELECT 1 FROM queue WHERE queue_type = ?)"
     " RETURNING id) SELECT queue.*, (SELECT COUNT(*) FROM gone) AS deleted FROM queue"
 )
 
 
 def delete_in_standard_queue(
-    conn: Connection, queue_name: str, receipt: Receipt, now_ms: int
+    conn: Connection, queue_name: str, match: ReceiptMatch
 ) -> tuple[Queue, bool]:
-    """The queue (QueueNotExist), and whether the message ``receipt`` names was deleted; in an
+    """The queue (QueueNotExist), and whether the message ``match`` names was deleted; in an
     ordered queue nothing is (its groups change with its messages, in a transaction). One
     statement where the database can (``WITH … DELETE``): a round trip less than a look-up
     and a DELETE, and no transaction needed around it."""
     if not conn.dialect.writable_cte:
         queue = require_queue(conn, queue_name)
         standard = not queue.attributes.ordered
-        return queue, standard and delete_by_receipt(conn, queue_name, receipt, now_ms)
-    params = (queue_name, *_receipt_params(queue_name, receipt, now_ms), QueueType.NORMAL.value)
-    row = conn.execute(_DELETE_IN_STANDARD_QUEUE, params).fetchone()
+        return queue, standard and delete_by_receipt(conn, queue_name, match)
+    condition, params = _receipt_condition(queue_name, match)
+    statement = _DELETE_IN_STANDARD_QUEUE.format(condition=condition)
+    row = conn.execute(statement, (queue_name, *params, QueueType.NORMAL.value)).fetchone()
     if row is None:
         raise MNSError("QueueNotExist")
     return queue_from_row(row), row["deleted"] == 1
 
 
-def delete_by_receipt(conn: Connection, queue_name: str, receipt: Receipt, now_ms: int) -> bool:
+def delete_by_receipt(conn: Connection, queue_name: str, match: ReceiptMatch) -> bool:
+    condition, params = _receipt_condition(queue_name, match)
+    return conn.execute(f"DELETE FROM queue_messages WHERE {condition}", params).rowcount == 1
+
+
+def change_visibility(conn: Connection, queue_name: str, match: ReceiptMatch, until: int) -> bool:
+    """Move the message ``match`` names to ``until``; its receive (nonce) stays the same, so
+    the handle ChangeMessageVisibility replaced keeps working (gateway.queues.receipts)."""
+    condition, params = _receipt_condition(queue_name, match)
     return (
         conn.execute(
-            f"DELETE FROM queue_messages WHERE {_CURRENT_RECEIPT}",
-            _receipt_params(queue_name, receipt, now_ms),
+            f"UPDATE queue_messages SET visible_at = ? WHERE {condition}", (until, *params)
         ).rowcount
         == 1
     )
 
 
-def change_visibility(
-    conn: Connection, queue_name: str, receipt: Receipt, now_ms: int, until: int, nonce: int
-) -> bool:
-    return (
-        conn.execute(
-            f"UPDATE queue_messages SET visible_at = ?, receipt_nonce = ? WHERE {_CURRENT_RECEIPT}",
-            (until, nonce, *_receipt_params(queue_name, receipt, now_ms)),
-        ).rowcount
-        == 1
-    )
-
-
-def _receipt_params(queue_name: str, receipt: Receipt, now_ms: int) -> tuple[Any, ...]:
-    return (receipt.message_id, queue_name, receipt.nonce, receipt.visible_at, now_ms, now_ms)
+def _receipt_condition(queue_name: str, match: ReceiptMatch) -> tuple[str, tuple[Any, ...]]:
+    """``match`` as a WHERE condition and its parameters (the rule is the pure model's)."""
+    params = (match.message_id, queue_name, match.nonce, match.now_ms, match.now_ms)
+    if match.visible_at is None:
+        return _RECEIPT_MATCH, params
+    return f"{_RECEIPT_MATCH} AND visible_at = ?", (*params, match.visible_at)
 
 
 def purge_expired(conn: Connection, now_ms: int, limit: int) -> int:

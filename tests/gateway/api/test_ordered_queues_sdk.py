@@ -56,6 +56,16 @@ def test_an_expired_visibility_gives_the_same_head_back(fifo: Queue) -> None:
     assert (again.message_body, again.dequeue_count) == ("head", 2)
 
 
+def test_the_head_deletes_with_the_handle_a_visibility_change_replaced(fifo: Queue) -> None:
+    send(fifo, "head", "g")
+    send(fifo, "next", "g")
+    head = fifo.receive_message()
+    fifo.change_message_visibility(head.receipt_handle, 100)
+    fifo.delete_message(head.receipt_handle)
+    following = fifo.receive_message()  # deleting the head freed its group
+    assert (following.message_body, following.dequeue_count) == ("next", 1)
+
+
 def test_sending_without_a_group_is_refused(fifo: Queue, raw: RawClient) -> None:
     error = server_error(lambda: fifo.send_message(Message("no group")))
     assert error.type == "FifoMissingMessageGroupId"

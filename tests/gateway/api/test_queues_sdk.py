@@ -189,10 +189,27 @@ def test_change_visibility(queue: Queue) -> None:
     changed = queue.change_message_visibility(received.receipt_handle, 100)
     assert changed.receipt_handle != received.receipt_handle
     assert int(changed.next_visible_time) > received.next_visible_time
-    error = server_error(lambda: queue.delete_message(received.receipt_handle))
-    assert error.type == "MessageNotExist"
     queue.change_message_visibility(changed.receipt_handle, 0)  # visible again right now
-    assert queue.receive_message().dequeue_count == 2
+    again = queue.receive_message()
+    assert again.dequeue_count == 2
+    for earlier in (received.receipt_handle, changed.receipt_handle):  # an earlier receive's
+        error = server_error(lambda h=earlier: queue.delete_message(h))
+        assert error.type == "MessageNotExist"
+    queue.delete_message(again.receipt_handle)
+
+
+def test_the_handle_a_visibility_change_replaced_still_deletes(queue: Queue) -> None:
+    """The PHP SDK's own testMessage and testMessageNoBase64 do this (issue 36 item 2):
+    receive, change the visibility, delete with the handle the receive gave."""
+    queue.send_message(Message("x"))
+    received = queue.receive_message()
+    queue.change_message_visibility(received.receipt_handle, 100)
+    changed = queue.change_message_visibility(received.receipt_handle, 200)
+    assert int(changed.next_visible_time) > received.next_visible_time
+    queue.delete_message(received.receipt_handle)
+    error = server_error(lambda: queue.delete_message(changed.receipt_handle))
+    assert error.type == "MessageNotExist"  # deleted: every handle of the receive is spent
+    assert server_error(queue.peek_message).type == "MessageNotExist"
 
 
 def test_properties_and_group_id_come_back_unchanged(queue: Queue) -> None:

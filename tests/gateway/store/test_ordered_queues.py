@@ -84,6 +84,38 @@ def test_the_head_comes_back_when_its_visibility_expires(
     assert bodies(store) == ["second"]
 
 
+def test_the_head_deletes_with_the_handle_a_visibility_change_replaced(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    make_queue(store, "q", queue_type=FIFO, visibility_timeout=30)
+    send_all(store, "q", grouped("first", "g"), grouped("second", "g"))
+    (head,) = store.receive("q", 16, 0).messages
+    handle = head.receipt_handle or ""
+    store.change_visibility("q", handle, 60)
+    store.change_visibility("q", handle, 90)  # the replaced handle changes it again
+    clock.now += 60
+    assert bodies(store) == []  # the group is still held by its head
+    assert store.delete_message("q", handle)[1] == head.message_id
+    assert bodies(store) == ["second"]  # and deleting it freed the group
+
+
+def test_a_handle_of_an_earlier_receive_of_the_head_is_refused(
+    store: QueueStore, clock: FakeClock
+) -> None:
+    make_queue(store, "q", queue_type=FIFO, visibility_timeout=30)
+    send_all(store, "q", grouped("first", "g"), grouped("second", "g"))
+    (head,) = store.receive("q", 16, 0).messages
+    store.change_visibility("q", head.receipt_handle or "", 10)
+    clock.now += 10
+    (again,) = store.receive("q", 16, 0).messages
+    assert error_code(lambda: store.delete_message("q", head.receipt_handle or "")) == (
+        "MessageNotExist"
+    )
+    assert bodies(store) == []
+    store.delete_message("q", again.receipt_handle or "")
+    assert bodies(store) == ["second"]
+
+
 def test_a_delayed_head_holds_its_group_back(store: QueueStore, clock: FakeClock) -> None:
     make_queue(store, "q", queue_type=FIFO)
     send_all(store, "q", grouped("late", "g", delay_seconds=10), grouped("after", "g"))

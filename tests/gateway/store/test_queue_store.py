@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from gateway.protocol.errors import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
 from gateway.store.queues import QueueStore
 from gateway.store.sql.queue_message_sql import next_due, ready_rows, take
@@ -186,19 +187,57 @@ def test_a_handle_deletes_once(store: QueueStore) -> None:
     assert error_code(lambda: store.delete_message("q", handle)) == "MessageNotExist"
 
 
-def test_change_visibility_issues_a_new_handle_and_spends_the_old(
+def test_change_visibility_issues_a_new_handle_and_the_replaced_one_still_works(
     store: QueueStore, clock: FakeClock
 ) -> None:
+    """The PHP SDK's own testMessage deletes with the handle the receive gave after changing
+    its visibility (issue 36 item 2): both handles of one receive act on the message."""
     make_queue(store)
     send(store, "q", "x")
     old = received_handle(store)
     _, change = store.change_visibility("q", old, 100)
+    assert change.receipt_handle != old
     assert change.next_visible_time == int(clock.now * 1000) + 100_000
-    assert error_code(lambda: store.change_visibility("q", old, 5)) == "MessageNotExist"
-    assert error_code(lambda: store.delete_message("q", old)) == "MessageNotExist"
-    clock.now += 99
+    _, again = store.change_visibility("q", old, 200)  # the replaced handle changes it again
+    assert again.next_visible_time == int(clock.now * 1000) + 200_000
+    clock.now += 150  # past the first change's time, within the second's
     assert counts(store, "q") == (0, 1, 0)
-    store.delete_message("q", change.receipt_handle)
+    assert store.delete_message("q", old)[0].name == "q"
+    assert counts(store, "q") == (0, 0, 0)
+    for spent in (old, change.receipt_handle, again.receipt_handle):
+        assert error_code(lambda h=spent: store.delete_message("q", h)) == "MessageNotExist"
+
+
+def test_a_replaced_handle_dies_with_the_receive(store: QueueStore, clock: FakeClock) -> None:
+    """Once the message is visible again or received again, no handle of the earlier receive
+    acts on it, the one ChangeMessageVisibility issued nor the one it replaced."""
+    make_queue(store, "q", visibility_timeout=10)
+    send(store, "q", "x")
+    first = received_handle(store)
+    _, change = store.change_visibility("q", first, 20)
+    clock.now += 20
+    for handle in (first, change.receipt_handle):
+        assert error_code(lambda h=handle: store.delete_message("q", h)) == "MessageNotExist"
+    second = received_handle(store)
+    for handle in (first, change.receipt_handle):
+        assert error_code(lambda h=handle: store.change_visibility("q", h, 5)) == (
+            "MessageNotExist"
+        )
+        _, (result,) = store.delete_messages("q", [handle])
+        assert isinstance(result, MNSError) and result.code == "MessageNotExist"
+    assert counts(store, "q") == (0, 1, 0)
+    store.delete_message("q", second)
+
+
+def test_a_replaced_handle_deletes_in_a_batch(store: QueueStore) -> None:
+    make_queue(store)
+    for body in "ab":
+        send(store, "q", body)
+    first, second = (m.receipt_handle or "" for m in store.receive("q", 2, 0).messages)
+    store.change_visibility("q", first, 100)
+    store.change_visibility("q", second, 100)
+    _, results = store.delete_messages("q", [first, second])
+    assert all(isinstance(result, str) for result in results)
     assert counts(store, "q") == (0, 0, 0)
 
 
