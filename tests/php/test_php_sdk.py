@@ -18,7 +18,9 @@ import pytest
 from tests.netns import private_network
 from tests.php import php_sdk
 
-pytestmark = pytest.mark.php
+#: One worker runs them all under ``--dist loadgroup``: the session's one PHP run serves every
+#: test here, and a second worker would start a second one.
+pytestmark = [pytest.mark.php, pytest.mark.xdist_group("php")]
 
 #: Every test of the SDK's suite, read from its sources when they are there.
 CASES = php_sdk.suite_cases(php_sdk.sdk_dir()) if php_sdk.missing() is None else []
