@@ -4,10 +4,11 @@ and how to install it, instead of 15 minutes later with a handful of errors.
 
 The programs: Java 17 or later (the PySpark report), PostgreSQL's ``initdb`` and ``pg_ctl`` (the
 store tests run on PostgreSQL too), Debian's ``chromium`` and ``chromedriver`` (the report page
-in a real browser) and ``node`` with ``npm`` (two Node.js MNS SDKs as test oracles). Node is
-required, not optional: a suite that silently skips the Node SDKs on one machine is not the
-suite CI ran. The check is pure (``which`` and the Java version are handed in); the pytest hook
-in tests/conftest.py runs it on the real machine.
+in a real browser), ``node`` with ``npm`` (two Node.js MNS SDKs as test oracles) and ``php``
+with ``phpunit`` (the official PHP SDK's own suite). Node and PHP are required, not optional: a
+suite that silently skips an SDK on one machine is not the suite CI ran. The check is pure
+(``which`` and the Java version are handed in); the pytest hook in tests/conftest.py runs it on
+the real machine.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ PROGRAMS = (
         "apt-get install chromium chromium-driver",
     ),
     Prerequisite("Node.js and npm", ("node", "npm"), "apt-get install nodejs npm"),
+    Prerequisite(
+        "PHP and PHPUnit (the official PHP SDK's suite, tests/php)",
+        ("php", "phpunit"),
+        "apt-get install php-cli php-xml php-curl php-mbstring php-guzzlehttp-guzzle"
+        " php-psr-http-message phpunit",
+    ),
 )
 JAVA_INSTALL = "apt-get install openjdk-17-jre-headless (or set JAVA_HOME to a Java 17+)"
 

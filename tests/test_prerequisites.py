@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_missing_program_is_named_with_how_to_install_it() -> None:
     lines = prerequisites.missing(lambda name: None, None)
     text = "\n".join(lines)
-    for program in ("initdb", "pg_ctl", "chromium", "chromedriver", "node", "npm"):
+    for program in ("initdb", "pg_ctl", "chromium", "chromedriver", "node", "npm", "phpunit"):
         assert program in text
     assert lines[0].startswith("Java 17 or later (no java found)")
     assert all("apt-get install" in line for line in lines)

@@ -1,10 +1,10 @@
 """The gateway's message responses as the official PHP SDK 1.4.0 reads them
 (docs/protocol.md#response-shape).
 
-The SDK cannot run in CI (it is on none of the registries CI reaches; tests/php/php_sdk_suite.py
-runs its own suite by hand, docs/compatibility.md has the result), so these tests read the
-gateway's real responses with its reading code re-expressed in ``php_sdk_reader`` and check
-that nothing is lost: system properties, every message of a batch, every field.
+The SDK's own suite and samples run in tests/php (docs/compatibility.md#php-sdk-140); these
+tests read the gateway's real responses with its reading code re-expressed in
+``php_sdk_reader``, on both backends and with cases its suite does not reach, and check that
+nothing is lost: system properties, every message of a batch, every field.
 """
 
 from __future__ import annotations
