@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -97,6 +98,8 @@ def configured_copy(sdk: Path, work: Path) -> Path:
     """A copy of the SDK with the bootstrap, the suite's ini and the samples' blanks filled in."""
     copy = work / "sdk"
     shutil.copytree(sdk, copy, ignore=shutil.ignore_patterns(".git"))
+    for path in (copy, *copy.rglob("*")):  # the original may be read-only, the copy is written
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
     (copy / "mns-push-bootstrap.php").write_text(BOOTSTRAP)
     ini = f"endpoint = http://{HOST}\naccessid = {ACCESS_KEY_ID}\naccesskey = {ACCESS_KEY_SECRET}\n"
     (copy / "Tests" / "aliyun-mns.ini").write_text(ini)
