@@ -95,6 +95,7 @@ def sample_output(php_run: PhpRun, sample: str) -> str:
             ["Subscribed!", "MessagePublished!", "Unsubscribe Succeed!", "DeleteTopic Succeed!"],
         ),
     ],
+    ids=lambda value: value if isinstance(value, str) else "",
 )  # fmt: skip
 def test_the_sample_runs_to_its_end(php_run: PhpRun, sample: str, milestones: list[str]) -> None:
     output = sample_output(php_run, sample)
