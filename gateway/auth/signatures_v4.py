@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, unquote
 
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_target import query_parameters
 
 if TYPE_CHECKING:
     from gateway.auth.incoming import IncomingRequest
@@ -143,15 +144,13 @@ def canonical_path(raw_path: str) -> str:
 
 
 def canonical_query(raw_query: str) -> str:
-    """``name=value`` pairs, names trimmed and lowercased, both percent-encoded (``~`` kept),
-    sorted by name; a parameter without a value is its name alone. Values are decoded as the
-    views decode them (``+`` literal, docs/protocol.md#raw-request-uri)."""
-    pairs: dict[str, str] = {}
-    for item in raw_query.split("&"):
-        if item:
-            name, _, value = item.partition("=")
-            pairs[_encode(unquote(name).strip().lower())] = _encode(unquote(value).strip())
-    return "&".join(f"{name}={value}" if value else name for name, value in sorted(pairs.items()))
+    """``name=value`` pairs of :func:`query_parameters` (names trimmed and lowercased, values
+    trimmed: the parse the views read too), both percent-encoded (``~`` kept), sorted by name;
+    a parameter without a value is its name alone."""
+    pairs = sorted(
+        (_encode(name), _encode(value)) for name, value in query_parameters(raw_query).items()
+    )
+    return "&".join(f"{name}={value}" if value else name for name, value in pairs)
 
 
 def canonical_headers(headers: Mapping[str, str]) -> str:
