@@ -18,6 +18,7 @@ from gateway.auth import signatures_v4 as auth_v4
 from gateway.auth.signatures import IncomingRequest, authenticate
 from gateway.auth.temporary_credentials import AccessKeys
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_target import query_parameters
 from tests import v4_signer
 from tests.smq_sdk import gateway_mns_client
 
@@ -30,6 +31,9 @@ CASES = [
     ("POST", "/topics/t-1/messages", {}, b'{"MessageBody":"h\\u00e9"}'),
     ("DELETE", "/queues/q1/messages", {}, b'{"ReceiptHandles":["a+b"]}'),
     ("GET", "/queues", {"empty": ""}, b""),
+    # The SDK trims names and values when it signs, not when it sends (issue 33 finding 7); a
+    # space would travel as ``+`` (its transport form-encodes), which MNS reads literally.
+    ("GET", "/queues/q1/messages", {"\tPeekOnly": "true\t", "numOfMessages\n": "\t2"}, b""),
 ]
 
 
@@ -185,3 +189,16 @@ def test_the_canonical_path_is_the_signers_for_any_path(path: str) -> None:
     path = "/" + path
     signer_lines = v4_signer.canonical_request("GET", path, {}, {}).split("\n")
     assert auth_v4.canonical_path(quote(path, safe="/")) == signer_lines[1]
+
+
+def test_a_view_reads_the_query_the_sdk_signed() -> None:
+    """What the views read (:func:`query_parameters`) is the canonical query's content, for
+    what the SDK sends when given values with white space around them."""
+    method, path, query, body = CASES[-1]
+    request = arrived(method, path, query, body, sdk_authorization(method, path, query, body))
+    assert authenticate(request, SECRETS, NOW, "local") == "ak"
+    read = query_parameters(request.raw_uri.partition("?")[2])
+    assert read == {"peekonly": "true", "numofmessages": "2"}
+    assert auth_v4.canonical_query(request.raw_uri.partition("?")[2]) == (
+        "numofmessages=2&peekonly=true"
+    )
