@@ -85,7 +85,7 @@ def test_the_gateway_verifies_sdk_signatures(
     assert authenticate(request, SECRETS, NOW, "local") == "ak"
 
 
-def _refusal(request: IncomingRequest, now: float = NOW, region: str = "local") -> MNSError:
+def _refusal(request: IncomingRequest, now: float = NOW, region: str | None = "local") -> MNSError:
     with pytest.raises(MNSError) as caught:
         authenticate(request, SECRETS, now, region)
     return caught.value
@@ -202,3 +202,24 @@ def test_a_view_reads_the_query_the_sdk_signed() -> None:
     assert auth_v4.canonical_query(request.raw_uri.partition("?")[2]) == (
         "numofmessages=2&peekonly=true"
     )
+
+
+def test_without_a_region_of_its_own_the_gateway_accepts_the_scopes() -> None:
+    """``region=None``: a gateway nobody gave a region verifies with the scope's region; the
+    key is derived from it, so a signature for one region still fails when the scope names
+    another."""
+    hangzhou = signed(region="cn-hangzhou")
+    assert authenticate(hangzhou, SECRETS, NOW, None) == "ak"
+    assert _refusal(hangzhou, region="local").code == "SignatureDoesNotMatch"
+    renamed = IncomingRequest.from_pairs(
+        "GET",
+        "/queues/q1/messages",
+        {
+            **hangzhou.headers,
+            "authorization": hangzhou.headers["authorization"].replace(
+                "/cn-hangzhou/", "/cn-shanghai/"
+            ),
+        }.items(),
+        b"",
+    )
+    assert _refusal(renamed, region=None).code == "SignatureDoesNotMatch"
