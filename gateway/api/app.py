@@ -178,7 +178,7 @@ def _install_hooks(
         enforce_body_limit(gateway().settings.max_body_bytes)
         context = gateway()
         g.access_key_id = authenticate(
-            incoming_request(), context.keys, clock(), context.settings.region
+            incoming_request(), context.keys, clock(), context.settings.signing_region
         )
 
     @app.after_request

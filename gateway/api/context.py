@@ -25,7 +25,7 @@ from gateway.protocol.integers import integer_in_range
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JSON_VERSION, JsonObject
 from gateway.protocol.json_body import render as render_json
 from gateway.protocol.request_ids import new_request_id
-from gateway.protocol.request_target import parse_request_target
+from gateway.protocol.request_target import parse_request_target, query_parameters
 from gateway.protocol.xml import XmlNode, render_document
 from gateway.store.receive_limits import ReceiveLimits
 
@@ -173,14 +173,10 @@ def incoming_request() -> IncomingRequest:
 
 
 def query_params() -> dict[str, str]:
-    """Query parameters with lowercased names; values percent-decoded but ``+`` kept literally."""
-    query = raw_uri().partition("?")[2]
-    params: dict[str, str] = {}
-    for item in query.split("&"):
-        if item:
-            name, _, value = item.partition("=")
-            params[unquote(name).lower()] = unquote(value)
-    return params
+    """The query's parameters exactly as signature V4 signs them (names lowercased, names and
+    values trimmed, ``+`` kept literally): :func:`~gateway.protocol.request_target.
+    query_parameters`, the one parse the signature check uses too."""
+    return query_parameters(raw_uri().partition("?")[2])
 
 
 def is_meta_override() -> bool:

@@ -119,15 +119,15 @@ class SecretSource(Protocol):
 
 
 def authenticate(
-    request: IncomingRequest, keys: SecretSource, now: float, region: str = "local"
+    request: IncomingRequest, keys: SecretSource, now: float, region: str | None = None
 ) -> str:
     """Return the access key id that signed ``request``, or raise the MNS error the service would.
 
     The order mirrors the service: Authorization present, Date sane, key (and its security
     token) known, signature right, then the body digest, which is only meaningful once the
     headers are trusted. Both signature versions share every step but the signature itself:
-    V2 (``MNS id:signature``) and V4 (``MNS4-HMAC-SHA256``, scoped to ``region``;
-    :mod:`gateway.auth.signatures_v4`).
+    V2 (``MNS id:signature``) and V4 (``MNS4-HMAC-SHA256``, scoped to ``region``, or to the
+    region its scope names when ``region`` is ``None``; :mod:`gateway.auth.signatures_v4`).
     """
     authorization = request.header("authorization")
     if not authorization:

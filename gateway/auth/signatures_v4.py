@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, unquote
 
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_target import query_parameters
 
 if TYPE_CHECKING:
     from gateway.auth.incoming import IncomingRequest
@@ -85,16 +86,17 @@ def iso_basic(epoch: int) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(epoch))
 
 
-def check_scope(credential: V4Credential, request_time: str, region: str) -> None:
-    """The scope must name this service, its terminator, the gateway's region and the day of the
-    request's Date: a signature made for another day or region is not valid here even when its
-    HMAC is (the key is derived from both)."""
+def check_scope(credential: V4Credential, request_time: str, region: str | None) -> None:
+    """The scope must name this service, its terminator, the gateway's region (any region when
+    ``region`` is ``None``: a gateway nobody gave a region) and the day of the request's Date: a
+    signature made for another day or region is not valid here even when its HMAC is (the key
+    is derived from both)."""
     if credential.service != SERVICE or credential.terminator != TERMINATOR:
         raise MNSError(
             "InvalidAuthorizationHeader",
             f"The credential scope should end with /{SERVICE}/{TERMINATOR}.",
         )
-    if credential.region != region:
+    if region is not None and credential.region != region:
         raise MNSError(
             "SignatureDoesNotMatch",
             f"The region {credential.region!r} in the credential scope is wrong; "
@@ -143,15 +145,13 @@ def canonical_path(raw_path: str) -> str:
 
 
 def canonical_query(raw_query: str) -> str:
-    """``name=value`` pairs, names trimmed and lowercased, both percent-encoded (``~`` kept),
-    sorted by name; a parameter without a value is its name alone. Values are decoded as the
-    views decode them (``+`` literal, docs/protocol.md#raw-request-uri)."""
-    pairs: dict[str, str] = {}
-    for item in raw_query.split("&"):
-        if item:
-            name, _, value = item.partition("=")
-            pairs[_encode(unquote(name).strip().lower())] = _encode(unquote(value).strip())
-    return "&".join(f"{name}={value}" if value else name for name, value in sorted(pairs.items()))
+    """``name=value`` pairs of :func:`query_parameters` (names trimmed and lowercased, values
+    trimmed: the parse the views read too), both percent-encoded (``~`` kept), sorted by name;
+    a parameter without a value is its name alone."""
+    pairs = sorted(
+        (_encode(name), _encode(value)) for name, value in query_parameters(raw_query).items()
+    )
+    return "&".join(f"{name}={value}" if value else name for name, value in pairs)
 
 
 def canonical_headers(headers: Mapping[str, str]) -> str:
@@ -187,13 +187,14 @@ def signature(request: IncomingRequest, secret: str, request_time: str, region: 
 
 
 def verify(
-    request: IncomingRequest, credential: V4Credential, secret: str, sent: int, region: str
+    request: IncomingRequest, credential: V4Credential, secret: str, sent: int, region: str | None
 ) -> None:
     """Raise ``SignatureDoesNotMatch`` unless ``credential`` signs ``request`` sent at ``sent``
-    (epoch seconds of its Date) for ``region``."""
+    (epoch seconds of its Date) for ``region`` (``None``: for the region its scope names)."""
     request_time = iso_basic(sent)
     check_scope(credential, request_time, region)
-    expected = signature(request, secret, request_time, region)
+    # The scope's region, which check_scope has just required to be ``region`` when one is set.
+    expected = signature(request, secret, request_time, credential.region)
     given = credential.signature.lower().encode("utf-8", "replace")
     if not hmac.compare_digest(expected.encode("ascii"), given):
         raise MNSError("SignatureDoesNotMatch")

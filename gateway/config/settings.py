@@ -85,6 +85,9 @@ class Settings:
     access_keys: Mapping[str, str] = field(default_factory=dict)
     account_id: str = "1234567890"
     region: str = "local"
+    #: Whether ``region`` was set (``MNS_GATEWAY_REGION``), not left at its default: only then
+    #: must a V4 signature's scope name it (:attr:`signing_region`).
+    region_set: bool = False
     public_url: str = ""
     retry_scale: float = 1.0
     max_body_bytes: int = 512 * 1024
@@ -146,6 +149,14 @@ class Settings:
     def base_url(self) -> str:
         """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def signing_region(self) -> str | None:
+        """The region a V4 signature's scope must name; ``None``, any region, when nobody set
+        one: the region is part of the key derivation, not a secret, and a client configured
+        for its production region should work against a gateway left at its defaults
+        (docs/protocol.md#signature-v4)."""
+        return self.region if self.region_set else None
 
     @property
     def gunicorn_worker_class(self) -> str:
@@ -211,7 +222,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "host": str,
     "port": int,
     "account_id": str,
-    "region": str,
+    "region": _strip,
     "public_url": str,
     "retry_scale": float,
     "max_body_bytes": int,
@@ -257,6 +268,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
     env = os.environ if env is None else env
     given = {name: _read(name, env[env_name(name)]) for name in READERS if env_name(name) in env}
+    if given.get("region") == "":  # ``MNS_GATEWAY_REGION=``, as an env file leaves it: unset
+        del given["region"]
+    given["region_set"] = "region" in given
     return Settings(access_keys=parse_access_keys(env), **given)  # type: ignore[arg-type]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 #: ``scheme "://"``: RFC 3986's scheme grammar followed by an authority.
 _ABSOLUTE_FORM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -50,3 +51,22 @@ def parse_request_target(target: str) -> RequestTarget:
     if not resource.startswith("/"):
         resource = "/" + resource
     return RequestTarget(resource, authority)
+
+
+def query_parameters(query: str) -> dict[str, str]:
+    """The query's parameters as signature V4 signs them and as every view reads them: names
+    percent-decoded, trimmed and lowercased, values percent-decoded and trimmed (``+`` kept
+    literally: docs/protocol.md#raw-request-uri); a name given twice keeps its last value; a
+    name without ``=`` has the empty value.
+
+    One parse for both, so a view never reads a value other than the one signed: the V4
+    signers trim names and values before signing (``alibabacloud-gateway-mns``'s canonical
+    query), and a view that read ``peekonly=%20true`` untrimmed saw something the signature did
+    not say (docs/protocol.md#signature-v4).
+    """
+    params: dict[str, str] = {}
+    for item in query.split("&"):
+        if item:
+            name, _, value = item.partition("=")
+            params[unquote(name).strip().lower()] = unquote(value).strip()
+    return params

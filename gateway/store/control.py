@@ -206,11 +206,11 @@ class ControlStore:
         return frozenset(self.database.read(lambda c: sql.limited(c, "queue")))
 
     # nonces -----------------------------------------------------------------------------------
-    def remember_nonce(self, key_id: str, nonce: str, window: int) -> bool:
-        """``False`` if ``nonce`` was already used by ``key_id`` within ``window`` seconds, on
-        any replica sharing the database."""
+    def remember_nonce(self, key_id: str, nonce: str, until: int) -> bool:
+        """Remember ``nonce`` of ``key_id`` until the epoch second ``until``; ``False`` if it is
+        remembered already, on any replica sharing the database."""
         now = int(self.clock())
-        return self.database.write(lambda c: sql.remember_nonce(c, key_id, nonce, now, window))
+        return self.database.write(lambda c: sql.remember_nonce(c, key_id, nonce, now, until))
 
 
 def _set_rate_limit(

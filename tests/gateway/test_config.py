@@ -25,9 +25,10 @@ def test_an_explicit_long_poll_limit_wins() -> None:
 
 def test_every_setting_is_read_from_its_variable() -> None:
     """A field without a reader could never be configured: every one has one (access keys
-    come from three variables of their own)."""
+    come from three variables of their own; ``region_set`` says whether MNS_GATEWAY_REGION was
+    given)."""
     fields = {field.name for field in dataclasses.fields(Settings)}
-    assert fields - set(READERS) == {"access_keys"}
+    assert fields - set(READERS) == {"access_keys", "region_set"}
     assert set(READERS) <= fields
 
 
@@ -55,3 +56,11 @@ def test_the_readme_documents_exactly_the_variables_read() -> None:
         "MNS_GATEWAY_ACCESS_KEYS",
     }
     assert documented_variables() == read
+
+
+def test_a_region_is_required_of_v4_scopes_only_when_set() -> None:
+    assert settings_from_env({}).signing_region is None
+    assert settings_from_env({"MNS_GATEWAY_REGION": " "}).signing_region is None
+    assert settings_from_env({}).region == "local"
+    assert settings_from_env({"MNS_GATEWAY_REGION": "local"}).signing_region == "local"
+    assert settings_from_env({"MNS_GATEWAY_REGION": "cn-shanghai"}).signing_region == "cn-shanghai"

@@ -93,8 +93,10 @@ MATRIX: dict[str, dict[str, Any]] = {
         "credentials": {"generate": False},
         "signingKey": {"generate": False},
     },
-    # PostgreSQL at a URL given as a value, several API replicas, the ingress.
+    # PostgreSQL at a URL given as a value, several API replicas, the ingress, a region of its
+    # own (the other cases leave it unset: any region in V4 scopes).
     "postgresql-external": {
+        "gateway": {"region": "cn-shanghai"},
         "store": {"type": "postgresql", "postgresql": {"url": EXTERNAL_DATABASE_URL}},
         "replicaCount": 3,
         "ingress": {"enabled": True},

@@ -25,7 +25,7 @@ from gateway.api.control import (
     tags,
     topics,
 )
-from gateway.api.control.authentication import WINDOW_SECONDS, Signer, verify
+from gateway.api.control.authentication import Signer, verify
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.errors import ControlError, invalid
 from gateway.api.control.params import Params
@@ -146,7 +146,7 @@ class ControlPlaneApp:
 
     def _check_signer(self, signer: Signer) -> None:
         store = self.context.store.control
-        if not store.remember_nonce(signer.key_id, signer.nonce, WINDOW_SECONDS):
+        if not store.remember_nonce(signer.key_id, signer.nonce, signer.remember_until):
             raise ControlError("SignatureNonceUsed")
         allowed = self.context.settings.admin_access_keys
         if allowed and signer.key_id not in allowed:

@@ -1,6 +1,6 @@
 """Who signed an RPC call, checked as the service checks it: the signature (ACS3 or classic),
 the timestamp within :data:`WINDOW_SECONDS` of now, then, in the caller, the nonce not seen
-before within that window (docs/control-plane.md#authentication).
+before while that timestamp can be accepted (docs/control-plane.md#authentication).
 
 No IO here: the secret of a key id comes from ``secret_for`` and the nonce is only returned, for
 :class:`~gateway.store.control.ControlStore` to remember across replicas.
@@ -18,21 +18,35 @@ from gateway.api.control.errors import ControlError, missing
 from gateway.api.control.requests import RpcCall
 from gateway.auth import rpc_signatures as signing
 
-#: How far a request's time may be from ours, and how long a nonce is remembered: 15 minutes,
-#: Alibaba Cloud's window for both.
+#: How far a request's time may be from ours: 15 minutes, Alibaba Cloud's window. A nonce is
+#: remembered until its call's timestamp falls out of it (:attr:`Signer.remember_until`).
 WINDOW_SECONDS: Final = 900
-#: The headers an ACS3 signature must cover, so none of them can be replayed with another value.
-REQUIRED_SIGNED: Final = ("host", "x-acs-action", "x-acs-date", "x-acs-signature-nonce")
+#: The headers an ACS3 signature must cover, so none of them can be replayed with another value:
+#: the operation and version it names among them (the call reads them from these headers).
+REQUIRED_SIGNED: Final = (
+    "host",
+    "x-acs-action",
+    "x-acs-version",
+    "x-acs-date",
+    "x-acs-signature-nonce",
+)
+#: Signed too when the call has a body: it decides whether the body's form parameters are read,
+#: and the body's hash alone does not say how to read it (the SDKs sign every header they send).
+BODY_TYPE_HEADER: Final = "content-type"
 
 SecretFor = Callable[[str, str | None], str]
 
 
 @dataclass(frozen=True, slots=True)
 class Signer:
-    """The access key that signed a call, and the nonce it used."""
+    """The access key that signed a call, the nonce it used, and until when (epoch seconds) the
+    nonce must be remembered: as long as the call's timestamp could be accepted, the timestamp
+    plus the window. Counting from when the call was seen instead would forget the nonce of a
+    call stamped up to 15 minutes ahead while a replay of it still passes the time check."""
 
     key_id: str
     nonce: str
+    remember_until: int
 
 
 def parse_timestamp(text: str) -> float:
@@ -44,9 +58,13 @@ def parse_timestamp(text: str) -> float:
     return moment.timestamp()
 
 
-def check_time(text: str, now: float) -> None:
-    if abs(parse_timestamp(text) - now) > WINDOW_SECONDS:
+def check_time(text: str, now: float) -> int:
+    """The epoch second after which a call stamped ``text`` is refused as expired (and so its
+    nonce need no longer be remembered)."""
+    stamped = parse_timestamp(text)
+    if abs(stamped - now) > WINDOW_SECONDS:
         raise ControlError("InvalidTimeStamp.Expired")
+    return int(stamped) + WINDOW_SECONDS
 
 
 def verify(call: RpcCall, secret_for: SecretFor, now: float) -> Signer:
@@ -60,12 +78,13 @@ def verify(call: RpcCall, secret_for: SecretFor, now: float) -> Signer:
 
 def _verify_acs3(call: RpcCall, authorization: str, secret_for: SecretFor, now: float) -> Signer:
     parsed = signing.parse_acs3_authorization(authorization)
-    if parsed is None or not all(name in parsed.signed_headers for name in REQUIRED_SIGNED):
+    required = (*REQUIRED_SIGNED, BODY_TYPE_HEADER) if call.body else REQUIRED_SIGNED
+    if parsed is None or not all(name in parsed.signed_headers for name in required):
         raise ControlError("IncompleteSignature")
     headers = call.headers
     if any(name not in headers for name in parsed.signed_headers):
         raise ControlError("IncompleteSignature")
-    check_time(headers["x-acs-date"], now)
+    until = check_time(headers["x-acs-date"], now)
     payload = hashlib.sha256(call.body).hexdigest()
     declared = headers.get("x-acs-content-sha256")
     secret = secret_for(parsed.key_id, headers.get("x-acs-security-token"))
@@ -82,7 +101,7 @@ def _verify_acs3(call: RpcCall, authorization: str, secret_for: SecretFor, now: 
         expected, parsed.signature
     ):
         raise ControlError("SignatureDoesNotMatch")
-    return Signer(parsed.key_id, headers["x-acs-signature-nonce"])
+    return Signer(parsed.key_id, headers["x-acs-signature-nonce"], until)
 
 
 def _verify_classic(call: RpcCall, secret_for: SecretFor, now: float) -> Signer:
@@ -94,7 +113,7 @@ def _verify_classic(call: RpcCall, secret_for: SecretFor, now: float) -> Signer:
         params.get("SignatureVersion", signing.CLASSIC_VERSION) != signing.CLASSIC_VERSION
     ):
         raise ControlError("IncompleteSignature")
-    check_time(params["Timestamp"], now)
+    until = check_time(params["Timestamp"], now)
     secret = secret_for(params["AccessKeyId"], params.get("SecurityToken"))
     signed = {k: v for k, v in params.items() if k != "Signature"}
     expected = signing.classic_signature(
@@ -102,4 +121,4 @@ def _verify_classic(call: RpcCall, secret_for: SecretFor, now: float) -> Signer:
     )
     if not signing.signatures_equal(expected, params["Signature"]):
         raise ControlError("SignatureDoesNotMatch")
-    return Signer(params["AccessKeyId"], params["SignatureNonce"])
+    return Signer(params["AccessKeyId"], params["SignatureNonce"], until)

@@ -65,12 +65,32 @@ class RpcCall:
         object.__setattr__(self, "params", {**self.form, **self.query})
 
     @property
+    def is_acs3(self) -> bool:
+        """Signed with ACS3 (an ``Authorization`` header), else with the classic signature."""
+        return "authorization" in self.headers
+
+    @property
     def action(self) -> str:
-        return self.headers.get("x-acs-action") or self.query.get("Action", "")
+        return self._named("x-acs-action", "Action")
 
     @property
     def version(self) -> str:
-        return self.headers.get("x-acs-version") or self.query.get("Version", "")
+        return self._named("x-acs-version", "Version")
+
+    def _named(self, header: str, param: str) -> str:
+        """The operation (or version) as the call's signature covers it: ACS3 signs the
+        ``x-acs-*`` header, the classic signature every parameter and no header. The other
+        form, when sent too, must agree: read, it would let an unsigned header choose the
+        operation; ignored, it would leave a reader of the call guessing which one ran."""
+        in_header, in_params = self.headers.get(header), self.params.get(param)
+        signed, other = (in_header, in_params) if self.is_acs3 else (in_params, in_header)
+        if other is not None and other != signed:
+            raise ControlError(
+                "InvalidParameter",
+                f"The {header} header ({in_header!r}) and the {param} parameter "
+                f"({in_params!r}) differ; send one, or the same in both.",
+            )
+        return signed or ""
 
     def operation_params(self) -> dict[str, str]:
         """The parameters the operation reads (the classic signature's own left out)."""

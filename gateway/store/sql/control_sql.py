@@ -335,14 +335,14 @@ def forget_resource(conn: Connection, resource_type: str, name: str) -> None:
 
 
 # nonces ---------------------------------------------------------------------------------------
-def remember_nonce(conn: Connection, key_id: str, nonce: str, now: int, window: int) -> bool:
-    """Record ``nonce``; ``False`` when it was already seen within ``window`` seconds. Older
-    ones are forgotten first, so the table holds one window of calls."""
-    conn.execute("DELETE FROM signature_nonces WHERE seen_at < ?", (now - window,))
+def remember_nonce(conn: Connection, key_id: str, nonce: str, now: int, until: int) -> bool:
+    """Record ``nonce`` until ``until``; ``False`` when it is recorded already. The nonces whose
+    time has passed are forgotten first, so the table holds only those still needed."""
+    conn.execute("DELETE FROM signature_nonces WHERE forget_after < ?", (now,))
     inserted = conn.execute(
-        "INSERT INTO signature_nonces (access_key_id, nonce, seen_at) VALUES (?, ?, ?)"
+        "INSERT INTO signature_nonces (access_key_id, nonce, forget_after) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
-        (key_id, nonce, now),
+        (key_id, nonce, until),
     )
     return inserted.rowcount == 1
 

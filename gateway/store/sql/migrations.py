@@ -427,6 +427,21 @@ CONSOLE_SIGN_IN_ATTEMPTS = Migration(
     ),
 )
 
+#: A signature nonce is remembered until its call's timestamp can no longer be accepted (the
+#: timestamp plus the 15-minute window), not for 15 minutes from when it was seen: a call
+#: stamped ahead would otherwise be replayable once its nonce was forgotten. The rows there are
+#: kept for their old 15 minutes from being seen.
+NONCES_UNTIL_EXPIRY = Migration(
+    12,
+    "signature nonces remembered until their timestamp expires",
+    (
+        "ALTER TABLE signature_nonces RENAME COLUMN seen_at TO forget_after",
+        "UPDATE signature_nonces SET forget_after = forget_after + 900",
+        "DROP INDEX IF EXISTS signature_nonces_seen",
+        "CREATE INDEX IF NOT EXISTS signature_nonces_forget ON signature_nonces (forget_after)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -439,6 +454,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     DELIVERED_HISTORY,
     CONSOLE_COUNTS,
     CONSOLE_SIGN_IN_ATTEMPTS,
+    NONCES_UNTIL_EXPIRY,
 )
 
 _LEDGER = """

@@ -178,8 +178,10 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: "8080"
 - name: MNS_GATEWAY_ACCOUNT_ID
   value: {{ $values.gateway.accountId | quote }}
+{{- with $values.gateway.region }}
 - name: MNS_GATEWAY_REGION
-  value: {{ $values.gateway.region | quote }}
+  value: {{ . | quote }}
+{{- end }}
 - name: MNS_GATEWAY_PUBLIC_URL
   value: {{ $values.gateway.publicUrl | quote }}
 - name: MNS_GATEWAY_MAX_BODY_BYTES

@@ -19,3 +19,17 @@ def gateway_process(
     gateway = start_gateway(tmp_path_factory.mktemp(f"gateway-{request.param}"), env)
     yield gateway
     gateway.stop()
+
+
+#: The region ``regional_gateway`` is started with (``MNS_GATEWAY_REGION``).
+GATEWAY_REGION = "cn-shanghai"
+
+
+@pytest.fixture(scope="session")
+def regional_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway told its region: V4 scopes naming another one are refused (SQLite only: the
+    region check happens before the store is reached)."""
+    env = {"MNS_GATEWAY_REGION": GATEWAY_REGION}
+    gateway = start_gateway(tmp_path_factory.mktemp("gateway-regional"), env)
+    yield gateway
+    gateway.stop()

@@ -17,6 +17,7 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
+from tests.gateway.api.conftest import GATEWAY_REGION
 from tests.gateway.api.test_temporary_credentials_sdk import issue
 from tests.smq_sdk import UnretryableException, smq_client
 
@@ -234,16 +235,54 @@ def test_temporary_credentials_sign_v4_too(gateway_process: RunningGateway, queu
     assert (code, status) == ("InvalidSecurityToken", 403)
 
 
-def test_a_client_of_another_region_or_key_is_refused(
-    gateway_process: RunningGateway, smq: Client, queue: str
+def test_a_client_configured_for_its_production_region_works(
+    gateway_process: RunningGateway, queue: str
 ) -> None:
-    elsewhere = smq_client(
+    """The SDK as its users configure it for production (``region_id="cn-hangzhou"``) against
+    a gateway nobody gave a region: the scope's region is accepted (issue 36 item 1)."""
+    hangzhou = smq_client(
         gateway_process.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET, region="cn-hangzhou"
     )
-    code, status, body = refused(
-        lambda: elsewhere.send_message(queue, m.SendMessageRequest(message_body="x"))
+    sent = hangzhou.send_message(queue, m.SendMessageRequest(message_body="from hangzhou"))
+    assert sent.status_code == 201
+    (received,) = receive(hangzhou, queue)
+    assert received.message_body == "from hangzhou"
+    request = m.BatchDeleteMessageRequest(receipt_handles=[received.receipt_handle])
+    assert hangzhou.batch_delete_message(queue, request).status_code == 204
+    assert peek_all(hangzhou, queue) == []
+
+
+def test_a_gateway_given_a_region_refuses_clients_of_another(
+    regional_gateway: RunningGateway, unique: str
+) -> None:
+    """``MNS_GATEWAY_REGION`` set: a scope naming another region is refused with the service's
+    error, and nothing is sent; the gateway's own region works."""
+    Account(regional_gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET).get_queue(unique).create(
+        QueueMeta()
     )
-    assert (code, status) == ("SignatureDoesNotMatch", 403) and "region" in body["Message"]
+    for region in ("cn-hangzhou", "local"):
+        elsewhere = smq_client(
+            regional_gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET, region=region
+        )
+        code, status, body = refused(
+            lambda client=elsewhere: client.send_message(
+                unique, m.SendMessageRequest(message_body="x")
+            )
+        )
+        assert (code, status) == ("SignatureDoesNotMatch", 403)
+        assert f"The region '{region}' in the credential scope is wrong" in body["Message"]
+        assert "'cn-shanghai'" in body["Message"]
+    shanghai = smq_client(
+        regional_gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET, region=GATEWAY_REGION
+    )
+    assert peek_all(shanghai, unique) == []
+    sent = shanghai.send_message(unique, m.SendMessageRequest(message_body="y"))
+    assert sent.status_code == 201
+
+
+def test_a_client_with_another_secret_is_refused(
+    gateway_process: RunningGateway, smq: Client, queue: str
+) -> None:
     forged = smq_client(gateway_process.url, ACCESS_KEY_ID, "not-the-secret")
     code, status, _ = refused(
         lambda: forged.send_message(queue, m.SendMessageRequest(message_body="x"))

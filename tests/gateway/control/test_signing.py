@@ -57,7 +57,10 @@ def _form_encoded(params: dict[str, str]) -> dict[str, str]:
     return {quote(k, safe=""): quote(v, safe="") for k, v in params.items()}
 
 
-def _acs3_call(query: dict[str, str], body: bytes = b"", *, date: str = "2026-01-19T08:00:00Z"):
+DATE = "2026-01-19T08:00:00Z"
+
+
+def _acs3_call(query: dict[str, str], body: bytes = b"", *, date: str = DATE):
     headers = {
         "host": "127.0.0.1:8080",
         "x-acs-action": "CreateQueue",
@@ -128,3 +131,33 @@ def test_a_classic_call_without_a_signature_parameter_is_refused(missing: str) -
         verify(parse_call("POST", raw, {}, b""), secret_for, 0)
     assert (caught.value.code, caught.value.status) == ("MissingParameter", 400)
     assert missing in caught.value.message
+
+
+def test_the_operation_is_read_where_the_signature_covers_it() -> None:
+    """ACS3 names it in a signed header, classic in a signed parameter; the other place may
+    repeat it but not contradict it."""
+    acs3 = _acs3_call({"QueueName": "q-1"})
+    assert acs3.action == "CreateQueue" and acs3.version == "2022-01-19"
+    url, _ = rpc_signature_composer.get_signed_url(
+        {"Action": "GetQueueAttributes", "Version": "2022-01-19"}, "id", SECRET, "JSON", "POST", {}
+    )
+    classic = parse_call("POST", url[2:], {"x-acs-action": "GetQueueAttributes"}, b"")
+    assert classic.action == "GetQueueAttributes"
+    contradicted = [
+        parse_call("POST", url[2:], {"x-acs-action": "DeleteQueue"}, b""),
+        parse_call("POST", url[2:], {"x-acs-version": "2015-06-06"}, b""),
+        parse_call("POST", "Action=DeleteQueue&QueueName=q-1", acs3.headers, b""),
+    ]
+    for call in contradicted:
+        with pytest.raises(ControlError) as caught:
+            assert (call.version, call.action) is None
+        assert caught.value.code == "InvalidParameter"
+
+
+def test_an_acs3_call_with_a_body_must_sign_its_content_type() -> None:
+    body = b"QueueName=q-1"
+    call = _acs3_call({}, body)
+    headers = {**call.headers, "content-type": "application/x-www-form-urlencoded"}
+    with pytest.raises(ControlError) as caught:
+        verify(parse_call("POST", "", headers, body), secret_for, parse_timestamp(DATE))
+    assert caught.value.code == "IncompleteSignature"

@@ -18,6 +18,7 @@ from gateway.auth import signatures_v4 as auth_v4
 from gateway.auth.signatures import IncomingRequest, authenticate
 from gateway.auth.temporary_credentials import AccessKeys
 from gateway.protocol.errors import MNSError
+from gateway.protocol.request_target import query_parameters
 from tests import v4_signer
 from tests.smq_sdk import gateway_mns_client
 
@@ -30,6 +31,9 @@ CASES = [
     ("POST", "/topics/t-1/messages", {}, b'{"MessageBody":"h\\u00e9"}'),
     ("DELETE", "/queues/q1/messages", {}, b'{"ReceiptHandles":["a+b"]}'),
     ("GET", "/queues", {"empty": ""}, b""),
+    # The SDK trims names and values when it signs, not when it sends (issue 33 finding 7); a
+    # space would travel as ``+`` (its transport form-encodes), which MNS reads literally.
+    ("GET", "/queues/q1/messages", {"\tPeekOnly": "true\t", "numOfMessages\n": "\t2"}, b""),
 ]
 
 
@@ -81,7 +85,7 @@ def test_the_gateway_verifies_sdk_signatures(
     assert authenticate(request, SECRETS, NOW, "local") == "ak"
 
 
-def _refusal(request: IncomingRequest, now: float = NOW, region: str = "local") -> MNSError:
+def _refusal(request: IncomingRequest, now: float = NOW, region: str | None = "local") -> MNSError:
     with pytest.raises(MNSError) as caught:
         authenticate(request, SECRETS, now, region)
     return caught.value
@@ -185,3 +189,37 @@ def test_the_canonical_path_is_the_signers_for_any_path(path: str) -> None:
     path = "/" + path
     signer_lines = v4_signer.canonical_request("GET", path, {}, {}).split("\n")
     assert auth_v4.canonical_path(quote(path, safe="/")) == signer_lines[1]
+
+
+def test_a_view_reads_the_query_the_sdk_signed() -> None:
+    """What the views read (:func:`query_parameters`) is the canonical query's content, for
+    what the SDK sends when given values with white space around them."""
+    method, path, query, body = CASES[-1]
+    request = arrived(method, path, query, body, sdk_authorization(method, path, query, body))
+    assert authenticate(request, SECRETS, NOW, "local") == "ak"
+    read = query_parameters(request.raw_uri.partition("?")[2])
+    assert read == {"peekonly": "true", "numofmessages": "2"}
+    assert auth_v4.canonical_query(request.raw_uri.partition("?")[2]) == (
+        "numofmessages=2&peekonly=true"
+    )
+
+
+def test_without_a_region_of_its_own_the_gateway_accepts_the_scopes() -> None:
+    """``region=None``: a gateway nobody gave a region verifies with the scope's region; the
+    key is derived from it, so a signature for one region still fails when the scope names
+    another."""
+    hangzhou = signed(region="cn-hangzhou")
+    assert authenticate(hangzhou, SECRETS, NOW, None) == "ak"
+    assert _refusal(hangzhou, region="local").code == "SignatureDoesNotMatch"
+    renamed = IncomingRequest.from_pairs(
+        "GET",
+        "/queues/q1/messages",
+        {
+            **hangzhou.headers,
+            "authorization": hangzhou.headers["authorization"].replace(
+                "/cn-hangzhou/", "/cn-shanghai/"
+            ),
+        }.items(),
+        b"",
+    )
+    assert _refusal(renamed, region=None).code == "SignatureDoesNotMatch"

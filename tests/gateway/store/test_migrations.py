@@ -17,7 +17,12 @@ import pytest
 from gateway.store.backends.database import Database
 from gateway.store.backends.memory import MemoryDatabase
 from gateway.store.backends.sqlite import SQLiteDatabase, check_sqlite_version
-from gateway.store.sql.migrations import INITIAL, MIGRATIONS, latest_version
+from gateway.store.sql.migrations import (
+    INITIAL,
+    MIGRATIONS,
+    NONCES_UNTIL_EXPIRY,
+    latest_version,
+)
 from tests.postgres import PostgresServer
 
 
@@ -132,3 +137,29 @@ def test_replicas_starting_together_migrate_postgresql_once(postgres: PostgresSe
     url = postgres.new_database()
     applied = migrate_together(lambda: PostgresDatabase(url, migrate=False, pool_size=2))
     assert applied == [[], [], [], [m.version for m in MIGRATIONS]]
+
+
+def test_nonces_seen_before_the_nonce_migration_keep_their_fifteen_minutes(tmp_path: Path) -> None:
+    """Migration 12 turns a nonce's ``seen_at`` into the time it may be forgotten, 900 s later,
+    so an upgrade forgets no nonce sooner than the old code would have."""
+    path = tmp_path / "db.sqlite3"
+    before = MIGRATIONS[: MIGRATIONS.index(NONCES_UNTIL_EXPIRY)]
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
+            " description TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+        )
+        for migration in before:
+            for statement in migration.statements:
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, 0)",
+                (migration.version, migration.description),
+            )
+        connection.execute("INSERT INTO signature_nonces VALUES ('key', 'n-1', 1000)")
+    database = SQLiteDatabase(path)
+    database.close()
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT access_key_id, nonce, forget_after FROM signature_nonces")
+        assert rows.fetchall() == [("key", "n-1", 1900)]
+    assert "signature_nonces_forget" in indexes(path)
