@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-from flask import Flask
+from flask import Flask, Response, request
 
 from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     dead_letter_pages,
@@ -20,8 +20,8 @@ from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     rate_limit_pages,
     topic_pages,
 )
-from gateway.api.console.security import ConsoleSessionInterface
-from gateway.api.console.web import ConsoleContext, blueprint
+from gateway.api.console.security import SECURITY_HEADERS, ConsoleSessionInterface
+from gateway.api.console.web import ConsoleContext, blueprint, console_error_page
 from gateway.store.base import Store
 from gateway.store.console import ConsoleReads
 from gateway.store.shared import SharedSettings
@@ -29,6 +29,8 @@ from gateway.store.sign_in import SignInAttempts
 
 #: The shared setting holding the key console sessions are signed with.
 SESSION_KEY_SETTING = "console_session_key"
+
+__all__ = ["console_error_page", "install_console"]
 
 
 def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> None:
@@ -44,3 +46,11 @@ def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> Non
         limiter=SignInAttempts(store.database, clock),
     )
     app.register_blueprint(blueprint)
+
+    @app.after_request
+    def console_headers(response: Response) -> Response:
+        """Every answer under ``/console``, the ones no console view made included (an unknown
+        method, an endpoint refusal), carries the console's headers."""
+        if request.path == "/console" or request.path.startswith("/console/"):
+            response.headers.update(SECURITY_HEADERS)
+        return response

@@ -5,15 +5,17 @@ from __future__ import annotations
 from flask import Response, redirect, render_template, request, session, url_for
 
 from gateway.api.console.figures import MINUTES, chart, last_hour
-from gateway.api.console.security import key_may_sign_in, new_csrf_token, secret_fingerprint
+from gateway.api.console.security import (
+    console_target,
+    key_may_sign_in,
+    new_csrf_token,
+    secret_fingerprint,
+)
 from gateway.api.console.web import blueprint, console, error_page, mns
 
 
 def _next_page() -> str:
-    target = request.values.get("next", "")
-    if target.startswith("/console/") and not target.startswith("//"):
-        return target
-    return url_for("console.overview")
+    return console_target(request.values.get("next", ""), url_for("console.overview"))
 
 
 @blueprint.route("/sign-in", methods=["GET", "POST"])

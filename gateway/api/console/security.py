@@ -36,6 +36,20 @@ SECURITY_HEADERS: Mapping[str, str] = {
 }
 
 
+def console_target(target: str, fallback: str) -> str:
+    """Where a ``next`` or ``back`` field may send the browser: a path of the console's own, as
+    sent; anything else (another origin, ``//host``, a backslash browsers read as a slash, a
+    control character a Location header cannot carry) goes to ``fallback``."""
+    if (
+        target.startswith("/console/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and target.isprintable()
+    ):
+        return target
+    return fallback
+
+
 def new_csrf_token() -> str:
     return secrets.token_urlsafe(32)
 

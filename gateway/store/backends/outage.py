@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.protocol.errors import GatewayError
+from gateway.errors import TryAgainError
 
 log = logging.getLogger("gateway.store")
 
 
-class StoreUnavailableError(GatewayError):
+class StoreUnavailableError(TryAgainError):
     """The database cannot be reached, or cannot store anything more (a full disk).
 
     Nothing was done (the transaction rolled back, or was never begun), so retrying the same
@@ -32,6 +32,12 @@ class StoreUnavailableError(GatewayError):
         super().__init__(reason)
         self.reason = reason
         self.full = full
+
+    @property
+    def public_message(self) -> str:  # type: ignore[override]
+        if self.full:
+            return "The gateway's storage is full; retry later."
+        return "The gateway's database is unavailable; retry later."
 
 
 class Outage:
