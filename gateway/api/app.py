@@ -208,7 +208,7 @@ def _install_hooks(
             # Expected, not a bug: the store logs the outage once, not a traceback per request.
             gateway().store.database.outage.request_failed()
         if console and is_console_path(request.path):
-            return console_error_page(answer)
+            return console_error_page(error, answer)
         return answer_response(answer)
 
 

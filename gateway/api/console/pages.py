@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Response, redirect, render_template, request, session, url_for
+from flask import Response, current_app, redirect, render_template, request, session, url_for
 
 from gateway.api.console.figures import MINUTES, chart, last_hour
 from gateway.api.console.security import (
@@ -40,14 +40,16 @@ def sign_in() -> Response | str:
         )
         return Response(page, status=401)
     limiter.succeeded(client)
-    session.clear()  # a fresh session (and CSRF token) on every sign-in
-    session.update(key_id=key_id, key_fingerprint=secret_fingerprint(secret), csrf=new_csrf_token())
+    session.clear()  # a fresh session (and CSRF token) on every sign-in, under a new id
+    session.renew_id()  # type: ignore[attr-defined]
+    fingerprint = secret_fingerprint(secret, current_app.secret_key)
+    session.update(key_id=key_id, key_fingerprint=fingerprint, csrf=new_csrf_token())
     return redirect(_next_page())
 
 
 @blueprint.post("/sign-out")
 def sign_out() -> Response:
-    session.clear()
+    session.clear()  # the session is deleted from the store: a copy of the cookie is worthless
     return redirect(url_for("console.sign_in"))
 
 

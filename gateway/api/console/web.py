@@ -26,6 +26,7 @@ from flask import (
     session,
     url_for,
 )
+from werkzeug.exceptions import HTTPException
 
 from gateway.api.console.security import (
     CSRF_FIELD,
@@ -86,6 +87,8 @@ def csrf_token() -> str:
 def guard() -> Response | None:
     """POSTs need the session's CSRF token (nothing changes otherwise); pages need a session
     whose key pair is still configured unchanged."""
+    if (unavailable := getattr(session, "unavailable", None)) is not None:
+        raise unavailable  # the store could not be read: answered as the outage it is
     if request.method == "POST":
         given = request.form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
         if not csrf_matches(session.get("csrf"), given):
@@ -100,6 +103,7 @@ def guard() -> Response | None:
         session.get("key_fingerprint"),
         mns().access_keys,
         settings.admin_access_keys,
+        current_app.secret_key,
     ):
         session.pop("key_id", None)
         return redirect(url_for("console.sign_in", next=request.full_path.rstrip("?")))
@@ -137,9 +141,13 @@ def mns_error(error: MNSError) -> Response:
     return error_page(error.status, error.code, error.message)
 
 
-def console_error_page(answer: Answer) -> Response:
+def console_error_page(error: Exception, answer: Answer) -> Response:
     """An error's :class:`~gateway.errors.Answer` (the same as the API's) as the console's page;
-    the app's one error handler hands every error under ``/console`` here."""
+    the app's one error handler hands every error under ``/console`` here. A page that does not
+    exist or a form field out of range is said in the web's terms (404 Not Found), not in the
+    API's (which has no such pages)."""
+    if isinstance(error, HTTPException) and error.code is not None and error.code < 500:
+        answer = Answer(error.code, error.name, error.description or "")
     message = INTERNAL_PAGE_MESSAGE if answer.log_traceback else answer.message
     response = error_page(answer.status, answer.code, message)
     if answer.retry_after is not None:

@@ -427,6 +427,23 @@ CONSOLE_SIGN_IN_ATTEMPTS = Migration(
     ),
 )
 
+#: The console's sessions, kept server-side so that signing out ends them on every replica
+#: (:mod:`gateway.store.sql.console_session_sql`); ended ones are purged as sessions are saved.
+CONSOLE_SESSIONS = Migration(
+    12,
+    "console sessions",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS console_sessions (
+            id_hash TEXT PRIMARY KEY,
+            data TEXT NOT NULL,
+            expires_at BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS console_sessions_expiry ON console_sessions (expires_at)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -439,6 +456,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     DELIVERED_HISTORY,
     CONSOLE_COUNTS,
     CONSOLE_SIGN_IN_ATTEMPTS,
+    CONSOLE_SESSIONS,
 )
 
 _LEDGER = """
