@@ -183,6 +183,10 @@ class MNSError(RefusedError):
     only ever travel with the status the real service uses for it.
     """
 
+    #: The ``x-mns-version`` of a request refused before the application saw it, when the
+    #: server in front read it: the refusal is answered in that version's format.
+    client_version: str | None = None
+
     def __init__(self, code: ErrorCode | str, message: str | None = None) -> None:
         try:
             self.code = ErrorCode(code)
