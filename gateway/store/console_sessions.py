@@ -49,9 +49,11 @@ class ConsoleSessions:
         data = self.database.read(lambda conn: sql.load(conn, id_hash(session_id), now))
         return None if data is None else dict(json.loads(data))
 
-    def save(self, session_id: str, data: dict[str, Any], lifetime: float) -> None:
+    def save(
+        self, session_id: str, data: dict[str, Any], lifetime: float, *, signed_in: bool
+    ) -> None:
         """Create the session, ending ``lifetime`` seconds from now, or change its data (its
-        end stays where it was)."""
+        end stays where it was). ``signed_in`` sessions are the last to be purged."""
         now = self._now_ms()
         document = json.dumps(data, separators=(",", ":"))
         # Unlocked on purpose: a lost increment only moves the next purge by one save.
@@ -61,7 +63,7 @@ class ConsoleSessions:
         def work(conn: Connection) -> None:
             if purge:
                 sql.purge(conn, now, self.max_sessions)
-            sql.save(conn, id_hash(session_id), document, now + int(lifetime * 1000))
+            sql.save(conn, id_hash(session_id), document, signed_in, now + int(lifetime * 1000))
 
         self.database.write(work, durable=False)
 

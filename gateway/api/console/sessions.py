@@ -22,8 +22,11 @@ from gateway.store.console_sessions import ConsoleSessions
 
 COOKIE_NAME = "mns_console"
 COOKIE_PATH = "/console"
-#: How long a session lasts, signed in or not: a working day.
+#: How long a session lasts once signed in: a working day.
 SESSION_SECONDS = 12 * 3600
+#: How long a session nobody signed in to lasts (the sign-in form's CSRF token): long enough to
+#: type a key pair.
+ANONYMOUS_SECONDS = 3600
 #: What :func:`secrets.token_urlsafe` makes of 32 bytes; anything else is not looked up.
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -93,7 +96,9 @@ class ConsoleSessionInterface(SessionInterface):
             return
         if session.session_id is None:
             session.session_id = secrets.token_urlsafe(32)
-        self.sessions.save(session.session_id, dict(session), SESSION_SECONDS)
+        signed_in = "key_id" in session
+        lifetime = SESSION_SECONDS if signed_in else ANONYMOUS_SECONDS
+        self.sessions.save(session.session_id, dict(session), lifetime, signed_in=signed_in)
         response.set_cookie(
             COOKIE_NAME,
             session.session_id,

@@ -437,10 +437,12 @@ CONSOLE_SESSIONS = Migration(
         CREATE TABLE IF NOT EXISTS console_sessions (
             id_hash TEXT PRIMARY KEY,
             data TEXT NOT NULL,
+            signed_in INTEGER NOT NULL,
             expires_at BIGINT NOT NULL
         )
         """,
-        "CREATE INDEX IF NOT EXISTS console_sessions_expiry ON console_sessions (expires_at)",
+        "CREATE INDEX IF NOT EXISTS console_sessions_expiry"
+        " ON console_sessions (signed_in, expires_at)",
     ),
 )
 

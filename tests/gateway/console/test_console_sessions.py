@@ -78,3 +78,21 @@ def test_a_session_ends_when_its_time_is_up(signed_in: Console) -> None:
     assert signed_in.client.get("/console/queues").status_code == 200
     signed_in.clock.now += 120
     assert signed_in.client.get("/console/queues").status_code == 302
+
+
+def test_a_flood_of_visitors_neither_grows_the_table_nor_pushes_out_signed_in_sessions(
+    console: Console,
+) -> None:
+    from gateway.store.console_sessions import ConsoleSessions
+
+    sessions = ConsoleSessions(console.store.database, console.clock, max_sessions=5, purge_every=1)
+    sessions.save("signed-in", {"key_id": "k"}, 3600, signed_in=True)
+    for index in range(20):  # visitors of the sign-in page, each with a CSRF token
+        sessions.save(f"visitor-{index}", {"csrf": "t"}, 7200, signed_in=False)
+    assert sessions.load("signed-in") == {"key_id": "k"}
+    rows = console.store.database.read(
+        lambda conn: conn.execute("SELECT COUNT(*) AS n FROM console_sessions").fetchone()["n"]
+    )
+    assert int(rows) <= 6
+    sessions.end("signed-in")
+    assert sessions.load("signed-in") is None
