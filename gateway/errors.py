@@ -46,19 +46,77 @@ class GatewayError(Exception):
     only output on stderr and exits 1."""
 
 
+# refused request ---------------------------------------------------------------------------
 class RefusedError(GatewayError):
-    """A request refused by a rule: answered with its ``status``, ``code`` and ``message``."""
+    """A request refused by a rule: answered with its ``status``, ``code`` and ``message``
+    (:class:`gateway.protocol.errors.MNSError`, with the MNS code table it is looked up in, and
+    the control plane's :class:`gateway.api.control.errors.ControlError`)."""
 
     status: int
     code: str
     message: str
 
 
+# try again (outage) ------------------------------------------------------------------------
 class TryAgainError(GatewayError):
     """The gateway cannot do it now; nothing was done and the request may be retried.
     ``public_message`` is what a client is told (the error's own text may name internals)."""
 
     public_message = "The service is temporarily unavailable; retry later."
+
+
+class StoreUnavailableError(TryAgainError):
+    """The database cannot be reached, or cannot store anything more (a full disk).
+
+    Nothing was done (the transaction rolled back, or was never begun), so retrying the same
+    request later is safe. ``full`` says the storage is full rather than unreachable.
+    """
+
+    def __init__(self, reason: str, *, full: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.full = full
+
+    @property
+    def public_message(self) -> str:  # type: ignore[override]
+        if self.full:
+            return "The gateway's storage is full; retry later."
+        return "The gateway's database is unavailable; retry later."
+
+
+# permanent delivery failure ----------------------------------------------------------------
+class DeliveryError(GatewayError):
+    """Root of every exception the delivery package raises deliberately."""
+
+
+class PermanentDeliveryError(DeliveryError):
+    """The delivery can never succeed; the reason is kept on the dead letter."""
+
+
+# configuration that stops a command --------------------------------------------------------
+class SettingsError(GatewayError, ValueError):
+    """A setting's value cannot be read; the message names the variable and the value."""
+
+
+class DataDirError(GatewayError):
+    """The data dir cannot be created or written."""
+
+
+class CannotListenError(GatewayError):
+    """The address to serve on is taken, not local, or not ours to bind."""
+
+
+class DatabaseError(GatewayError):
+    """The database cannot be opened, reached or used as configured (the message says which
+    database, without its password, and why)."""
+
+
+class DatabaseConfigError(DatabaseError, ValueError):
+    """The database is configured with a value it cannot take."""
+
+
+class DatabaseVersionError(DatabaseError, RuntimeError):
+    """The database software is older than the gateway needs."""
 
 
 @dataclass(frozen=True, slots=True)

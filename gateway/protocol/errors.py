@@ -11,7 +11,9 @@ import re
 from enum import StrEnum
 from typing import Final
 
-from gateway.errors import GatewayError, RefusedError
+from gateway.errors import CannotListenError as CannotListenError
+from gateway.errors import GatewayError as GatewayError
+from gateway.errors import RefusedError
 
 
 class ErrorCode(StrEnum):
@@ -170,10 +172,6 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
     # was done and the request may be retried (docs/protocol.md#when-the-database-is-unavailable).
     ErrorCode.SERVICE_UNAVAILABLE: (503, "The service is temporarily unavailable; retry later."),
 }
-
-
-class CannotListenError(GatewayError):
-    """The address to serve on is taken, not local, or not ours to bind."""
 
 
 class MNSError(RefusedError):

@@ -16,28 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.errors import TryAgainError
+from gateway.errors import StoreUnavailableError as StoreUnavailableError
 
 log = logging.getLogger("gateway.store")
-
-
-class StoreUnavailableError(TryAgainError):
-    """The database cannot be reached, or cannot store anything more (a full disk).
-
-    Nothing was done (the transaction rolled back, or was never begun), so retrying the same
-    request later is safe. ``full`` says the storage is full rather than unreachable.
-    """
-
-    def __init__(self, reason: str, *, full: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.full = full
-
-    @property
-    def public_message(self) -> str:  # type: ignore[override]
-        if self.full:
-            return "The gateway's storage is full; retry later."
-        return "The gateway's database is unavailable; retry later."
 
 
 class Outage:
