@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import re
 import socket
+from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import RunningGateway
+from tests.conftest import RunningGateway, start_gateway
 from tests.http_wire import read_message
 
 JSON_HEADERS = b"x-mns-version: 2026-04-09\r\nContent-Type: application/json\r\n"
@@ -50,13 +51,33 @@ def test_a_refused_request_has_one_request_id(gateway_process: RunningGateway, n
     assert headers["x-mns-request-id"] == in_body.group(1).decode()
 
 
-def test_an_oversized_json_request_is_refused_in_json(gateway_process: RunningGateway) -> None:
+@pytest.fixture(scope="module", params=["gevent", "gthread"])
+def small_bodies(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningGateway]:
+    data_dir = tmp_path_factory.mktemp(f"one-answer-{request.param}")
+    env = {"MNS_GATEWAY_WORKER_CLASS": request.param, "MNS_GATEWAY_MAX_BODY_BYTES": "4096"}
+    running = start_gateway(data_dir, env)
+    yield running
+    running.stop()
+
+
+OVERSIZED = {
+    "declared": b"Content-Length: 100000000\r\n\r\n",
+    "chunked": b"Transfer-Encoding: chunked\r\n\r\n2000\r\n" + b"x" * 0x2000 + b"\r\n0\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("framing", OVERSIZED)
+def test_an_oversized_json_request_is_refused_in_json(
+    small_bodies: RunningGateway, framing: str
+) -> None:
     request = (
         b"POST /queues/q/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + JSON_HEADERS
-        + b"Content-Length: 100000000\r\n\r\n"
+        + OVERSIZED[framing]
     )
-    headers, body = _exchange(gateway_process.port, request)
+    headers, body = _exchange(small_bodies.port, request)
     assert headers["x-mns-version"] == "2026-04-09"
     assert headers["content-type"].startswith("application/json")
     document = json.loads(body)
