@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Collection, Mapping
 
@@ -30,15 +31,21 @@ SECURITY_HEADERS: Mapping[str, str] = {
 }
 
 
+#: A ``.`` or ``..`` path segment, as a browser reads one (``%2e`` is a dot to it).
+_DOT_SEGMENT = re.compile(r"/(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
+
+
 def console_target(target: str, fallback: str) -> str:
     """Where a ``next`` or ``back`` field may send the browser: a path of the console's own, as
     sent; anything else (another origin, ``//host``, a backslash browsers read as a slash, a
-    control character a Location header cannot carry) goes to ``fallback``."""
+    ``..`` segment that climbs out of the console, a control character a Location header cannot
+    carry) goes to ``fallback``."""
     if (
         target.startswith("/console/")
         and not target.startswith("//")
         and "\\" not in target
         and target.isprintable()
+        and not _DOT_SEGMENT.search(target.partition("?")[0])
     ):
         return target
     return fallback

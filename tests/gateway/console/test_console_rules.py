@@ -46,7 +46,14 @@ def test_the_endpoint_switch_and_allow_list_hold_for_the_console(
 
 @pytest.mark.parametrize("field", ["back", "next"])
 @pytest.mark.parametrize(
-    "target", ["/console/queues\r\nSet-Cookie: x=1", "/console/\\evil.example", "//evil.example/"]
+    "target",
+    [
+        "/console/queues\r\nSet-Cookie: x=1",
+        "/console/\\evil.example",
+        "//evil.example/",
+        "/console/../admin/dead-letters",
+        "/console/%2E%2e/healthz?x=1",
+    ],
 )
 def test_a_bad_back_or_next_goes_to_the_overview(
     signed_in: Console, field: str, target: str
