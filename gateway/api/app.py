@@ -68,7 +68,7 @@ def create_app(
 ) -> Flask:
     """The gateway's WSGI app over ``store``. ``alive`` is what ``/healthz`` asks: whether the
     process can do its work (:func:`gateway.composition.build_app` asks its delivery worker)."""
-    app = Flask("gateway")
+    app = GatewayFlask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # First of all hooks: a request refused by the next ones has its id already.
     app.before_request(_name_the_request)
@@ -104,6 +104,15 @@ def create_app(
         install_console(app, store, clock)
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
+
+
+class GatewayFlask(Flask):
+    """Flask, but an outage met outside a view (saving a console session) is not logged as a
+    bug: it is answered like any other outage, and the store logs the outage once."""
+
+    def log_exception(self, exc_info: Any) -> None:
+        if not isinstance(exc_info[1], TryAgainError):
+            super().log_exception(exc_info)
 
 
 def _name_the_request() -> None:

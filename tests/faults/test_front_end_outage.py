@@ -73,6 +73,9 @@ def test_the_console_and_the_control_plane_answer_an_outage_with_503(
         response = _console_get(gateway.port, "/console/queues", cookie)
         assert (response.status, response.getheader("Retry-After")) == (503, "1")
         assert response.getheader("Content-Security-Policy")
+        # A visitor without a session: the sign-in page cannot keep its CSRF token either.
+        response = _console_get(gateway.port, "/console/sign-in", "")
+        assert (response.status, response.getheader("Retry-After")) == (503, "1")
         refused = control.error("ListQueue", {"PageNum": 1, "PageSize": 10})
         assert (refused.get_http_status(), refused.get_error_code()) == (503, "ServiceUnavailable")
 

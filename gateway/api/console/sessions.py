@@ -98,7 +98,12 @@ class ConsoleSessionInterface(SessionInterface):
             session.session_id = secrets.token_urlsafe(32)
         signed_in = "key_id" in session
         lifetime = SESSION_SECONDS if signed_in else ANONYMOUS_SECONDS
-        self.sessions.save(session.session_id, dict(session), lifetime, signed_in=signed_in)
+        try:
+            self.sessions.save(session.session_id, dict(session), lifetime, signed_in=signed_in)
+        except TryAgainError as error:
+            # Answered as the outage it is; the error page's own save is not tried again.
+            session.unavailable = error
+            raise
         response.set_cookie(
             COOKIE_NAME,
             session.session_id,
