@@ -14,16 +14,17 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, g, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, InternalServerError
 from werkzeug.routing import Rule
 
 from gateway.api import account, admin, dev, jsonapi, queues, topics
 from gateway.api.certs import CertificateSource, create_certs_blueprint
-from gateway.api.console import install_console
+from gateway.api.console import console_error_page, install_console
 from gateway.api.context import (
     GatewayContext,
     OriginFormTargets,
-    error_response,
+    answer_response,
+    current_request_id,
     gateway,
     incoming_request,
     is_json_request,
@@ -35,13 +36,12 @@ from gateway.api.probes import create_probes_blueprint
 from gateway.auth.endpoint_acl import EndpointGate
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
+from gateway.errors import TryAgainError, answer_for
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
 from gateway.protocol import MNS_VERSION
-from gateway.protocol.errors import ErrorCode, MNSError, body_too_large
+from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.json_body import JSON_VERSION
-from gateway.protocol.request_ids import new_request_id
-from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -51,8 +51,6 @@ ENDPOINT_REFUSAL = (
 )
 #: Paths served without MNS authentication: probes, metrics and signing certificates.
 PUBLIC_PREFIXES = ("/healthz", "/readyz", "/metrics", "/certs/")
-#: ``Retry-After`` of a 503 ServiceUnavailable: a restarting database is usually back within it.
-RETRY_AFTER_SECONDS = 1
 #: The web console signs people in itself (docs/console.md), when it is on.
 CONSOLE_PREFIX = "/console"
 
@@ -70,8 +68,10 @@ def create_app(
 ) -> Flask:
     """The gateway's WSGI app over ``store``. ``alive`` is what ``/healthz`` asks: whether the
     process can do its work (:func:`gateway.composition.build_app` asks its delivery worker)."""
-    app = Flask("gateway")
+    app = GatewayFlask("gateway")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    # First of all hooks: a request refused by the next ones has its id already.
+    app.before_request(_name_the_request)
     _answer_refusals(app)
     _route_only_declared_methods(app)
     context = GatewayContext(
@@ -97,14 +97,26 @@ def create_app(
         app.register_blueprint(dev.blueprint)
     if certificates is not None:
         app.register_blueprint(create_certs_blueprint(certificates))
-    public = (*PUBLIC_PREFIXES, CONSOLE_PREFIX) if settings.console else PUBLIC_PREFIXES
-    _install_hooks(app, clock, public, EndpointGate(store.control.endpoint))
+    _install_hooks(app, clock, settings.console, EndpointGate(store.control.endpoint, clock))
     # After the hooks: its dispatch must run once the request is authenticated.
     app.register_blueprint(jsonapi.blueprint)
     if settings.console:
         install_console(app, store, clock)
     app.register_blueprint(create_probes_blueprint(ready=store.ping, metrics=metrics, alive=alive))
     return app
+
+
+class GatewayFlask(Flask):
+    """Flask, but an outage met outside a view (saving a console session) is not logged as a
+    bug: it is answered like any other outage, and the store logs the outage once."""
+
+    def log_exception(self, exc_info: Any) -> None:
+        if not isinstance(exc_info[1], TryAgainError):
+            super().log_exception(exc_info)
+
+
+def _name_the_request() -> None:
+    current_request_id()
 
 
 def _answer_refusals(app: Flask) -> None:
@@ -162,19 +174,25 @@ def enforce_body_limit(limit: int) -> None:
     size_body(environ, limit)
 
 
+def is_console_path(path: str) -> bool:
+    return path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/")
+
+
 def _install_hooks(
-    app: Flask, clock: Callable[[], float], public: tuple[str, ...], endpoint: EndpointGate
+    app: Flask, clock: Callable[[], float], console: bool, endpoint: EndpointGate
 ) -> None:
     @app.before_request
     def authenticate_request() -> None:
-        g.request_id = new_request_id()
         g.started = time.monotonic()
-        if request.path.startswith(public):
+        if request.path.startswith(PUBLIC_PREFIXES):
             return
         # The public endpoint's switch and allow-list, set through the control plane
-        # (EnableEndpoint, AuthorizeEndpointAcl): checked before anything else, as a network rule.
+        # (EnableEndpoint, AuthorizeEndpointAcl): checked before anything else, as a network rule,
+        # for the console as for the API (it sends, publishes and deletes as the API does).
         if not endpoint.allows(request.remote_addr or ""):
             raise MNSError("AccessDenied", ENDPOINT_REFUSAL)
+        if console and is_console_path(request.path):
+            return  # the console signs people in itself (docs/console.md)
         enforce_body_limit(gateway().settings.max_body_bytes)
         context = gateway()
         g.access_key_id = authenticate(
@@ -183,39 +201,34 @@ def _install_hooks(
 
     @app.after_request
     def mns_headers(response: Response) -> Response:
-        response.headers["x-mns-request-id"] = g.get("request_id") or new_request_id()
+        response.headers["x-mns-request-id"] = current_request_id()
         response.headers["x-mns-version"] = JSON_VERSION if is_json_request() else MNS_VERSION
         service_status(response)
         return response
 
-    @app.errorhandler(MNSError)
-    def mns_error(error: MNSError) -> Response:
-        return error_response(error)
-
-    @app.errorhandler(HTTPException)
-    def http_error(error: HTTPException) -> Response:
-        """Werkzeug's own refusals, in MNS terms (docs/protocol.md#error-codes-and-statuses): an
-        unknown path or method is an invalid request URL; a body over the limit that arrived
-        chunked, an invalid argument."""
-        if error.code == 413:
-            return error_response(body_too_large(gateway().settings.max_body_bytes))
-        return error_response(MNSError("InvalidRequestURL"))
-
-    @app.errorhandler(StoreUnavailableError)
-    def store_unavailable(error: StoreUnavailableError) -> Response:
-        """An expected condition, not a bug: no traceback (the store logs the outage once) and
-        an answer clients may retry (docs/protocol.md#when-the-database-is-unavailable)."""
-        gateway().store.database.outage.request_failed()
-        message = (
-            "The gateway's storage is full; retry later."
-            if error.full
-            else "The gateway's database is unavailable; retry later."
-        )
-        response = error_response(MNSError(ErrorCode.SERVICE_UNAVAILABLE, message))
-        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
-
     @app.errorhandler(Exception)
-    def internal_error(error: Exception) -> Response:
-        log.exception("unhandled error in %s %s", request.method, request.path)
-        return error_response(MNSError("InternalError"))
+    def any_error(error: Exception) -> Response:
+        """Every error, werkzeug's included, answered as :func:`gateway.errors.answer_for`
+        decides (docs/protocol.md#error-codes-and-statuses); the console renders it as a page."""
+        answer = answer_for(_in_mns_terms(error))
+        if answer.log_traceback:
+            log.exception("unhandled error in %s %s", request.method, request.path)
+        elif isinstance(error, TryAgainError):
+            # Expected, not a bug: the store logs the outage once, not a traceback per request.
+            gateway().store.database.outage.request_failed()
+        if console and is_console_path(request.path):
+            return console_error_page(error, answer)
+        return answer_response(answer)
+
+
+def _in_mns_terms(error: Exception) -> Exception:
+    """Werkzeug's own refusals in MNS terms: an unknown path or method is an invalid request
+    URL; a body over the limit that arrived chunked, an invalid argument."""
+    if isinstance(error, InternalServerError) and error.original_exception is not None:
+        # What Flask hands over for an error raised outside a view (opening the session).
+        error = error.original_exception  # type: ignore[assignment]
+    if not isinstance(error, HTTPException):
+        return error
+    if error.code == 413:
+        return body_too_large(gateway().settings.max_body_bytes)
+    return MNSError("InvalidRequestURL")

@@ -7,7 +7,6 @@ string unencoded, and a form-decoding view of it would turn ``+`` into a space
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,8 +18,9 @@ from flask import Response, current_app, g, request
 
 from gateway.auth.signatures import IncomingRequest
 from gateway.auth.temporary_credentials import AccessKeys
+from gateway.errors import Answer, RefusedError, answer_for
 from gateway.observability.oplog import Field, NullOperationLog, OperationLog, RequestFacts
-from gateway.protocol.errors import MNSError
+from gateway.protocol.errors import MNSError, host_id_for
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JSON_VERSION, JsonObject
 from gateway.protocol.json_body import render as render_json
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from gateway.store.base import Store
 
 XML_CONTENT_TYPE = "text/xml;charset=utf-8"
-#: A Host header worth echoing in ``HostId``: a name or address and an optional port.
-_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?")
 
 
 @dataclass(frozen=True)
@@ -223,32 +221,42 @@ def service_status(response: Response) -> None:
 
 
 def host_id() -> str:
-    """``HostId``: the host the request addressed, as the service names it
-    (``http://{account}.mns.{region}.aliyuncs.com``), with the public URL's scheme (a proxy in
-    front may have ended TLS); the public URL itself when the request named none or an odd one
-    (docs/protocol.md#error-responses)."""
-    public = gateway().settings.base_url
-    host = request.environ.get("HTTP_HOST", "")
-    if not _HOST.fullmatch(host):
-        return public
-    return f"{public.partition(':')[0]}://{host}"
+    """``HostId`` of this request (:func:`gateway.protocol.errors.host_id_for`)."""
+    return host_id_for(gateway().settings.base_url, request.environ.get("HTTP_HOST", ""))
 
 
-def error_fields(error: MNSError) -> list[tuple[str, str]]:
+def current_request_id() -> str:
+    """This request's one id: made by its first hook, and the same in the ``x-mns-request-id``
+    header, the error body and the operation log, however early the request was refused."""
+    made = g.get("request_id")
+    if made is None:
+        made = g.request_id = new_request_id()
+    return made
+
+
+def error_fields(error: RefusedError | Answer) -> list[tuple[str, str]]:
     """Code, Message, RequestId and HostId: the error body of either wire format."""
     return [
         ("Code", error.code),
         ("Message", error.message),
-        ("RequestId", g.get("request_id") or new_request_id()),
+        ("RequestId", current_request_id()),
         ("HostId", host_id()),
     ]
 
 
-def error_response(error: MNSError) -> Response:
+def answer_response(answer: Answer) -> Response:
+    """An error's :class:`~gateway.errors.Answer` in the client's wire format."""
     if is_json_request():
-        return json_response(dict(error_fields(error)), status=error.status)
-    nodes: list[XmlNode] = list(error_fields(error))
-    return xml_response("Error", nodes, status=error.status)
+        response = json_response(dict(error_fields(answer)), status=answer.status)
+    else:
+        response = xml_response("Error", list(error_fields(answer)), status=answer.status)
+    if answer.retry_after is not None:
+        response.headers["Retry-After"] = str(answer.retry_after)
+    return response
+
+
+def error_response(error: MNSError) -> Response:
+    return answer_response(answer_for(error))
 
 
 def list_paging(default_limit: int = 1000) -> tuple[str, str, int]:

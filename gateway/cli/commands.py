@@ -28,7 +28,7 @@ from gateway.cli import (
     subscriptions,
     worker,
 )
-from gateway.protocol.errors import GatewayError
+from gateway.errors import ExitCode, GatewayError
 
 #: In the order ``mns-gateway --help`` lists them.
 GROUPS = (
@@ -103,7 +103,7 @@ def _until_the_reader_leaves(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         # Python would complain again when it flushes stdout at exit: point it at /dev/null.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return ExitCode.OK
 
 
 def run_command(command: str, run: Callable[[], int]) -> int:
@@ -124,7 +124,7 @@ def run_command(command: str, run: Callable[[], int]) -> int:
         message = f"unexpected {type(error).__name__}: {error}"
     lines = message.strip().splitlines() or ["failed"]
     print(f"mns-gateway {command}: {lines[0]}", file=sys.stderr)
-    return 1
+    return ExitCode.FAILED
 
 
 if __name__ == "__main__":

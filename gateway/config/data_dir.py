@@ -10,11 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from gateway.protocol.errors import GatewayError
-
-
-class DataDirError(GatewayError):
-    """The data dir cannot be created or written."""
+from gateway.errors import DataDirError
 
 
 def prepare_data_dir(path: Path) -> Path:

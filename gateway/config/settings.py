@@ -13,17 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gateway.protocol.errors import GatewayError
+from gateway.errors import SettingsError
 
 ENV_PREFIX = "MNS_GATEWAY_"
 #: Long polls one gevent worker process holds at once unless told otherwise: each holds one of
 #: its connections (``max_connections``, of which 100 are kept for everything else) and looks
 #: at its queue at least once a second.
 GEVENT_WAITERS = 900
-
-
-class SettingsError(GatewayError, ValueError):
-    """A setting's value cannot be read; the message names the variable and the value."""
 
 
 def _split_list(value: str) -> tuple[str, ...]:

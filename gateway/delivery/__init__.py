@@ -28,12 +28,5 @@ can tell our refusals from bugs with one ``except``.
 
 from __future__ import annotations
 
-from gateway.protocol.errors import GatewayError
-
-
-class DeliveryError(GatewayError):
-    """Root of every exception the delivery package raises deliberately."""
-
-
-class PermanentDeliveryError(DeliveryError):
-    """The delivery can never succeed; the reason is kept on the dead letter."""
+from gateway.errors import DeliveryError as DeliveryError
+from gateway.errors import PermanentDeliveryError as PermanentDeliveryError

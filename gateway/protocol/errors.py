@@ -7,8 +7,13 @@ over views and stores.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Final
+
+from gateway.errors import CannotListenError as CannotListenError
+from gateway.errors import GatewayError as GatewayError
+from gateway.errors import RefusedError
 
 
 class ErrorCode(StrEnum):
@@ -169,24 +174,16 @@ ERROR_TABLE: Final[dict[ErrorCode, tuple[int, str]]] = {
 }
 
 
-class GatewayError(Exception):
-    """Root of every error the gateway raises on purpose: the MNS errors a request is answered
-    with (:class:`MNSError`), the delivery errors (:class:`gateway.delivery.DeliveryError`), and
-    what stops a command (bad settings, a database it cannot open or reach, a data dir it cannot
-    write, a signing key it cannot read). Its message is one line a person can act on: the
-    command line prints it as the command's only output on stderr and exits 1."""
-
-
-class CannotListenError(GatewayError):
-    """The address to serve on is taken, not local, or not ours to bind."""
-
-
-class MNSError(GatewayError):
+class MNSError(RefusedError):
     """An error that reaches the client as an MNS ``<Error>`` body.
 
     The status is looked up from :data:`ERROR_TABLE`, never passed by callers, so a code can
     only ever travel with the status the real service uses for it.
     """
+
+    #: The ``x-mns-version`` of a request refused before the application saw it, when the
+    #: server in front read it: the refusal is answered in that version's format.
+    client_version: str | None = None
 
     def __init__(self, code: ErrorCode | str, message: str | None = None) -> None:
         try:
@@ -209,3 +206,17 @@ def invalid_argument(element: str, low: int, high: int, unit: str = "") -> MNSEr
     return MNSError(
         "InvalidArgument", f"The value of {element} should between {low} and {high}{suffix}."
     )
+
+
+#: A Host header worth echoing in ``HostId``: a name or address and an optional port.
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?")
+
+
+def host_id_for(public_url: str, host: str) -> str:
+    """``HostId``: the host the request addressed, as the service names it
+    (``http://{account}.mns.{region}.aliyuncs.com``), with the public URL's scheme (a proxy in
+    front may have ended TLS); the public URL itself when the request named none or an odd one
+    (docs/protocol.md#error-responses). Every front end's errors use it, never the raw header."""
+    if not _HOST.fullmatch(host):
+        return public_url
+    return f"{public_url.partition(':')[0]}://{host}"

@@ -58,7 +58,11 @@ def in_front(app: WSGIApp, max_body_bytes: int) -> WSGIApp:
     set."""
 
     def fronted(environ: dict[str, Any], start_response: Callable[..., object]) -> Iterable[bytes]:
-        size_body(environ, max_body_bytes)
+        try:
+            size_body(environ, max_body_bytes)
+        except MNSError as refusal:  # answered in the client's format (the JSON API's version)
+            refusal.client_version = environ.get("HTTP_X_MNS_VERSION")
+            raise
         sock = environ.get("gunicorn.socket")
         if sock is not None:
             environ[CLIENT_CONNECTED] = lambda: not client_closed(sock)

@@ -13,9 +13,16 @@ from typing import Final
 
 from gateway.store.sql.connection import Connection
 
-#: Tables that describe the gateway rather than hold its data.
+#: Tables that describe the gateway rather than hold its data; and the console's sessions, so
+#: that a person watching a development gateway's console stays signed in while tests reset it.
 KEPT: Final = frozenset(
-    {"schema_migrations", "signing_keys", "shared_settings", "temporary_credentials"}
+    {
+        "schema_migrations",
+        "signing_keys",
+        "shared_settings",
+        "temporary_credentials",
+        "console_sessions",
+    }
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-from flask import Flask
+from flask import Flask, Response, request
 
 from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     dead_letter_pages,
@@ -20,27 +20,40 @@ from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     rate_limit_pages,
     topic_pages,
 )
-from gateway.api.console.security import ConsoleSessionInterface
-from gateway.api.console.web import ConsoleContext, blueprint
+from gateway.api.console.security import SECURITY_HEADERS
+from gateway.api.console.sessions import ConsoleSessionInterface
+from gateway.api.console.web import ConsoleContext, blueprint, console_error_page
 from gateway.store.base import Store
 from gateway.store.console import ConsoleReads
+from gateway.store.console_sessions import ConsoleSessions
 from gateway.store.shared import SharedSettings
 from gateway.store.sign_in import SignInAttempts
 
-#: The shared setting holding the key console sessions are signed with.
+#: The shared setting holding the key the sessions' secret fingerprints are made with.
 SESSION_KEY_SETTING = "console_session_key"
+
+__all__ = ["console_error_page", "install_console"]
 
 
 def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> None:
-    """Serve the console from ``app``. Its sessions are signed with a key kept in the store's
-    shared settings, made by whichever replica starts first, so a session opened on one replica
-    is valid on all of them."""
+    """Serve the console from ``app``. Its sessions are kept in the store, so a session opened
+    on one replica is valid on all of them and signing out ends it on all of them; the key
+    their secret fingerprints are made with is in the store's shared settings, made by
+    whichever replica starts first."""
     app.secret_key = SharedSettings(store.database).get_or_create(
         SESSION_KEY_SETTING, secrets.token_urlsafe(48)
     )
-    app.session_interface = ConsoleSessionInterface()
+    app.session_interface = ConsoleSessionInterface(ConsoleSessions(store.database, clock))
     app.extensions["mns-console"] = ConsoleContext(
         reads=ConsoleReads(store.database, store.clock),
         limiter=SignInAttempts(store.database, clock),
     )
     app.register_blueprint(blueprint)
+
+    @app.after_request
+    def console_headers(response: Response) -> Response:
+        """Every answer under ``/console``, the ones no console view made included (an unknown
+        method, an endpoint refusal), carries the console's headers."""
+        if request.path == "/console" or request.path.startswith("/console/"):
+            response.headers.update(SECURITY_HEADERS)
+        return response

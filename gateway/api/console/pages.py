@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from flask import Response, redirect, render_template, request, session, url_for
+from flask import Response, current_app, redirect, render_template, request, session, url_for
 
 from gateway.api.console.figures import MINUTES, chart, last_hour
-from gateway.api.console.security import key_may_sign_in, new_csrf_token, secret_fingerprint
+from gateway.api.console.security import (
+    console_target,
+    key_may_sign_in,
+    new_csrf_token,
+    secret_fingerprint,
+)
 from gateway.api.console.web import blueprint, console, error_page, mns
 
 
 def _next_page() -> str:
-    target = request.values.get("next", "")
-    if target.startswith("/console/") and not target.startswith("//"):
-        return target
-    return url_for("console.overview")
+    return console_target(request.values.get("next", ""), url_for("console.overview"))
 
 
 @blueprint.route("/sign-in", methods=["GET", "POST"])
@@ -38,14 +40,16 @@ def sign_in() -> Response | str:
         )
         return Response(page, status=401)
     limiter.succeeded(client)
-    session.clear()  # a fresh session (and CSRF token) on every sign-in
-    session.update(key_id=key_id, key_fingerprint=secret_fingerprint(secret), csrf=new_csrf_token())
+    session.clear()  # a fresh session (and CSRF token) on every sign-in, under a new id
+    session.renew_id()  # type: ignore[attr-defined]
+    fingerprint = secret_fingerprint(secret, current_app.secret_key)
+    session.update(key_id=key_id, key_fingerprint=fingerprint, csrf=new_csrf_token())
     return redirect(_next_page())
 
 
 @blueprint.post("/sign-out")
 def sign_out() -> Response:
-    session.clear()
+    session.clear()  # the session is deleted from the store: a copy of the cookie is worthless
     return redirect(url_for("console.sign_in"))
 
 

@@ -1,21 +1,16 @@
-"""The console's protections, free of Flask where they can be: CSRF tokens, the checks on a key
-pair, the response headers, and the session cookie's flags. The sign-in rate limit is kept in
-the store (:class:`gateway.store.sign_in.SignInAttempts`), so replicas share it.
-
-The session itself is Flask's signed cookie (itsdangerous, HMAC over the content); the key it is
-signed with is kept in the store's shared settings so that every replica accepts every other's
-cookies (:func:`gateway.api.console.install_console`).
+"""The console's protections, free of Flask: CSRF tokens, the checks on a key pair, where a
+form may send the browser, and the response headers. The sign-in rate limit and the sessions
+are kept in the store (:class:`gateway.store.sign_in.SignInAttempts`,
+:mod:`gateway.api.console.sessions`), so replicas share them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Collection, Mapping
-
-from flask import Flask, Request
-from flask.sessions import SecureCookieSessionInterface
 
 #: The form field (and htmx header) carrying the CSRF token.
 CSRF_FIELD = "csrf_token"
@@ -36,6 +31,26 @@ SECURITY_HEADERS: Mapping[str, str] = {
 }
 
 
+#: A ``.`` or ``..`` path segment, as a browser reads one (``%2e`` is a dot to it).
+_DOT_SEGMENT = re.compile(r"/(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
+
+
+def console_target(target: str, fallback: str) -> str:
+    """Where a ``next`` or ``back`` field may send the browser: a path of the console's own, as
+    sent; anything else (another origin, ``//host``, a backslash browsers read as a slash, a
+    ``..`` segment that climbs out of the console, a control character a Location header cannot
+    carry) goes to ``fallback``."""
+    if (
+        target.startswith("/console/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and target.isprintable()
+        and not _DOT_SEGMENT.search(target.partition("?")[0])
+    ):
+        return target
+    return fallback
+
+
 def new_csrf_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -47,10 +62,11 @@ def csrf_matches(expected: str | None, given: str | None) -> bool:
     return hmac.compare_digest(expected.encode(), given.encode())
 
 
-def secret_fingerprint(secret: str) -> str:
-    """What the session keeps of the secret it was opened with: enough to notice the secret was
-    changed (the session then ends), useless to anyone reading the cookie."""
-    return hashlib.sha256(b"mns-console:" + secret.encode()).hexdigest()[:32]
+def secret_fingerprint(secret: str, key: str) -> str:
+    """What the session keeps, server-side, of the secret it was opened with: enough to notice
+    the secret was changed (the session then ends). An HMAC under the gateway's own session key,
+    never sent to the browser."""
+    return hmac.new(key.encode(), b"mns-console:" + secret.encode(), hashlib.sha256).hexdigest()
 
 
 def key_may_sign_in(
@@ -72,6 +88,7 @@ def session_still_valid(
     fingerprint: str | None,
     permanent: Mapping[str, str],
     admins: Collection[str],
+    key: str,
 ) -> bool:
     """A signed-in session stays valid while its key pair is still configured unchanged."""
     if not key_id or not fingerprint:
@@ -79,32 +96,4 @@ def session_still_valid(
     secret = permanent.get(key_id)
     if secret is None or (admins and key_id not in admins):
         return False
-    return hmac.compare_digest(secret_fingerprint(secret), fingerprint)
-
-
-class ConsoleSessionInterface(SecureCookieSessionInterface):
-    """Flask's signed-cookie session with the console's flags: HttpOnly, SameSite=Strict, the
-    console's path only, and Secure whenever the request came over https."""
-
-    def get_cookie_secure(self, app: Flask) -> bool:
-        from flask import request
-
-        return _came_over_https(request)
-
-    def get_cookie_samesite(self, app: Flask) -> str:
-        return "Strict"
-
-    def get_cookie_httponly(self, app: Flask) -> bool:
-        return True
-
-    def get_cookie_name(self, app: Flask) -> str:
-        return "mns_console"
-
-    def get_cookie_path(self, app: Flask) -> str:
-        return "/console"
-
-
-def _came_over_https(request: Request) -> bool:
-    """https to this server, or to the proxy in front when it says so."""
-    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
-    return request.is_secure or forwarded == "https"
+    return hmac.compare_digest(secret_fingerprint(secret, key), fingerprint)

@@ -1,5 +1,6 @@
 """The console's blueprint and what every page shares: sign-in required, CSRF checked on every
-POST, the security headers, errors as pages, and the template helpers.
+POST, the security headers, errors as pages (the app's one error mapping, rendered), and the
+template helpers.
 
 The page groups (:mod:`gateway.api.console.pages`, :mod:`gateway.api.console.queue_pages`,
 …) add their views to :data:`blueprint`.
@@ -7,7 +8,6 @@ The page groups (:mod:`gateway.api.console.pages`, :mod:`gateway.api.console.que
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +19,7 @@ from flask import (
     abort,
     current_app,
     flash,
+    g,
     redirect,
     render_template,
     request,
@@ -31,17 +32,17 @@ from gateway.api.console.security import (
     CSRF_FIELD,
     CSRF_HEADER,
     SECURITY_HEADERS,
+    console_target,
     csrf_matches,
     new_csrf_token,
     session_still_valid,
 )
 from gateway.api.context import GatewayContext, gateway
 from gateway.delivery.error_text import error_excerpt
+from gateway.errors import Answer
 from gateway.protocol.errors import MNSError
 from gateway.store.console import ConsoleReads
 from gateway.store.sign_in import SignInAttempts
-
-log = logging.getLogger(__name__)
 
 blueprint = Blueprint(
     "console",
@@ -51,11 +52,12 @@ blueprint = Blueprint(
     static_folder="static",
 )
 
+INTERNAL_PAGE_MESSAGE = "The console failed; the gateway's log has why."
 #: How much of an endpoint's error text a page shows.
 ERROR_TEXT_CHARS = 300
 
 #: Views anyone may open: the sign-in page and the static files it needs.
-OPEN_ENDPOINTS = frozenset({"console.sign_in", "console.static"})
+OPEN_ENDPOINTS = frozenset({"console.sign_in", "console.static", "console.root"})
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ def csrf_token() -> str:
 def guard() -> Response | None:
     """POSTs need the session's CSRF token (nothing changes otherwise); pages need a session
     whose key pair is still configured unchanged."""
+    if (unavailable := getattr(session, "unavailable", None)) is not None:
+        raise unavailable  # the store could not be read: answered as the outage it is
     if request.method == "POST":
         given = request.form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
         if not csrf_matches(session.get("csrf"), given):
@@ -99,9 +103,11 @@ def guard() -> Response | None:
         session.get("key_fingerprint"),
         mns().access_keys,
         settings.admin_access_keys,
+        current_app.secret_key,
     ):
         session.pop("key_id", None)
         return redirect(url_for("console.sign_in", next=request.full_path.rstrip("?")))
+    g.console_action = True  # refused from here on, a form goes back to its page
     return None
 
 
@@ -112,25 +118,41 @@ def headers(response: Response) -> Response:
     return response
 
 
+@blueprint.get("", endpoint="root")
+def root() -> Response:
+    """``/console`` to ``/console/`` by a relative Location: werkzeug's own redirect for the
+    missing slash would name the host from the request's Host header."""
+    return redirect(url_for("console.overview"), 308)
+
+
+@blueprint.route("/<path:unknown>", methods=["GET", "POST"])
+def not_found(unknown: str) -> Response:
+    """Any other path under ``/console/`` is the console's 404 page, with its headers."""
+    abort(404)
+
+
 @blueprint.errorhandler(MNSError)
 def mns_error(error: MNSError) -> Response:
     """A refused action goes back to its page with the API's code and message; a page that
     cannot be shown is an error page with the API's status."""
-    if request.method == "POST":
+    if request.method == "POST" and g.get("console_action"):
         flash(f"{error.code}: {error.message}", "error")
         return redirect(back_to())
     return error_page(error.status, error.code, error.message)
 
 
-@blueprint.errorhandler(HTTPException)
-def http_error(error: HTTPException) -> Response:
-    return error_page(error.code or 500, error.name, error.description or "")
-
-
-@blueprint.errorhandler(Exception)
-def internal_error(error: Exception) -> Response:
-    log.exception("console error in %s %s", request.method, request.path)
-    return error_page(500, "InternalError", "The console failed; the gateway's log has why.")
+def console_error_page(error: Exception, answer: Answer) -> Response:
+    """An error's :class:`~gateway.errors.Answer` (the same as the API's) as the console's page;
+    the app's one error handler hands every error under ``/console`` here. A page that does not
+    exist or a form field out of range is said in the web's terms (404 Not Found), not in the
+    API's (which has no such pages)."""
+    if isinstance(error, HTTPException) and error.code is not None and error.code < 500:
+        answer = Answer(error.code, error.name, error.description or "")
+    message = INTERNAL_PAGE_MESSAGE if answer.log_traceback else answer.message
+    response = error_page(answer.status, answer.code, message)
+    if answer.retry_after is not None:
+        response.headers["Retry-After"] = str(answer.retry_after)
+    return response
 
 
 def error_page(status: int, code: str, message: str) -> Response:
@@ -142,10 +164,7 @@ def error_page(status: int, code: str, message: str) -> Response:
 
 def back_to() -> str:
     """Where a form returns: its ``back`` field when it is a console path, else the overview."""
-    target = request.form.get("back", "")
-    if target.startswith("/console/") and not target.startswith("//"):
-        return target
-    return url_for("console.overview")
+    return console_target(request.form.get("back", ""), url_for("console.overview"))
 
 
 def done(message: str, target: str | None = None) -> Response:

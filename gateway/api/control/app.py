@@ -31,7 +31,8 @@ from gateway.api.control.errors import ControlError, invalid
 from gateway.api.control.params import Params
 from gateway.api.control.requests import RpcCall, parse_call
 from gateway.api.environ import REFUSAL, size_body
-from gateway.protocol.errors import GatewayError, MNSError, body_too_large
+from gateway.errors import Answer, TryAgainError, answer_for
+from gateway.protocol.errors import MNSError, body_too_large, host_id_for
 from gateway.protocol.request_ids import new_request_id
 from gateway.store.control import TagLimitError
 
@@ -76,7 +77,7 @@ def success(request_id: str, data: Any) -> dict[str, Any]:
     }
 
 
-def failure(request_id: str, error: ControlError, host: str) -> dict[str, Any]:
+def failure(request_id: str, error: Answer, host: str) -> dict[str, Any]:
     return {
         "RequestId": request_id,
         "HostId": host,
@@ -102,24 +103,21 @@ class ControlPlaneApp:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         request_id = new_request_id()
+        headers = [("Content-Type", JSON_TYPE), ("x-acs-request-id", request_id)]
         try:
             status, document = 200, success(request_id, self.handle(environ))
-        except GatewayError as exc:
-            error = exc if isinstance(exc, ControlError) else _as_control(exc)
-            status, document = error.status, failure(request_id, error, self._host(environ))
-        except Exception:
-            log.exception("unhandled error in a control-plane call")
-            error = ControlError("InternalError")
-            status, document = 500, failure(request_id, error, self._host(environ))
+        except Exception as exc:
+            answer = answer_for(_as_control(exc))
+            if answer.log_traceback:
+                log.exception("unhandled error in a control-plane call")
+            elif isinstance(exc, TryAgainError):
+                self.context.store.database.outage.request_failed()
+            if answer.retry_after is not None:
+                headers.append(("Retry-After", str(answer.retry_after)))
+            status, document = answer.status, failure(request_id, answer, self._host(environ))
         body = json.dumps(document, separators=(",", ":")).encode()
-        start_response(
-            f"{status} {'OK' if status == 200 else 'Error'}",
-            [
-                ("Content-Type", JSON_TYPE),
-                ("Content-Length", str(len(body))),
-                ("x-acs-request-id", request_id),
-            ],
-        )
+        headers.append(("Content-Length", str(len(body))))
+        start_response(f"{status} {'OK' if status == 200 else 'Error'}", headers)
         return [body]
 
     def handle(self, environ: WSGIEnvironment) -> Any:
@@ -153,15 +151,18 @@ class ControlPlaneApp:
             raise ControlError("Forbidden.RAM")
 
     def _host(self, environ: WSGIEnvironment) -> str:
-        return str(environ.get("HTTP_HOST") or self.context.settings.base_url)
+        """The data API's ``HostId``, never the raw Host header."""
+        return host_id_for(self.context.settings.base_url, str(environ.get("HTTP_HOST", "")))
 
 
-def _as_control(error: GatewayError) -> ControlError:
+def _as_control(error: Exception) -> Exception:
+    """The data API's errors keep their code, status and message; an outage or a bug is left
+    to :func:`gateway.errors.answer_for`."""
     if isinstance(error, MNSError):
         return ControlError.from_mns(error)
     if isinstance(error, TagLimitError):  # found inside the write's transaction
         return invalid("Tag", f"{error}.")
-    return ControlError("InternalError")
+    return error
 
 
 def _headers(environ: WSGIEnvironment) -> dict[str, str]:

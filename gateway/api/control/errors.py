@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from gateway.errors import RefusedError
 from gateway.protocol.errors import GatewayError, MNSError
 
 #: code -> (HTTP status, default message).
@@ -40,7 +41,7 @@ CONTROL_ERRORS: Final[dict[str, tuple[int, str]]] = {
 }
 
 
-class ControlError(GatewayError):
+class ControlError(RefusedError):
     """An error answered as ``{Code, Message, RequestId}`` with the code's status."""
 
     def __init__(self, code: str, message: str | None = None) -> None:

@@ -120,6 +120,8 @@ class RequestParser:
             self._refuse(self._error or malformed(str(exc).rstrip(".")))
 
     def _refuse(self, error: MNSError) -> None:
+        # Answered in the client's format when its head said which (the JSON API's version).
+        error.client_version = error.client_version or self._header("x-mns-version")
         self._error = self._error or error
         self._done = True
 

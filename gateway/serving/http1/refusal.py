@@ -39,6 +39,7 @@ def refusal_environ(base: Mapping[str, Any], error: MNSError, method: str) -> di
         "CONTENT_LENGTH": "0",
         "wsgi.input": io.BytesIO(),
         REFUSAL: error,
+        **({"HTTP_X_MNS_VERSION": error.client_version} if error.client_version else {}),
     }
 
 

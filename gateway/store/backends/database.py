@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from gateway.protocol.errors import GatewayError
+from gateway.errors import DatabaseConfigError as DatabaseConfigError
+from gateway.errors import DatabaseError as DatabaseError
+from gateway.errors import DatabaseVersionError as DatabaseVersionError
 from gateway.store.sql.connection import Connection
 
 if TYPE_CHECKING:
@@ -14,19 +16,6 @@ if TYPE_CHECKING:
     from gateway.store.notify.notifier import Notifier
 
 T = TypeVar("T")
-
-
-class DatabaseError(GatewayError):
-    """The database cannot be opened, reached or used as configured (the message says which
-    database, without its password, and why)."""
-
-
-class DatabaseConfigError(DatabaseError, ValueError):
-    """The database is configured with a value it cannot take."""
-
-
-class DatabaseVersionError(DatabaseError, RuntimeError):
-    """The database software is older than the gateway needs."""
 
 
 class Database(Protocol):

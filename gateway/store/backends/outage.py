@@ -16,22 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.protocol.errors import GatewayError
+from gateway.errors import StoreUnavailableError as StoreUnavailableError
 
 log = logging.getLogger("gateway.store")
-
-
-class StoreUnavailableError(GatewayError):
-    """The database cannot be reached, or cannot store anything more (a full disk).
-
-    Nothing was done (the transaction rolled back, or was never begun), so retrying the same
-    request later is safe. ``full`` says the storage is full rather than unreachable.
-    """
-
-    def __init__(self, reason: str, *, full: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.full = full
 
 
 class Outage:

@@ -442,6 +442,25 @@ NONCES_UNTIL_EXPIRY = Migration(
     ),
 )
 
+#: The console's sessions, kept server-side so that signing out ends them on every replica
+#: (:mod:`gateway.store.sql.console_session_sql`); ended ones are purged as sessions are saved.
+CONSOLE_SESSIONS = Migration(
+    13,
+    "console sessions",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS console_sessions (
+            id_hash TEXT PRIMARY KEY,
+            data TEXT NOT NULL,
+            signed_in INTEGER NOT NULL,
+            expires_at BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS console_sessions_expiry"
+        " ON console_sessions (signed_in, expires_at)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -455,6 +474,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONSOLE_COUNTS,
     CONSOLE_SIGN_IN_ATTEMPTS,
     NONCES_UNTIL_EXPIRY,
+    CONSOLE_SESSIONS,
 )
 
 _LEDGER = """

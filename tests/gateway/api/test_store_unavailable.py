@@ -21,6 +21,7 @@ from gateway.store.backends.postgres import PostgresDatabase
 from gateway.store.base import Store, compose_store
 from gateway.testing.process import free_port
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
+from tests.gateway.control.clients import Classic
 from tests.mns_http import RawClient
 
 TIMEOUT = 0.5
@@ -73,3 +74,9 @@ def test_not_ready_but_alive(raw: RawClient) -> None:
     assert raw.send("GET", "/readyz", sign_request=False).status == 503
     assert time.monotonic() - started < TIMEOUT  # a fifth of the timeout, and the answer
     assert raw.send("GET", "/healthz", sign_request=False).status == 200
+
+
+def test_the_control_plane_answers_503_service_unavailable(raw: RawClient) -> None:
+    """The same answer as the data API's (issue 33 finding 13), through the control-plane SDK."""
+    refused = Classic(raw.port).error("ListQueue", {"PageNum": 1, "PageSize": 10})
+    assert (refused.get_http_status(), refused.get_error_code()) == (503, "ServiceUnavailable")

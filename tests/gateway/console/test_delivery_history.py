@@ -164,5 +164,6 @@ def test_history_older_than_a_day_is_purged(
     run_until_idle(worker, signed_in)
     signed_in.clock.now += 86_400 + 1
     signed_in.store.deliveries.expire()
+    signed_in.sign_in()  # a day later: the session has ended (SESSION_SECONDS)
     page = signed_in.client.get(f"/console/deliveries?message_id={message_id}").text
     assert "Nothing is known of" in page and "Delivered" not in page
