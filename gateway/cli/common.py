@@ -103,7 +103,7 @@ def on_store(
     settings_for: SettingsFor, args: argparse.Namespace, work: Callable[[Store, Settings], T]
 ) -> T:
     """``work`` on the store of the command line's data dir or database, closed afterwards."""
-    from gateway.composition import open_store  # the store only once a command runs
+    from gateway.store.opening import open_store  # the store only once a command runs
 
     settings = settings_for(args)
     store = open_store(settings)

@@ -36,6 +36,7 @@ from typing import Protocol
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from gateway.config.settings import Settings
 from gateway.delivery.signing import (
     DEFAULT_KEY_BITS,
     DEFAULT_VALIDITY_DAYS,
@@ -49,6 +50,8 @@ from gateway.delivery.signing import (
     self_signed_certificate,
     utc_now,
 )
+from gateway.store.backends.database import Database
+from gateway.store.shared import DatabaseKeyStorage
 
 
 class KeyStorage(Protocol):
@@ -282,3 +285,16 @@ class KeyRing:
         else:
             self.storage.save(key_id, None, certificate)
         return SigningKey(key_id, private_key, certificate)
+
+
+def open_keyring(settings: Settings, database: Database) -> KeyRing:
+    """The signing keys: in the database shared by replicas, else in ``data_dir/keys``.
+    Configured key and certificate files win either way."""
+    storage: KeyStorage | Path = (
+        DatabaseKeyStorage(database) if settings.database_url else settings.data_dir / "keys"
+    )
+    return KeyRing(
+        storage,
+        private_key_file=settings.signing_key_file,
+        certificate_file=settings.signing_cert_file,
+    )
