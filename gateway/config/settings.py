@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gateway.config.checks import FLAGS, problem
 from gateway.protocol.errors import GatewayError
 
 ENV_PREFIX = "MNS_GATEWAY_"
@@ -39,7 +40,14 @@ def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
     keys: dict[str, str] = {}
     key_id = env.get(f"{ENV_PREFIX}ACCESS_KEY_ID", "").strip()
     secret = env.get(f"{ENV_PREFIX}ACCESS_KEY_SECRET", "").strip()
-    if key_id and secret:
+    if bool(key_id) != bool(secret):
+        # One without the other used to be ignored, and a random pair generated instead.
+        given, missing = ("ID", "SECRET") if key_id else ("SECRET", "ID")
+        raise SettingsError(
+            f"{ENV_PREFIX}ACCESS_KEY_{given} is set but {ENV_PREFIX}ACCESS_KEY_{missing} is not: "
+            "set both, or neither to use the generated pair"
+        )
+    if key_id:
         keys[key_id] = secret
     for pair in _split_list(env.get(f"{ENV_PREFIX}ACCESS_KEYS", "")):
         pair_id, sep, pair_secret = pair.partition(":")
@@ -185,7 +193,10 @@ class Settings:
 
 
 def _env_flag(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return FLAGS[value.strip().lower()]
+    except KeyError:
+        raise ValueError("must be 1, true, yes or on, or 0, false, no or off") from None
 
 
 def _optional_path(value: str) -> Path | None:
@@ -261,14 +272,25 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
 
 
 def _read(name: str, value: str) -> object:
-    """One variable's value, or a :class:`SettingsError` naming it (``int("x")`` says only
-    "invalid literal for int()", not which of forty variables held it)."""
+    """One variable's value, read and checked (:mod:`gateway.config.checks`), or a
+    :class:`SettingsError` naming it (``int("x")`` says only "invalid literal for int()", not
+    which of forty variables held it)."""
     try:
-        return READERS[name](value)
+        return read_value(name, value)
     except SettingsError:
         raise
     except ValueError as error:
         raise SettingsError(f"{env_name(name)}={value!r} is not valid: {error}") from error
+
+
+def read_value(name: str, text: str) -> object:
+    """The setting ``name``'s value from ``text``, as its variable or its command-line flag
+    gives it; ``ValueError`` says what is wrong with it."""
+    value = READERS[name](text)
+    wrong = problem(name, value)
+    if wrong is not None:
+        raise ValueError(wrong)
+    return value
 
 
 def admin_access_key(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:

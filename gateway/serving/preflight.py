@@ -4,9 +4,11 @@ A worker that cannot build the app fails to boot, and gunicorn reports that in d
 ending in "Worker failed to boot", the cause buried among them. So whatever the operator set
 that a worker would trip over is checked here first, and raised as the one-line
 :class:`~gateway.protocol.errors.GatewayError` the command prints: the database URL's scheme,
-the SQLite settings, the configured signing key and certificate files, a PostgreSQL server that
-answers. The arbiter must not load psycopg, nor anything that imports ``ssl`` (the workers
-inherit its modules before gevent patches them), so the last two are checked in a forked child,
+the SQLite settings, the egress CIDR lists, the worker class, the SMS provider and SMTP relay,
+the configured signing key and certificate files, a PostgreSQL server that answers (each value's
+own form is checked as it is read, :mod:`gateway.config.checks`). The arbiter must not load
+psycopg, nor anything that imports ``ssl`` (the workers inherit its modules before gevent patches
+them), so all but the first three are checked in a forked child,
 and nothing imported here may hold a lock or thread class (a long poll would then block a gevent
 worker's whole loop).
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from gateway.config.settings import Settings
+from gateway.config.settings import Settings, SettingsError
 from gateway.protocol.errors import GatewayError
 from gateway.store.backends.reach import backend_of, check_sqlite_settings
 
@@ -24,13 +26,54 @@ from gateway.store.backends.reach import backend_of, check_sqlite_settings
 def check_before_forking(settings: Settings) -> None:
     if backend_of(settings.database_url) == "sqlite":
         check_sqlite_settings(settings.sqlite_synchronous)
+    check_egress(settings)
     checks: list[Callable[[], None]] = []
+    if settings.worker_class not in ("gevent", "gthread"):  # the gateway's own, always there
+        checks.append(lambda: _check_worker_class(settings))
+    if settings.sms_provider or settings.smtp_url:
+        checks.append(lambda: _check_message_senders(settings))
     if settings.signing_key_file is not None or settings.signing_cert_file is not None:
         checks.append(lambda: _check_signing_files(settings))
     if settings.database_url:
         checks.append(lambda: _check_reachable(settings.database_url))
     if checks:
         in_child(lambda: [check() for check in checks])
+
+
+def check_egress(settings: Settings) -> None:
+    """The egress CIDR lists, as the push transport reads them (pure: in the arbiter)."""
+    from gateway.delivery.egress import EgressError, EgressPolicy
+
+    for name, cidrs in (("ALLOW", settings.egress_allow), ("DENY", settings.egress_deny)):
+        try:
+            EgressPolicy(allow=cidrs)
+        except EgressError as error:
+            raise SettingsError(f"MNS_GATEWAY_EGRESS_{name} is not valid: {error}") from error
+
+
+def _check_worker_class(settings: Settings) -> None:
+    """The worker class gunicorn will load (``eventlet`` was gunicorn's own traceback)."""
+    from gunicorn.util import load_class
+
+    try:
+        load_class(settings.gunicorn_worker_class, section="gunicorn.workers")
+    except RuntimeError as error:
+        lines = [line.strip(" []") for line in str(error).splitlines() if line.strip(" []")]
+        raise SettingsError(
+            f"MNS_GATEWAY_WORKER_CLASS={settings.worker_class!r} cannot be loaded ({lines[-1]}): "
+            "use gevent (the default) or gthread"
+        ) from error
+
+
+def _check_message_senders(settings: Settings) -> None:
+    """The SMS provider's and the SMTP relay's settings, read as the delivery worker will."""
+    from gateway.pushing.mail import SmtpSettings
+    from gateway.pushing.providers import sms_sender
+    from gateway.pushing.transport import PushTransport
+
+    sms_sender(settings, PushTransport())
+    if settings.smtp_url:
+        SmtpSettings.from_url(settings.smtp_url)
 
 
 def _check_signing_files(settings: Settings) -> None:
