@@ -48,17 +48,11 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def bound_url(settings: Settings) -> str:
-    """The address gunicorn binds, as a URL (an IPv6 address in brackets)."""
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return f"http://{host}:{settings.port}"
-
-
 def addresses(settings: Settings) -> list[str]:
     """What ``serve`` prints once its checks passed: where it listens (the bound address, which
     a log reader can find it at), the public URL when one is set apart from it, and the
     console's URL at the address people open it at."""
-    bound = bound_url(settings)
+    bound = settings.bound_url
     lines = [f"mns-gateway serve: listening on {bound} (data dir {settings.data_dir})"]
     if settings.base_url != bound:
         lines.append(f"  public URL: {settings.base_url} (MNS_GATEWAY_PUBLIC_URL)")

@@ -151,9 +151,15 @@ class Settings:
     console: bool = True
 
     @property
+    def bound_url(self) -> str:
+        """The address ``serve`` binds, as a URL (an IPv6 address in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
     def base_url(self) -> str:
         """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
-        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+        return (self.public_url or self.bound_url).rstrip("/")
 
     @property
     def gunicorn_worker_class(self) -> str:

@@ -141,7 +141,10 @@ def check_configured_files(key_file: Path | None, certificate_file: Path | None)
     """Raise what :class:`KeyRing` would about configured key and certificate files, without
     touching its storage (``mns-gateway serve`` asks before its workers open the key ring)."""
     if certificate_file is not None and key_file is None:
-        raise KeyRingError("a signing certificate file needs its private key file")
+        raise KeyRingError(
+            "MNS_GATEWAY_SIGNING_CERT_FILE needs its private key file in "
+            "MNS_GATEWAY_SIGNING_KEY_FILE"
+        )
     if key_file is None:
         return
     try:
@@ -149,7 +152,10 @@ def check_configured_files(key_file: Path | None, certificate_file: Path | None)
         if certificate_file is not None:
             checked_certificate(certificate_file.read_bytes(), private_key, str(certificate_file))
     except OSError as exc:
-        raise KeyRingError(f"cannot read the configured signing key: {exc}") from exc
+        which = "KEY" if exc.filename == str(key_file) else "CERT"
+        raise KeyRingError(
+            f"cannot read MNS_GATEWAY_SIGNING_{which}_FILE: {exc.strerror or exc}: {exc.filename}"
+        ) from exc
 
 
 class KeyRing:
