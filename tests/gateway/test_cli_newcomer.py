@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway.test_cli_first_day import run, shell
+from tests.gateway.test_cli_first_day import MNS_GATEWAY, run, shell
 
 # -- issue 34: store-only commands do not import the web app ----------------------------------
 
@@ -227,27 +227,61 @@ def test_the_table_covers_every_setting() -> None:
 
 @pytest.mark.parametrize(("env", "variable"), BAD_SETTINGS, ids=lambda v: str(v))
 def test_serve_refuses_a_bad_setting_in_one_line_before_anything_starts(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    env: dict[str, str],
-    variable: str,
+    tmp_path: Path, env: dict[str, str], variable: str
 ) -> None:
     """Failed before: ``EGRESS_ALLOW=notacidr`` printed "listening", a 35-line traceback and
     "Worker failed to boot"; ``WORKER_CLASS=eventlet`` a gunicorn traceback; ``RETRY_SCALE=-1``,
-    ``DELIVERY_THREADS=-5``, ``PUSH_TIMEOUT=0`` and others were accepted silently;
-    ``ACCESS_KEY_ID`` without ``_SECRET`` was ignored and a random pair generated."""
-    from gateway.cli.commands import main
+    ``DELIVERY_THREADS=-5``, ``PUSH_TIMEOUT=0`` and others were accepted silently (the gateway
+    started: stopped here after 20 s); ``ACCESS_KEY_ID`` without ``_SECRET`` was ignored and a
+    random pair generated."""
     from gateway.testing.process import free_port
 
-    for name in [name for name in os.environ if name.startswith("MNS_GATEWAY_")]:
-        monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(f"MNS_GATEWAY_{name}", value)
     data = tmp_path / "data"
-    status = main(["serve", "--port", str(free_port()), "--data-dir", str(data)])
-    out, err = capsys.readouterr()
-    assert status == 1 and out == ""
+    command = [str(MNS_GATEWAY), "serve", "--port", str(free_port()), "--data-dir", str(data)]
+    settings = {f"MNS_GATEWAY_{name}": value for name, value in env.items()}
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**shell(), **settings},
+        start_new_session=True,  # its own process group: a gateway that started is stopped whole
+    ) as process:
+        try:
+            out, err = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+    assert process.returncode == 1 and out == "", err
     (line,) = err.splitlines()
     assert line.startswith("mns-gateway serve: ") and variable in line, line
     assert not data.exists()
+
+
+# -- item 11: the CLI's rough edges -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", ["0", "1001", "-1", "ten"])
+@pytest.mark.parametrize("command", [("dead-letters",), ("admin", "dead-letters")])
+def test_a_dead_letter_limit_out_of_range_is_a_usage_error(
+    command: tuple[str, ...], limit: str
+) -> None:
+    """Failed before: ``--limit 0`` said "no dead letters" and offered a marker while one
+    existed (the help says 1 to 1000)."""
+    done = run(*command, "list", "--limit", limit)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"usage: mns-gateway {' '.join(command)} ")
+    assert done.stderr.splitlines()[-1] == (
+        f"mns-gateway {' '.join(command)}: error: argument --limit: {limit!r} is not a number "
+        "from 1 to 1000"
+    )
+
+
+@pytest.mark.parametrize("action", ["create", "set", "show", "delete"])
+def test_a_queue_action_without_a_name_is_a_usage_error(migrated: Path, action: str) -> None:
+    """Failed before: ``queues create`` without a name exited 1 with no usage line, where other
+    missing arguments exit 2 with one."""
+    done = run("queues", action, "--data-dir", str(migrated))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("usage: mns-gateway queues ")
+    assert done.stderr.splitlines()[-1] == f"mns-gateway queues: error: {action} needs a queue name"
