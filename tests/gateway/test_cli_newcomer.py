@@ -7,6 +7,7 @@ Every test here failed on 8db9520, as its docstring says.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -285,3 +286,34 @@ def test_a_queue_action_without_a_name_is_a_usage_error(migrated: Path, action: 
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("usage: mns-gateway queues ")
     assert done.stderr.splitlines()[-1] == f"mns-gateway queues: error: {action} needs a queue name"
+
+
+def test_the_readme_lists_every_command_and_action() -> None:
+    """Failed before: the README listed neither ``queues show``, ``keys show`` nor
+    ``subscriptions show``."""
+    import re
+
+    from gateway.cli.commands import parser as cli_parser
+    from tests.readme import README
+
+    text = README.read_text(encoding="utf-8")
+    missing = []
+    for name, command in _choices(cli_parser()).items():
+        actions = _choices(command) or {
+            choice: command
+            for action in command._actions
+            if action.dest == "action" and action.choices
+            for choice in action.choices
+        }
+        for action in actions or [""]:
+            said = rf"mns-gateway {name} (\S+\|)?{action}\b" if action else rf"mns-gateway {name}\b"
+            if name != "admin" and not re.search(said, text):
+                missing.append(f"{name} {action}".strip())
+    assert missing == []
+
+
+def _choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
