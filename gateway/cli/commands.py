@@ -118,6 +118,11 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     """
     try:
         return run()
+    except KeyboardInterrupt:
+        # Ctrl-C before ``serve`` handed its signals to gunicorn, or in another command: the
+        # shell's convention (128 + SIGINT), without a traceback. A running ``serve`` stops as
+        # on SIGTERM, with 0 (gunicorn's arbiter handles its SIGINT).
+        return 130
     except GatewayError as error:
         message = str(error)
     except OSError as error:
