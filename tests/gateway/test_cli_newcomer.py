@@ -317,3 +317,16 @@ def _choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPars
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
+
+
+def test_ctrl_c_in_a_command_is_its_exit_status_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Failed before: a KeyboardInterrupt went through ``run_command`` as a traceback."""
+    from gateway.cli.commands import run_command
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    assert run_command("queues", interrupted) == 130
+    assert capsys.readouterr() == ("", "")
