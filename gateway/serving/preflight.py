@@ -8,8 +8,8 @@ the SQLite settings, the egress CIDR lists, the worker class, the SMS provider a
 the configured signing key and certificate files, a PostgreSQL server that answers (each value's
 own form is checked as it is read, :mod:`gateway.config.checks`). The arbiter must not load
 psycopg, nor anything that imports ``ssl`` (the workers inherit its modules before gevent patches
-them), so all but the first three are checked in a forked child,
-and nothing imported here may hold a lock or thread class (a long poll would then block a gevent
+them), so all but the first two are checked in a forked child (when set), and nothing
+imported here may hold a lock or thread class (a long poll would then block a gevent
 worker's whole loop).
 """
 
@@ -26,8 +26,9 @@ from gateway.store.backends.reach import backend_of, check_sqlite_settings
 def check_before_forking(settings: Settings) -> None:
     if backend_of(settings.database_url) == "sqlite":
         check_sqlite_settings(settings.sqlite_synchronous)
-    check_egress(settings)
     checks: list[Callable[[], None]] = []
+    if settings.egress_allow or settings.egress_deny:
+        checks.append(lambda: check_egress(settings))
     if settings.worker_class not in ("gevent", "gthread"):  # the gateway's own, always there
         checks.append(lambda: _check_worker_class(settings))
     if settings.sms_provider or settings.smtp_url:
@@ -41,7 +42,7 @@ def check_before_forking(settings: Settings) -> None:
 
 
 def check_egress(settings: Settings) -> None:
-    """The egress CIDR lists, as the push transport reads them (pure: in the arbiter)."""
+    """The egress CIDR lists, as the push transport reads them."""
     from gateway.delivery.egress import EgressError, EgressPolicy
 
     for name, cidrs in (("ALLOW", settings.egress_allow), ("DENY", settings.egress_deny)):
