@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from gateway.config.settings import Settings, SettingsError
 from gateway.protocol.errors import GatewayError
@@ -26,6 +27,8 @@ from gateway.store.backends.reach import backend_of, check_sqlite_settings
 def check_before_forking(settings: Settings) -> None:
     if backend_of(settings.database_url) == "sqlite":
         check_sqlite_settings(settings.sqlite_synchronous)
+    if settings.log_dir is not None:
+        check_log_dir(settings.log_dir)
     checks: list[Callable[[], None]] = []
     if settings.egress_allow or settings.egress_deny:
         checks.append(lambda: check_egress(settings))
@@ -39,6 +42,19 @@ def check_before_forking(settings: Settings) -> None:
         checks.append(lambda: _check_reachable(settings.database_url))
     if checks:
         in_child(lambda: [check() for check in checks])
+
+
+def check_log_dir(path: Path) -> None:
+    """The operation logs' directory: one, or one this process can make (the log is written
+    from the first logged operation on, long after start; a file there failed only then)."""
+    existing = next(folder for folder in (path, *path.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        reason = "a file" if existing == path else f"to be made in {existing}, a file"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        reason = f"in {existing}, which this process cannot write"
+    else:
+        return
+    raise SettingsError(f"MNS_GATEWAY_LOG_DIR={str(path)!r} is not usable: {reason}")
 
 
 def check_egress(settings: Settings) -> None:

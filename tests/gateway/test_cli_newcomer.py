@@ -180,6 +180,8 @@ BAD_SETTINGS: list[tuple[dict[str, str], str]] = [
     ({"EGRESS_ALLOW": "notacidr"}, "MNS_GATEWAY_EGRESS_ALLOW"),
     ({"EGRESS_DENY": "10.0.0.0/33"}, "MNS_GATEWAY_EGRESS_DENY"),
     ({"PUSH_TIMEOUT": "0"}, "MNS_GATEWAY_PUSH_TIMEOUT"),
+    ({"LOG_DIR": "/dev/null"}, "MNS_GATEWAY_LOG_DIR"),
+    ({"LOG_DIR": "/dev/null/mns-logs"}, "MNS_GATEWAY_LOG_DIR"),
     ({"SIGNING_KEY_FILE": "/nonexistent/key.pem"}, "MNS_GATEWAY_SIGNING_KEY_FILE"),
     ({"SIGNING_CERT_FILE": "/nonexistent/cert.pem"}, "MNS_GATEWAY_SIGNING_CERT_FILE"),
     ({"MAX_WAITERS": "-1"}, "MNS_GATEWAY_MAX_WAITERS"),
@@ -203,11 +205,11 @@ BAD_SETTINGS: list[tuple[dict[str, str], str]] = [
     ({"ACCESS_KEYS": "no-colon"}, "MNS_GATEWAY_ACCESS_KEYS"),
 ]
 
-#: Settings any value of is usable (a name, a list of ids, a path made on use), or which
+#: Settings any value of is usable (a name, a list of ids; the data dir's own checks are
+#: tests/gateway/test_cli_errors.py's), or which
 #: ``serve`` does not read (the worker's probe address: ``mns-gateway worker`` checks it).
 ANY_VALUE = {
     "data_dir",
-    "log_dir",
     "admin_access_keys",
     "mail_from",
     "sms_access_key_secret",
