@@ -210,11 +210,25 @@ def _optional_path(value: str) -> Path | None:
 
 
 def _optional_int(value: str) -> int | None:
-    return int(value) if value.strip() else None
+    return _whole(value) if value.strip() else None
 
 
 def _strip(value: str) -> str:
     return value.strip()
+
+
+def _whole(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError("must be a whole number") from None
+
+
+def _number(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError("must be a number") from None
 
 
 #: How each setting is read from its variable, ``MNS_GATEWAY_`` and the field's name in
@@ -223,33 +237,33 @@ def _strip(value: str) -> str:
 READERS: Mapping[str, Callable[[str], object]] = {
     "data_dir": Path,
     "database_url": _strip,
-    "database_pool_size": int,
-    "database_timeout": float,
+    "database_pool_size": _whole,
+    "database_timeout": _number,
     "host": str,
-    "port": int,
+    "port": _whole,
     "account_id": str,
     "region": str,
     "public_url": str,
-    "retry_scale": float,
-    "max_body_bytes": int,
+    "retry_scale": _number,
+    "max_body_bytes": _whole,
     "sqlite_synchronous": str.upper,
-    "workers": int,
-    "threads": int,
+    "workers": _whole,
+    "threads": _whole,
     "worker_class": str,
-    "delivery_threads": int,
-    "max_pushes_per_route": int,
-    "lease_seconds": float,
+    "delivery_threads": _whole,
+    "max_pushes_per_route": _whole,
+    "lease_seconds": _number,
     "log_dir": _optional_path,
     "egress_allow": _split_list,
     "egress_deny": _split_list,
-    "push_timeout": float,
+    "push_timeout": _number,
     "signing_key_file": _optional_path,
     "signing_cert_file": _optional_path,
     "admin_access_keys": _split_list,
     "max_waiters": _optional_int,
-    "max_queues": int,
-    "header_timeout": float,
-    "max_connections": int,
+    "max_queues": _whole,
+    "header_timeout": _number,
+    "max_connections": _whole,
     "smtp_url": str,
     "mail_from": str,
     "inbox": _env_flag,
@@ -260,7 +274,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "sms_webhook_url": _strip,
     "sms_webhook_secret": _strip,
     "queue_bridges": parse_queue_bridges,
-    "graceful_timeout": int,
+    "graceful_timeout": _whole,
     "worker_probes": _strip,
     "console": _env_flag,
 }
