@@ -120,8 +120,8 @@ def run_command(command: str, run: Callable[[], int]) -> int:
         return run()
     except KeyboardInterrupt:
         # Ctrl-C before ``serve`` handed its signals to gunicorn, or in another command: the
-        # shell's convention (128 + SIGINT), without a traceback. A running ``serve`` stops as
-        # on SIGTERM, with 0 (gunicorn's arbiter handles its SIGINT).
+        # shell's convention (128 + SIGINT), without a traceback. A running ``serve`` stops
+        # with 0 (gunicorn's arbiter handles its SIGINT: a quick shutdown).
         return 130
     except GatewayError as error:
         message = str(error)

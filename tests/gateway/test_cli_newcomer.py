@@ -81,7 +81,8 @@ def test_a_store_only_command_does_not_import_the_web_app(
 def test_serve_prints_where_it_listens_and_ctrl_c_stops_it_cleanly(tmp_path: Path) -> None:
     """Failed before: "listening on" the public URL, not the bound address; no console URL; and
     Ctrl-C (SIGINT to the process group, as a terminal sends it) printed a greenlet traceback
-    ending in ``SystemExit: 0``. Ctrl-C stops it as SIGTERM does: status 0, no traceback."""
+    ending in ``SystemExit: 0``. Ctrl-C stops it (gunicorn's quick shutdown): status 0, no
+    traceback."""
     from tests.conftest import start_gateway
 
     public = "https://mns.example.test"
