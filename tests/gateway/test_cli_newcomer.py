@@ -337,3 +337,21 @@ def test_ctrl_c_in_a_command_is_its_exit_status_without_a_traceback(
         pytest.fail("Ctrl-C went through run_command")
     assert status == 130
     assert capsys.readouterr() == ("", "")
+
+
+# -- item 8: the key warning does not blame the README's own path ------------------------------
+
+
+def test_a_change_from_keys_someone_set_still_says_to_set_them_as_before() -> None:
+    """The contrast to test_cli_first_day's note: keys that were configured, not generated."""
+    from gateway.auth.served_keys import ServedKeys, changed_keys_warning
+
+    previous = ServedKeys("http://127.0.0.1:8080", ("team-key",))
+    line = changed_keys_warning(previous, ["LTAI0123"], {"LTAI0123": "secret"})
+    assert line.startswith("warning: this data dir was last served with access key team-key,")
+    assert line.endswith("set MNS_GATEWAY_ACCESS_KEY_ID and _SECRET as before to keep them")
+    generated = changed_keys_warning(
+        ServedKeys("http://127.0.0.1:8080", ("LTAI0123",)), ["my-key"], {"LTAI0123": "secret"}
+    )
+    assert generated.startswith("note: this data dir was last served with its generated access")
+    assert "as before" not in generated
