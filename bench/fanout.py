@@ -39,8 +39,8 @@ from pathlib import Path
 from backends import Backend, add_database_arguments, backends, tree_cpu_seconds
 from harness import ROOT, free_port, gateway_env, running_gateway
 
-from gateway.composition import open_store
 from gateway.config.settings import Settings
+from gateway.store.opening import open_store
 from gateway.topics.records import Subscription, TopicMessage
 
 BODY = "x" * 256

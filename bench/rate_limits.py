@@ -40,9 +40,9 @@ from fanout import endpoint, prepare_backlog, start_workers, stats
 from harness import KEY_ID, SECRET, gateway_env, running_gateway
 from queues import NS
 
-from gateway.composition import open_store
 from gateway.config.settings import Settings
 from gateway.store.control import RateLimitPolicy
+from gateway.store.opening import open_store
 from tests.mns_http import RawClient
 
 RATES = (10, 100, 1000)

@@ -4,7 +4,8 @@ Gunicorn with gevent's WSGI server (:mod:`gateway.serving.pywsgi_worker`; or gth
 idle keep-alive and long-poll connections per process. Each worker process builds its own app (no
 preload), so every process has its own database connections, key ring and delivery worker;
 leases in the store keep their work apart, in one process, on one host or across replicas.
-Gunicorn itself is configured in :mod:`gateway.serving.gunicorn_app`.
+Gunicorn itself is configured in :mod:`gateway.serving.gunicorn_app`. Opening the store is
+:mod:`gateway.store.opening`, which the store-only commands use without importing any of this.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 import atexit
 import logging
 import math
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from flask import Flask
 
@@ -25,82 +24,17 @@ from gateway.config.settings import Settings
 from gateway.delivery.egress import EgressPolicy
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import OperationLog, open_operation_log
-from gateway.pushing.keyring import KeyRing, KeyStorage
+from gateway.pushing.keyring import KeyRing, open_keyring
 from gateway.pushing.providers import message_senders
 from gateway.pushing.queue_bridge import QueueSender, RemoteService
 from gateway.pushing.senders import HttpSender, Sender, SenderRegistry
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
-from gateway.store.backends.database import Database, DatabaseError
 from gateway.store.backends.outage import StoreUnavailableError
-from gateway.store.backends.reach import backend_of, check_reachable, without_password
-from gateway.store.backends.sqlite import SQLiteDatabase
-from gateway.store.base import Store, compose_store
-from gateway.store.shared import DatabaseKeyStorage, SharedSettings
+from gateway.store.base import Store
+from gateway.store.opening import open_store, shared_settings
 
 log = logging.getLogger(__name__)
-
-
-def open_database(settings: Settings, *, migrate: bool = True) -> Database:
-    """The database ``MNS_GATEWAY_DATABASE_URL`` names: SQLite in the data dir when it is empty,
-    PostgreSQL for ``postgresql://…``. Opening it brings its schema up to date, unless
-    ``migrate`` is false (``mns-gateway migrate`` then does it and reports what it applied)."""
-    url = settings.database_url
-    if backend_of(url) == "sqlite":
-        try:
-            return SQLiteDatabase(
-                settings.database_path, synchronous=settings.sqlite_synchronous, migrate=migrate
-            )
-        except (OSError, sqlite3.Error) as error:
-            where = settings.database_path
-            raise DatabaseError(f"cannot open the SQLite database {where}: {error}") from error
-    import psycopg  # only when asked for
-
-    from gateway.store.backends.postgres import PostgresDatabase
-
-    check_reachable(url)  # at once, in one line, rather than after the pool's 30 s of retries
-    try:
-        return PostgresDatabase(
-            url,
-            migrate=migrate,
-            pool_size=settings.database_pool_size,
-            timeout=settings.database_timeout,
-        )
-    except psycopg.Error as error:
-        lines = str(error).strip().splitlines()
-        reason = lines[0] if lines else type(error).__name__
-        raise DatabaseError(
-            f"cannot use the database at {without_password(url)}: {reason}"
-        ) from error
-
-
-def open_store(settings: Settings) -> Store:
-    return compose_store(
-        open_database(settings),
-        max_waiters=settings.waiter_limit,
-        max_queues=settings.max_queues,
-        region=settings.region,
-        account_id=settings.account_id,
-    )
-
-
-def shared_settings(settings: Settings, database: Database) -> SharedSettings | None:
-    """Where replicas keep what they share: the database when it is shared (PostgreSQL), else
-    ``None`` (SQLite: one host, the data dir's files)."""
-    return SharedSettings(database) if settings.database_url else None
-
-
-def open_keyring(settings: Settings, database: Database) -> KeyRing:
-    """The signing keys: in the database shared by replicas, else in ``data_dir/keys``.
-    Configured key and certificate files win either way."""
-    storage: KeyStorage | Path = (
-        DatabaseKeyStorage(database) if settings.database_url else settings.data_dir / "keys"
-    )
-    return KeyRing(
-        storage,
-        private_key_file=settings.signing_key_file,
-        certificate_file=settings.signing_cert_file,
-    )
 
 
 @dataclass

@@ -70,6 +70,11 @@ def attempt_document(attempt: Attempt) -> dict[str, Any]:
     }
 
 
+#: How many dead letters one listing may ask for, through ``/admin/dead-letters`` and
+#: ``mns-gateway dead-letters list --limit`` alike.
+LIMITS = (1, 1000)
+
+
 def listing(store: DeliveryStore, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
     page = store.list_dead_letters(marker, limit, topic)
     return {"DeadLetters": [summary(d) for d in page.items], "NextMarker": page.next_marker}

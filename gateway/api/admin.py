@@ -27,9 +27,10 @@ def admin_only() -> None:
 @blueprint.get("/dead-letters")
 def list_dead_letters() -> Response:
     params = query_params()
-    limit = integer_in_range(params.get("limit", "100"), 1, 1000)
+    low, high = dead_letters.LIMITS
+    limit = integer_in_range(params.get("limit", "100"), low, high)
     if limit is None:
-        raise MNSError("InvalidArgument", "The value of limit should between 1 and 1000.")
+        raise MNSError("InvalidArgument", f"The value of limit should between {low} and {high}.")
     return jsonify(
         dead_letters.listing(
             gateway().store.deliveries, params.get("marker", ""), limit, params.get("topic") or None

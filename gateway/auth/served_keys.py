@@ -57,12 +57,26 @@ def record_served_keys(data_dir: Path, url: str, key_ids: Iterable[str]) -> Serv
     return None
 
 
-def changed_keys_warning(previous: ServedKeys, now: Iterable[str]) -> str:
-    """One line for ``serve``: the keys clients used last time are not accepted any more."""
+def changed_keys_warning(
+    previous: ServedKeys, now: Iterable[str], generated: Mapping[str, str] | None = None
+) -> str:
+    """One line for ``serve``: the keys clients used last time are not accepted any more.
+
+    When those were the pair generated in the data dir (a first ``serve`` without keys, as the
+    README's run command does before its quickstart sets one), nobody chose them: the line says
+    so, rather than telling the user to set again what they never set.
+    """
     before = ", ".join(previous.access_key_ids)
+    current = ", ".join(sorted(now))
+    if generated and set(previous.access_key_ids) <= set(generated):
+        return (
+            f"note: this data dir was last served with its generated access key {before}; now "
+            f"with {current} from MNS_GATEWAY_ACCESS_KEY_ID/_ACCESS_KEYS, so clients configured "
+            "with the generated pair will be refused until they use the new key"
+        )
     return (
         f"warning: this data dir was last served with access key {before}, now with "
-        f"{', '.join(sorted(now))}: clients configured with {before} (~/.mnscredentials, say) "
+        f"{current}: clients configured with {before} (~/.mnscredentials, say) "
         "will be refused; set MNS_GATEWAY_ACCESS_KEY_ID and _SECRET as before to keep them"
     )
 

@@ -85,8 +85,11 @@ def parse(top: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.
     if unknown:
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
     action = getattr(args, "action", None)
-    if action in getattr(args, "needs_id", ()) and not args.id:
-        command.error(f"{action} needs a dead letter id")
+    needed = getattr(args, "needs", {}).get(action)
+    if needed is not None and not getattr(args, needed[0]):
+        # An optional positional that this action requires: a usage error like any other
+        # missing argument (status 2 with the command's usage), not the command's own failure.
+        command.error(f"{action} needs {needed[1]}")
     return args
 
 
@@ -115,6 +118,11 @@ def run_command(command: str, run: Callable[[], int]) -> int:
     """
     try:
         return run()
+    except KeyboardInterrupt:
+        # Ctrl-C before ``serve`` handed its signals to gunicorn, or in another command: the
+        # shell's convention (128 + SIGINT), without a traceback. A running ``serve`` stops
+        # with 0 (gunicorn's arbiter handles its SIGINT: a quick shutdown).
+        return 130
     except GatewayError as error:
         message = str(error)
     except OSError as error:

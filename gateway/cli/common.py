@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway.admin.text import iso_utc as iso_utc  # re-exported for the commands
 from gateway.config.data_dir import prepare_data_dir
-from gateway.config.settings import Settings, settings_from_env
+from gateway.config.settings import Settings, read_value, settings_from_env
 from gateway.protocol.errors import GatewayError
 
 if TYPE_CHECKING:
@@ -43,6 +43,19 @@ def with_data_dir(parser: argparse.ArgumentParser) -> None:
         help="the gateway's data dir: SQLite database, keys (default MNS_GATEWAY_DATA_DIR, "
         "else ./mns-data)",
     )
+
+
+def setting_type(name: str) -> Callable[[str], Any]:
+    """An argparse ``type`` for a flag that sets the setting ``name``: read and checked by the
+    same rule as its ``MNS_GATEWAY_*`` variable, a usage error naming the flag otherwise."""
+
+    def read(text: str) -> Any:
+        try:
+            return read_value(name, text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{text!r} is not valid: {error}") from None
+
+    return read
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
@@ -103,7 +116,7 @@ def on_store(
     settings_for: SettingsFor, args: argparse.Namespace, work: Callable[[Store, Settings], T]
 ) -> T:
     """``work`` on the store of the command line's data dir or database, closed afterwards."""
-    from gateway.composition import open_store  # the store only once a command runs
+    from gateway.store.opening import open_store  # the store only once a command runs
 
     settings = settings_for(args)
     store = open_store(settings)

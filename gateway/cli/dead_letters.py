@@ -65,6 +65,20 @@ def _on_store(args: argparse.Namespace, store: Store, settings: Settings) -> int
     return run(args, LocalDeadLetters(store.deliveries))
 
 
+def page_limit(text: str) -> int:
+    """``--limit``: out of range is a usage error (``--limit 0`` listed nothing, said "no dead
+    letters" and offered a marker while there were some)."""
+    from gateway.admin.dead_letters import LIMITS
+    from gateway.protocol.integers import integer_in_range
+
+    limit = integer_in_range(text, *LIMITS)
+    if limit is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number from {LIMITS[0]} to {LIMITS[1]}"
+        )
+    return limit
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The actions and options, shared with ``admin dead-letters``."""
     parser.add_argument(
@@ -77,7 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", help="only this topic's dead letters (list)")
     parser.add_argument("--marker", help="continue a listing from this id (list)")
     parser.add_argument(
-        "--limit", type=int, default=100, help="at most this many, 1 to 1000 (list; default 100)"
+        "--limit",
+        type=page_limit,
+        default=100,
+        help="at most this many, 1 to 1000 (list; default 100)",
     )
     parser.add_argument(
         "--force",
@@ -85,7 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay a dead letter replayed before: another delivery of the message (replay)",
     )
     with_json(parser)
-    parser.set_defaults(needs_id=("show", "replay"))
+    needed = ("id", "a dead letter id")
+    parser.set_defaults(needs={"show": needed, "replay": needed})
 
 
 def add_command(commands: Commands) -> None:

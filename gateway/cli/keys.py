@@ -10,7 +10,8 @@ from gateway.cli.common import Commands, emit, existing_settings, with_data_dir,
 
 
 def keys(args: argparse.Namespace) -> int:
-    from gateway.composition import open_database, open_keyring
+    from gateway.pushing.keyring import open_keyring
+    from gateway.store.opening import open_database
 
     settings = existing_settings(args)
     database = open_database(settings)

@@ -10,7 +10,7 @@ from gateway.cli.common import Commands, database_settings, emit, with_data_dir,
 
 def migrate(args: argparse.Namespace) -> int:
     """Safe beside starting replicas, which migrate on start-up too, one process at a time."""
-    from gateway.composition import open_database
+    from gateway.store.opening import open_database
     from gateway.store.sql.migrations import latest_version
 
     database = open_database(database_settings(args), migrate=False)

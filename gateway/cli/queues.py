@@ -39,8 +39,6 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
     if args.action == "list":
         page = store.queues.list_queues(args.name or "", "", LIST_LIMIT)
         return {"Queues": [queue_document(queue) for queue in page.items]}
-    if args.name is None:
-        raise CommandError(f"queues {args.action} needs a queue name")
     if args.action == "delete":
         if not store.queues.queue_exists(args.name):
             raise CommandError(f"queue {args.name} does not exist")
@@ -78,4 +76,7 @@ def add_command(commands: Commands) -> None:
     parser.add_argument("--type", default="normal", help="create: normal (default) or fifo")
     parser.add_argument("--max-receive-count", help="receives before a message is dead-lettered")
     add_policy_options(parser)
-    parser.set_defaults(handler=queues)
+    named = ("name", "a queue name")
+    parser.set_defaults(
+        handler=queues, needs={action: named for action in ("create", "set", "show", "delete")}
+    )

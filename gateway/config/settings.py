@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gateway.config.checks import FLAGS, problem
 from gateway.errors import SettingsError
 
 ENV_PREFIX = "MNS_GATEWAY_"
@@ -35,7 +36,14 @@ def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
     keys: dict[str, str] = {}
     key_id = env.get(f"{ENV_PREFIX}ACCESS_KEY_ID", "").strip()
     secret = env.get(f"{ENV_PREFIX}ACCESS_KEY_SECRET", "").strip()
-    if key_id and secret:
+    if bool(key_id) != bool(secret):
+        # One without the other used to be ignored, and a random pair generated instead.
+        given, missing = ("ID", "SECRET") if key_id else ("SECRET", "ID")
+        raise SettingsError(
+            f"{ENV_PREFIX}ACCESS_KEY_{given} is set but {ENV_PREFIX}ACCESS_KEY_{missing} is not: "
+            "set both, or neither to use the generated pair"
+        )
+    if key_id:
         keys[key_id] = secret
     for pair in _split_list(env.get(f"{ENV_PREFIX}ACCESS_KEYS", "")):
         pair_id, sep, pair_secret = pair.partition(":")
@@ -142,9 +150,15 @@ class Settings:
     console: bool = True
 
     @property
+    def bound_url(self) -> str:
+        """The address ``serve`` binds, as a URL (an IPv6 address in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
     def base_url(self) -> str:
         """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
-        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+        return (self.public_url or self.bound_url).rstrip("/")
 
     @property
     def signing_region(self) -> str | None:
@@ -192,7 +206,10 @@ class Settings:
 
 
 def _env_flag(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return FLAGS[value.strip().lower()]
+    except KeyError:
+        raise ValueError("must be 1, true, yes or on, or 0, false, no or off") from None
 
 
 def _optional_path(value: str) -> Path | None:
@@ -200,11 +217,25 @@ def _optional_path(value: str) -> Path | None:
 
 
 def _optional_int(value: str) -> int | None:
-    return int(value) if value.strip() else None
+    return _whole(value) if value.strip() else None
 
 
 def _strip(value: str) -> str:
     return value.strip()
+
+
+def _whole(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError("must be a whole number") from None
+
+
+def _number(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError("must be a number") from None
 
 
 #: How each setting is read from its variable, ``MNS_GATEWAY_`` and the field's name in
@@ -213,33 +244,33 @@ def _strip(value: str) -> str:
 READERS: Mapping[str, Callable[[str], object]] = {
     "data_dir": Path,
     "database_url": _strip,
-    "database_pool_size": int,
-    "database_timeout": float,
+    "database_pool_size": _whole,
+    "database_timeout": _number,
     "host": str,
-    "port": int,
+    "port": _whole,
     "account_id": str,
     "region": _strip,
     "public_url": str,
-    "retry_scale": float,
-    "max_body_bytes": int,
+    "retry_scale": _number,
+    "max_body_bytes": _whole,
     "sqlite_synchronous": str.upper,
-    "workers": int,
-    "threads": int,
+    "workers": _whole,
+    "threads": _whole,
     "worker_class": str,
-    "delivery_threads": int,
-    "max_pushes_per_route": int,
-    "lease_seconds": float,
+    "delivery_threads": _whole,
+    "max_pushes_per_route": _whole,
+    "lease_seconds": _number,
     "log_dir": _optional_path,
     "egress_allow": _split_list,
     "egress_deny": _split_list,
-    "push_timeout": float,
+    "push_timeout": _number,
     "signing_key_file": _optional_path,
     "signing_cert_file": _optional_path,
     "admin_access_keys": _split_list,
     "max_waiters": _optional_int,
-    "max_queues": int,
-    "header_timeout": float,
-    "max_connections": int,
+    "max_queues": _whole,
+    "header_timeout": _number,
+    "max_connections": _whole,
     "smtp_url": str,
     "mail_from": str,
     "inbox": _env_flag,
@@ -250,7 +281,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "sms_webhook_url": _strip,
     "sms_webhook_secret": _strip,
     "queue_bridges": parse_queue_bridges,
-    "graceful_timeout": int,
+    "graceful_timeout": _whole,
     "worker_probes": _strip,
     "console": _env_flag,
 }
@@ -271,14 +302,25 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
 
 
 def _read(name: str, value: str) -> object:
-    """One variable's value, or a :class:`SettingsError` naming it (``int("x")`` says only
-    "invalid literal for int()", not which of forty variables held it)."""
+    """One variable's value, read and checked (:mod:`gateway.config.checks`), or a
+    :class:`SettingsError` naming it (``int("x")`` says only "invalid literal for int()", not
+    which of forty variables held it)."""
     try:
-        return READERS[name](value)
+        return read_value(name, value)
     except SettingsError:
         raise
     except ValueError as error:
         raise SettingsError(f"{env_name(name)}={value!r} is not valid: {error}") from error
+
+
+def read_value(name: str, text: str) -> object:
+    """The setting ``name``'s value from ``text``, as its variable or its command-line flag
+    gives it; ``ValueError`` says what is wrong with it."""
+    value = READERS[name](text)
+    wrong = problem(name, value)
+    if wrong is not None:
+        raise ValueError(wrong)
+    return value
 
 
 def admin_access_key(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:

@@ -105,15 +105,16 @@ def _pick(choose: Callable[[int, int], int], a: int | None, b: int | None) -> in
     return choose(a, b)
 
 
-def summary_lines(rows: Iterable[Row]) -> list[tuple[int, int, str, str]]:
-    """(time, rank, action, details) per kind of operation at each place, from merged facts."""
+def summary_lines(rows: Iterable[Row], zone: tzinfo = UTC) -> list[tuple[int, int, str, str]]:
+    """(time, rank, action, details) per kind of operation at each place, from merged facts;
+    times in the details are written for people in ``zone``, as the lines' own."""
     lines: list[tuple[int, int, str, str]] = []
     for row in merge(rows):
-        lines += _topic_lines(row) if row.get("topic_name") else _queue_lines(row)
+        lines += _topic_lines(row, zone) if row.get("topic_name") else _queue_lines(row)
     return sorted((line for line in lines if line[0] is not None), key=lambda x: x[:2])
 
 
-def _topic_lines(row: Row) -> list[tuple[int, int, str, str]]:
+def _topic_lines(row: Row, zone: tzinfo) -> list[tuple[int, int, str, str]]:
     where = _fields(row, "topic_name", "subscription_name", "endpoint")
     lines = []
     if row.get("publishes"):
@@ -123,7 +124,7 @@ def _topic_lines(row: Row) -> list[tuple[int, int, str, str]]:
         counts = (
             f"attempts={row['attempts']} failed={row.get('failed_attempts') or 0} "
             f"last_status_code={row.get('last_status_code')} "
-            f"last_attempt_ms={row.get('last_attempt_ms')}"
+            f"last_attempt={_stamp(row.get('last_attempt_ms'), zone, sep='T')}"
         )
         if row.get("replays"):
             counts += f" replays={row['replays']}"
@@ -154,11 +155,17 @@ def _fields(row: Row, *names: str) -> str:
 
 def format_summary(lines: Sequence[tuple[int, int, str, str]], zone: tzinfo = UTC) -> list[str]:
     """``<time>  <Action>  details`` as the full trace writes its lines."""
-    from gateway.pipeline.formatting import format_offset
-
     formatted = []
     for time_ms, _, action, details in lines:
-        moment = datetime.fromtimestamp(time_ms / 1000, tz=zone)
-        stamp = f"{moment:%Y-%m-%d %H:%M:%S.%f}"[:-3] + format_offset(moment)
-        formatted.append(f"{stamp}  {action:<24} {details}".rstrip())
+        formatted.append(f"{_stamp(time_ms, zone)}  {action:<24} {details}".rstrip())
     return formatted
+
+
+def _stamp(time_ms: int | None, zone: tzinfo, *, sep: str = " ") -> str:
+    """``2024-06-01 14:03:07.250Z`` (``+08:00`` in another zone); ``-`` for no time."""
+    from gateway.pipeline.formatting import format_offset
+
+    if time_ms is None:
+        return "-"
+    moment = datetime.fromtimestamp(time_ms / 1000, tz=zone)
+    return f"{moment:%Y-%m-%d}{sep}{moment:%H:%M:%S.%f}"[:-3] + format_offset(moment)

@@ -141,7 +141,7 @@ def trace_from_kept(options: ReportOptions) -> int:
     if not (out / kept_traces.FACTS_TABLE).is_dir():
         raise PipelineError(f"no report under --out {options.out}")
     rows = kept_traces.facts(out / kept_traces.FACTS_TABLE, options.trace)
-    lines = kept_traces.format_summary(kept_traces.summary_lines(rows), zone)
+    lines = kept_traces.format_summary(kept_traces.summary_lines(rows, zone), zone)
     if not lines:
         print(f"no operations logged for MessageId {options.trace}")
         return 1

@@ -36,6 +36,7 @@ from typing import Protocol
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from gateway.config.settings import Settings
 from gateway.delivery.signing import (
     DEFAULT_KEY_BITS,
     DEFAULT_VALIDITY_DAYS,
@@ -49,6 +50,8 @@ from gateway.delivery.signing import (
     self_signed_certificate,
     utc_now,
 )
+from gateway.store.backends.database import Database
+from gateway.store.shared import DatabaseKeyStorage
 
 
 class KeyStorage(Protocol):
@@ -138,7 +141,10 @@ def check_configured_files(key_file: Path | None, certificate_file: Path | None)
     """Raise what :class:`KeyRing` would about configured key and certificate files, without
     touching its storage (``mns-gateway serve`` asks before its workers open the key ring)."""
     if certificate_file is not None and key_file is None:
-        raise KeyRingError("a signing certificate file needs its private key file")
+        raise KeyRingError(
+            "MNS_GATEWAY_SIGNING_CERT_FILE needs its private key file in "
+            "MNS_GATEWAY_SIGNING_KEY_FILE"
+        )
     if key_file is None:
         return
     try:
@@ -146,7 +152,10 @@ def check_configured_files(key_file: Path | None, certificate_file: Path | None)
         if certificate_file is not None:
             checked_certificate(certificate_file.read_bytes(), private_key, str(certificate_file))
     except OSError as exc:
-        raise KeyRingError(f"cannot read the configured signing key: {exc}") from exc
+        which = "KEY" if exc.filename == str(key_file) else "CERT"
+        raise KeyRingError(
+            f"cannot read MNS_GATEWAY_SIGNING_{which}_FILE: {exc.strerror or exc}: {exc.filename}"
+        ) from exc
 
 
 class KeyRing:
@@ -282,3 +291,16 @@ class KeyRing:
         else:
             self.storage.save(key_id, None, certificate)
         return SigningKey(key_id, private_key, certificate)
+
+
+def open_keyring(settings: Settings, database: Database) -> KeyRing:
+    """The signing keys: in the database shared by replicas, else in ``data_dir/keys``.
+    Configured key and certificate files win either way."""
+    storage: KeyStorage | Path = (
+        DatabaseKeyStorage(database) if settings.database_url else settings.data_dir / "keys"
+    )
+    return KeyRing(
+        storage,
+        private_key_file=settings.signing_key_file,
+        certificate_file=settings.signing_cert_file,
+    )

@@ -290,6 +290,7 @@ def _room_for_connections(wanted: int) -> int:
 class PyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._quitting = False
         limits = FrontLimits.from_settings(settings_from_env())
         capacity = _room_for_connections(limits.max_connections)
         if capacity < limits.max_connections:
@@ -310,6 +311,17 @@ class PyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
                 "connections": self.connections,
             },
         )
+
+    def handle_quit(self, sig: int, frame: Any) -> None:
+        """SIGINT and SIGQUIT: quit at once, once. Ctrl-C in a terminal sends SIGINT to the
+        whole process group, so the worker gets it from the terminal and then SIGQUIT from the
+        arbiter; gunicorn would exit in a greenlet for each, and the second one's
+        ``SystemExit`` arrived while the interpreter was already shutting down, printed as a
+        traceback on every Ctrl-C."""
+        if self._quitting:
+            return
+        self._quitting = True
+        super().handle_quit(sig, frame)
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         """SIGTERM: stop accepting (gunicorn), and stop keeping connections alive, so that

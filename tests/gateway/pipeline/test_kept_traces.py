@@ -39,6 +39,8 @@ def test_a_message_split_over_two_partitions_is_told_once() -> None:
     assert lines[0].startswith("2024-01-01 00:00:00.000Z")
     assert "attempts=3 failed=3 last_status_code=503" in lines[1] and "replays=1" in lines[1]
     assert lines[1].startswith("2024-01-01 00:00:00.010Z")
+    # issue 36 item 11: the last attempt's time for people (was last_attempt_ms=1704070800000)
+    assert "last_attempt=2024-01-01T01:00:00.000Z" in lines[1] and "_ms=" not in lines[1]
 
 
 def test_a_queue_message_sent_received_twice_and_deleted() -> None:
