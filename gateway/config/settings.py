@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gateway.config.tracing import TracingSettings, tracing_from_env
 from gateway.protocol.errors import GatewayError
 
 ENV_PREFIX = "MNS_GATEWAY_"
@@ -141,6 +142,8 @@ class Settings:
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: ``MNS_GATEWAY_CONSOLE=0`` turns off the web console at ``/console/`` (docs/console.md).
     console: bool = True
+    #: OpenTelemetry tracing, from the standard ``OTEL_*`` variables (gateway/config/tracing.py).
+    tracing: TracingSettings = field(default_factory=TracingSettings)
 
     @property
     def base_url(self) -> str:
@@ -257,7 +260,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
     env = os.environ if env is None else env
     given = {name: _read(name, env[env_name(name)]) for name in READERS if env_name(name) in env}
-    return Settings(access_keys=parse_access_keys(env), **given)  # type: ignore[arg-type]
+    return Settings(  # type: ignore[arg-type]
+        access_keys=parse_access_keys(env), tracing=tracing_from_env(env), **given
+    )
 
 
 def _read(name: str, value: str) -> object:

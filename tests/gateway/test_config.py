@@ -25,9 +25,9 @@ def test_an_explicit_long_poll_limit_wins() -> None:
 
 def test_every_setting_is_read_from_its_variable() -> None:
     """A field without a reader could never be configured: every one has one (access keys
-    come from three variables of their own)."""
+    come from three variables of their own, tracing from OpenTelemetry's ``OTEL_*``)."""
     fields = {field.name for field in dataclasses.fields(Settings)}
-    assert fields - set(READERS) == {"access_keys"}
+    assert fields - set(READERS) == {"access_keys", "tracing"}
     assert set(READERS) <= fields
 
 
