@@ -220,3 +220,54 @@ def test_a_queue_message_sent_received_and_deleted(
     )
     assert settle.attributes["messaging.operation.type"] == "settle"
     assert settle.attributes["messaging.smq.operation"] == "DeleteMessage"
+
+
+def test_the_json_api_batch_entries_are_create_spans(
+    collector: OtlpCollector, gateway: RunningGateway
+) -> None:
+    """BatchSendMessage through the JSON API's SDK: a ``send`` span and a ``create`` span per
+    entry, each entry carrying its own ``create`` context; receive, visibility change and delete
+    are ``receive`` and ``settle`` spans."""
+    from alibabacloud_smqproxy20260409 import models as m
+
+    from tests.smq_sdk import smq_client
+
+    Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET).get_queue("json-jobs").create(
+        QueueMeta()
+    )
+    smq = smq_client(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    entries = [m.BatchSendMessageRequestMessages(message_body=body) for body in ("a", "b")]
+    smq.batch_send_message("json-jobs", m.BatchSendMessageRequest(messages=entries))
+    request = m.BatchReceiveMessageRequest(num_of_messages=2, waitseconds=1)
+    received = smq.batch_receive_message("json-jobs", request).body.messages
+    changed = smq.change_message_visibility(
+        "json-jobs",
+        m.ChangeMessageVisibilityRequest(
+            receipt_handle=received[0].receipt_handle, visibility_timeout=60
+        ),
+    ).body
+    handles = [changed.receipt_handle, received[1].receipt_handle]
+    smq.batch_delete_message("json-jobs", m.BatchDeleteMessageRequest(receipt_handles=handles))
+
+    def settled(spans: list[ReceivedSpan]) -> bool:
+        return sum(s.name == "settle json-jobs" for s in spans) >= 2
+
+    spans = collector.wait_for(settled)
+    send = one(spans, name="send json-jobs")
+    assert send.attributes["messaging.batch.message_count"] == 2
+    creates = [s for s in spans if s.name == "create json-jobs"]
+    assert len(creates) == 2 and all(c.parent_span_id == send.span_id for c in creates)
+    assert all(c.kind == "producer" and c.trace_id == send.trace_id for c in creates)
+    receive = one(spans, name="receive json-jobs")
+    assert receive.attributes["messaging.smq.operation"] == "BatchReceiveMessage"
+    assert receive.attributes["messaging.batch.message_count"] == 2
+    # each message came back linked to the create span of its own entry
+    assert {span_id for _, span_id in receive.links} == {c.span_id for c in creates}
+    visibility = one(
+        spans, name="settle json-jobs", messaging__smq__operation=("ChangeMessageVisibility")
+    )
+    assert visibility.attributes["messaging.smq.message.next_visible_time"] == (
+        changed.next_visible_time
+    )
+    deleted = one(spans, name="settle json-jobs", messaging__smq__operation="BatchDeleteMessage")
+    assert deleted.attributes["messaging.smq.receipt_handles"] == handles
