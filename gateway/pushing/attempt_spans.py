@@ -25,7 +25,6 @@ def attempt_span(tracing: Tracing, job: DeliveryJob) -> Span:
             names.MESSAGING_SYSTEM: names.SYSTEM,
             names.OPERATION_TYPE: "send",
             names.OPERATION_NAME: "push",
-            names.SMQ_OPERATION: "PushMessage",
             names.DESTINATION: message.topic_name,
             names.SUBSCRIPTION: job.subscription.name,
             names.MESSAGE_ID: message.id,
