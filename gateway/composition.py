@@ -175,7 +175,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
     by_kind: dict[str, Sender] = {
         "queue": _queue_sender(runtime, transport),
-        **message_senders(settings, runtime.store.inbox, transport),
+        **message_senders(settings, runtime.store.inbox, transport, runtime.tracing),
     }
     options = WorkerOptions(
         threads=settings.delivery_threads,
