@@ -1,10 +1,10 @@
-"""The tracing seam: what the API, the delivery worker and the report ask of a tracer.
+"""The tracing seam: what the API and the delivery worker ask of a tracer.
 
 :class:`Tracing` is a typed collaborator, injected like the operation log and the metrics. Its
 no-op implementation, :data:`NO_TRACING`, is what runs unless tracing is configured
-(:mod:`gateway.config.tracing`); only then does :func:`gateway.observability.tracers.open_tracing`
-import :mod:`gateway.observability.otel`, and
-with it OpenTelemetry (the ``otel`` extra). Without the extra, or with tracing off, no
+(:mod:`gateway.config.tracing`); only then does :func:`gateway.observability.tracers.
+open_tracing` import :mod:`gateway.observability.otel`, and with it OpenTelemetry (the ``otel``
+extra). Without the extra, or with tracing off, no
 ``opentelemetry`` module is ever imported and every call below is a constant-time no-op.
 
 Contexts cross process boundaries as W3C trace-context headers (``traceparent``,

@@ -4,6 +4,8 @@ deliveries to the context a message was created in."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gateway.delivery.records import DeliveryJob, Settlement
 from gateway.observability import messaging_spans as names
 from gateway.observability.tracing import Span, SpanKind, Tracing
@@ -57,3 +59,17 @@ def end_attempt_span(span: Span, settlement: Settlement | None) -> None:
             span.fail(attempt.outcome, attempt.error or "")
     finally:
         span.end()
+
+
+def traced_attempt(
+    tracing: Tracing, job: DeliveryJob, push: Callable[[DeliveryJob], Settlement]
+) -> Settlement:
+    """``push(job)`` inside its attempt's span, current on this thread while it runs: the
+    senders read it for the headers they send."""
+    span = attempt_span(tracing, job)
+    settlement = None
+    try:
+        settlement = push(job)
+    finally:
+        end_attempt_span(span, settlement)
+    return settlement

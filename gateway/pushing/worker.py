@@ -31,7 +31,7 @@ from gateway.delivery.retry import retry_delay
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
-from gateway.pushing.attempt_spans import attempt_span, end_attempt_span
+from gateway.pushing.attempt_spans import traced_attempt
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
@@ -317,15 +317,9 @@ class DeliveryWorker:
         self._wake.set()
 
     def _attempt(self, job: DeliveryJob) -> Settlement:
-        if not self.tracing.enabled:
-            return self._push(job)
-        span = attempt_span(self.tracing, job)  # current on this thread: the sender's headers
-        settlement = None
-        try:
-            settlement = self._push(job)
-        finally:
-            end_attempt_span(span, settlement)
-        return settlement
+        if self.tracing.enabled:
+            return traced_attempt(self.tracing, job, self._push)
+        return self._push(job)
 
     def _push(self, job: DeliveryJob) -> Settlement:
         number = job.attempts + 1
