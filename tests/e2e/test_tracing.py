@@ -271,3 +271,40 @@ def test_the_json_api_batch_entries_are_create_spans(
     )
     deleted = one(spans, name="settle json-jobs", messaging__smq__operation="BatchDeleteMessage")
     assert deleted.attributes["messaging.smq.receipt_handles"] == handles
+
+
+def test_a_request_traceparent_is_the_parent_and_every_operation_has_a_span(
+    collector: OtlpCollector, gateway: RunningGateway
+) -> None:
+    """A caller whose HTTP client propagates context (a ``traceparent`` header) gets the
+    gateway's span as a child, before the message's own SystemProperty; an error answer marks
+    the span with its MNS code; operations that are not message operations get spans too."""
+    raw = gateway.raw()
+    caller = "00-5b8efff798038103d269b633813fc60c-eee19b7ec3c1b174-01"
+    assert raw.send("PUT", "/queues/header-jobs", b"<Queue/>").status == 201
+    body = (
+        b"<Message><MessageBody>x</MessageBody><SystemProperties><SystemPropertyValue>"
+        b"<Name>traceparent</Name><Value>00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        b"</Value><Type>STRING</Type></SystemPropertyValue></SystemProperties></Message>"
+    )
+    sent = raw.send("POST", "/queues/header-jobs/messages", body, {"traceparent": caller})
+    assert sent.status == 201
+    missing = raw.send(
+        "DELETE", "/queues/header-jobs/messages?ReceiptHandle=nope", headers={"traceparent": caller}
+    )
+    assert missing.status >= 400
+
+    def found(spans: list[ReceivedSpan]) -> bool:
+        names = [s.name for s in spans if s.trace_id == caller.split("-")[1]]
+        return "send header-jobs" in names and "settle header-jobs" in names
+
+    spans = [s for s in collector.wait_for(found) if s.trace_id == caller.split("-")[1]]
+    send = one(spans, name="send header-jobs")
+    assert send.parent_span_id == "eee19b7ec3c1b174"
+    settle = one(spans, name="settle header-jobs")
+    assert settle.error and settle.attributes["error.type"] in (
+        "ReceiptHandleError",
+        "MessageNotExist",
+    )
+    created = collector.wait_for(lambda got: any(s.name == "PUT /queues/<name>" for s in got))
+    assert any(s.name == "PUT /queues/<name>" and s.kind == "server" for s in created)
