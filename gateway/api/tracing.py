@@ -119,12 +119,6 @@ def operation(
     return span
 
 
-def current_trace_id() -> str:
-    """The trace id of this request's span, for its operation-log records; ``""`` untraced."""
-    span = g.get("span")
-    return span.trace_id if span is not None else ""
-
-
 def traced_sends(action: str, queue: str, messages: list[NewMessage]) -> list[NewMessage]:
     """``messages`` as they are to be stored: each carries its creation context, the
     publisher's if it set one, else this request's ``send`` span's (or, in a batch, its own

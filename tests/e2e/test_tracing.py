@@ -5,9 +5,11 @@ the OpenTelemetry SDK, the gateway (``mns-gateway serve``) and a Flask app with 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,12 +49,34 @@ def collector() -> Iterator[OtlpCollector]:
 
 
 @pytest.fixture(scope="module")
+def oplog_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("oplog")
+
+
+@pytest.fixture(scope="module")
 def gateway(
-    collector: OtlpCollector, tmp_path_factory: pytest.TempPathFactory
+    collector: OtlpCollector, tmp_path_factory: pytest.TempPathFactory, oplog_dir: Path
 ) -> Iterator[RunningGateway]:
-    running = start_gateway(tmp_path_factory.mktemp("traced"), otel_env(collector, "mns-gateway"))
+    env = {**otel_env(collector, "mns-gateway"), "MNS_GATEWAY_LOG_DIR": str(oplog_dir)}
+    running = start_gateway(tmp_path_factory.mktemp("traced"), env)
     yield running
     running.stop()
+
+
+def logged(oplog_dir: Path, message_id: str, count: int) -> list[dict[str, object]]:
+    """The operation-log records of ``message_id``, once there are ``count`` of them."""
+    deadline = time.monotonic() + 10
+    while True:
+        records = [
+            record
+            for path in oplog_dir.rglob("oplog-*")
+            if path.is_file()
+            for line in path.read_text().splitlines()
+            if (record := json.loads(line)).get("MessageId") == message_id
+        ]
+        if len(records) >= count or time.monotonic() > deadline:
+            return records
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -127,11 +151,12 @@ def test_one_trace_from_publisher_to_handler(
     gateway: RunningGateway,
     receiver_url: str,
     publisher: TracerProvider,
+    oplog_dir: Path,
     fmt: str,
 ) -> None:
     account = Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
     topic = account.get_topic(f"orders-{fmt.lower()}")
-    topic.create(TopicMeta())
+    topic.create(TopicMeta(logging_enabled=True))
     topic.get_subscription("app").subscribe(
         SubscriptionMeta(receiver_url, notify_content_format=fmt)
     )
@@ -171,6 +196,11 @@ def test_one_trace_from_publisher_to_handler(
     assert done.name == f"process orders-{fmt.lower()}" and done.kind == "consumer"
     assert (trace_id, root) in done.links  # linked to the creation context
     assert done.attributes["messaging.message.id"] == message_id
+    # the operation log names the trace of the publish and of each attempt
+    records = logged(oplog_dir, message_id, 3)
+    actions = sorted(str(record["Action"]) for record in records)
+    assert actions == ["PublishMessage", "PushMessage", "PushMessage"]
+    assert {record["TraceId"] for record in records} == {trace_id}
 
 
 def test_a_queue_message_sent_received_and_deleted(
