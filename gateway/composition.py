@@ -24,6 +24,8 @@ from gateway.config.settings import Settings
 from gateway.delivery.egress import EgressPolicy
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import OperationLog, open_operation_log
+from gateway.observability.tracers import open_tracing
+from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.keyring import KeyRing, open_keyring
 from gateway.pushing.providers import message_senders
 from gateway.pushing.queue_bridge import QueueSender, RemoteService
@@ -35,6 +37,8 @@ from gateway.store.base import Store
 from gateway.store.opening import open_store, shared_settings
 
 log = logging.getLogger(__name__)
+#: ``service.name`` of the gateway's spans unless ``OTEL_SERVICE_NAME`` says otherwise.
+SERVICE_NAME = "mns-gateway"
 
 
 @dataclass
@@ -47,6 +51,8 @@ class Runtime:
     metrics: GatewayMetrics
     oplog: OperationLog
     worker: DeliveryWorker | None = None
+    #: OpenTelemetry spans when ``OTEL_*`` asks for them (docs/observability.md#tracing).
+    tracing: Tracing = NO_TRACING
 
     def alive(self) -> bool:
         """What a liveness probe asks: the delivery worker, if the process has one, runs."""
@@ -62,6 +68,7 @@ class Runtime:
         if self.worker is not None:
             self.worker.stop(self.settings.graceful_timeout)
         self.oplog.close()
+        self.tracing.shutdown()  # after the worker: its last attempts' spans go out too
         self.store.close()
 
 
@@ -77,6 +84,7 @@ def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
         open_operation_log(
             str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
         ),
+        tracing=open_tracing(settings.tracing.exporter, settings.tracing.protocol, SERVICE_NAME),
     )
     if with_worker and settings.delivery_threads > 0:
         runtime.worker = build_worker(runtime)
@@ -97,10 +105,11 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         account_id=settings.account_id,
         timeout=settings.push_timeout,
         clock=runtime.store.clock,
+        tracing=runtime.tracing,
     )
     by_kind: dict[str, Sender] = {
         "queue": _queue_sender(runtime, transport),
-        **message_senders(settings, runtime.store.inbox, transport),
+        **message_senders(settings, runtime.store.inbox, transport, runtime.tracing),
     }
     options = WorkerOptions(
         threads=settings.delivery_threads,
@@ -115,6 +124,7 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         metrics=runtime.metrics,
         oplog=runtime.oplog,
         account_id=settings.account_id,
+        tracing=runtime.tracing,
     )
 
 
@@ -152,6 +162,7 @@ def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
         metrics=runtime.metrics,
         certificates=runtime.keyring,
         alive=runtime.alive,
+        tracing=runtime.tracing,
     )
 
 

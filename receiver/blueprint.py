@@ -164,6 +164,12 @@ class MNSReceiver:
     :param name: the blueprint name; give each receiver in one app its own.
     :param rule: the URL rule within the blueprint; MNS posts to ``/notifications`` when the
         endpoint URL has no path.
+    :param tracing: ``True`` starts an OpenTelemetry ``process`` span per push (needs the
+        ``otel`` extra; docs/receiver.md#tracing).
+    :param trace_parent: ``"http"`` (the messaging conventions' default: child of the HTTP
+        server span, linked to the message's creation context) or ``"creation"`` (child of
+        the creation context, linked to the HTTP span).
+    :param tracer_provider: the OpenTelemetry tracer provider; the global one by default.
     """
 
     def __init__(
@@ -179,6 +185,9 @@ class MNSReceiver:
         dedupe: bool | DedupeStore | None = None,
         name: str = "mns_receiver",
         rule: str = "/notifications",
+        tracing: bool = False,
+        trace_parent: str = "http",
+        tracer_provider: Any = None,
     ) -> None:
         self.policy = CertificateURLPolicy(allowed_cert_url_prefixes)
         self.certificates = CertificateCache(
@@ -193,6 +202,11 @@ class MNSReceiver:
         self.max_body_bytes = max_body_bytes
         self.dedupe = _dedupe_store(dedupe, clock)
         self.routes: list[HandlerRoute] = []
+        self.tracer: Any = None
+        if tracing:  # only now: without the otel extra nothing of OpenTelemetry is imported
+            from receiver.tracing import PushTracer
+
+            self.tracer = PushTracer(tracer_provider, trace_parent)
         self.blueprint = Blueprint(name, __name__)
         self.blueprint.add_url_rule(
             rule, endpoint="notifications", view_func=self._receive, methods=["POST"]
@@ -244,6 +258,15 @@ class MNSReceiver:
         )
 
     def _receive(self) -> Response:
+        if self.tracer is None:
+            return self._answer(_NO_SPAN)
+        span = self.tracer.start(lowercase_headers(request.headers.items()))
+        try:
+            return self._answer(span)
+        finally:
+            span.end()
+
+    def _answer(self, span: Any) -> Response:
         request_id = request.headers.get("x-mns-request-id", "-")
         try:
             push = self._read_push()
@@ -256,13 +279,18 @@ class MNSReceiver:
                 exc.reason,
                 exc,
             )
+            span.refused(exc.reason, str(exc))
             return Response(status=403)
         try:
             notification = parse_notification(push.body, push.headers)
         except MalformedNotificationError as exc:
             logger.warning("unparseable MNS push (request id %r): %s", request_id, exc)
+            span.refused("malformed", str(exc))
             return Response(status=400)
-        return Response(status=self._dispatch(notification))
+        span.notification(notification)
+        status, outcome = self._dispatch(notification)
+        span.answered(status, outcome)
+        return Response(status=status)
 
     def _read_push(self) -> SignedPush:
         body = read_body_at_most(request.stream, request.content_length, self.max_body_bytes)
@@ -273,8 +301,9 @@ class MNSReceiver:
             body=body,
         )
 
-    def _dispatch(self, notification: Notification) -> int:
-        """Run the selected handler; return the status to answer."""
+    def _dispatch(self, notification: Notification) -> tuple[int, str]:
+        """Run the selected handler; return the status to answer and the outcome (``handled``,
+        ``handler_failed``, ``no_handler``, ``duplicate``)."""
         route = select_route(self.routes, notification)
         if route is None:
             logger.error(
@@ -284,20 +313,36 @@ class MNSReceiver:
                 notification.subscription_name,
                 notification.message_tag,
             )
-            return 500
+            return 500, "no_handler"
         if self.dedupe is None:
             return _run_handler(route, notification)
         key = dedupe_key(notification)
         if not self.dedupe.claim(key):
             logger.info("duplicate MNS message %r skipped", notification.message_id)
-            return 204
-        status = _run_handler(route, notification)
+            return 204, "duplicate"
+        status, outcome = _run_handler(route, notification)
         if status != 204:
             self.dedupe.release(key)  # so the sender's retry runs the handler again
-        return status
+        return status, outcome
 
 
-def _run_handler(route: HandlerRoute, notification: Notification) -> int:
+class _NoSpan:
+    """The push's span when tracing is off: every call does nothing."""
+
+    def notification(self, notification: Notification) -> None:
+        return None
+
+    def refused(self, reason: str, description: str) -> None:
+        return None
+
+    def answered(self, status: int, outcome: str) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+
+
+def _run_handler(route: HandlerRoute, notification: Notification) -> tuple[int, str]:
     try:
         route.handler(notification)
     except Exception:
@@ -306,8 +351,8 @@ def _run_handler(route: HandlerRoute, notification: Notification) -> int:
             getattr(route.handler, "__qualname__", repr(route.handler)),
             notification.message_id,
         )
-        return 500
-    return 204
+        return 500, "handler_failed"
+    return 204, "handled"
 
 
 def _dedupe_store(

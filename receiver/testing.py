@@ -51,6 +51,8 @@ from receiver.verify import SignedPush, lowercase_headers, string_to_sign
 if TYPE_CHECKING:
     from werkzeug.test import Client, TestResponse
 
+    from receiver.tracing import SpanRecorder
+
 __all__ = [
     "DEFAULT_TEST_CERT_URL",
     "ContentMD5Style",
@@ -60,6 +62,7 @@ __all__ = [
     "post_notification",
     "sign_notification",
     "sign_request",
+    "span_recorder",
 ]
 
 DEFAULT_TEST_CERT_URL = "https://mns-cert.oss-cn-hangzhou.aliyuncs.com/receiver-testing.pem"
@@ -246,3 +249,18 @@ def _push_headers(
         "x-mns-message-tag": fields["MessageTag"],
     }
     return {name: value for name, value in headers.items() if value is not None}
+
+
+def span_recorder() -> SpanRecorder:
+    """Spans kept in memory, to assert on a receiver's ``process`` spans::
+
+        recorder = span_recorder()
+        receiver = MNSReceiver(tracing=True, tracer_provider=recorder.provider, ...)
+        ...
+        (span,) = recorder.attributes()
+        assert span["messaging.operation.type"] == "process"
+
+    Needs ``opentelemetry-sdk`` (the receiver's ``otel`` extra brings only the API)."""
+    from receiver.tracing import SpanRecorder  # only now: the optional extra
+
+    return SpanRecorder()

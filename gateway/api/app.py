@@ -33,12 +33,14 @@ from gateway.api.context import (
 from gateway.api.control.app import ControlPlaneApp, ControlPlaneDispatch
 from gateway.api.environ import REFUSAL, size_body
 from gateway.api.probes import create_probes_blueprint
+from gateway.api.tracing import install_tracing
 from gateway.auth.endpoint_acl import EndpointGate
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.errors import TryAgainError, answer_for
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
+from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.json_body import JSON_VERSION
@@ -65,6 +67,7 @@ def create_app(
     metrics: GatewayMetrics | None = None,
     certificates: CertificateSource | None = None,
     alive: Callable[[], bool] = lambda: True,
+    tracing: Tracing = NO_TRACING,
 ) -> Flask:
     """The gateway's WSGI app over ``store``. ``alive`` is what ``/healthz`` asks: whether the
     process can do its work (:func:`gateway.composition.build_app` asks its delivery worker)."""
@@ -81,8 +84,10 @@ def create_app(
         oplog=oplog or NullOperationLog(),
         metrics=metrics,
         certificates=certificates,
+        tracing=tracing,
     )
     app.extensions["mns"] = context
+    install_tracing(app, tracing)
     # ``POST /`` calls of the control-plane API (Mns-open 2022-01-19) go to its own JSON app;
     # the XML API has no such route (docs/control-plane.md).
     control = ControlPlaneApp(settings, store, context.keys, clock)

@@ -20,6 +20,7 @@ from gateway.auth.signatures import IncomingRequest
 from gateway.auth.temporary_credentials import AccessKeys
 from gateway.errors import Answer, RefusedError, answer_for
 from gateway.observability.oplog import Field, NullOperationLog, OperationLog, RequestFacts
+from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.protocol.errors import MNSError, host_id_for
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JSON_VERSION, JsonObject
@@ -54,6 +55,8 @@ class GatewayContext:
     oplog: OperationLog = field(default_factory=NullOperationLog)
     metrics: GatewayMetrics | None = None
     certificates: CertificateSource | None = None
+    #: OpenTelemetry spans of each request (gateway/api/tracing.py); no-ops unless configured.
+    tracing: Tracing = NO_TRACING
     #: What requests are authenticated against: ``access_keys`` and the temporary credentials
     #: issued into ``store``.
     keys: AccessKeys = field(init=False)
@@ -93,6 +96,7 @@ def request_facts(resource: Field, name: str) -> RequestFacts:
         remote_address=request.remote_addr or "",
         account_id=gateway().settings.account_id,
         process_time_ms=(time.monotonic() - g.get("started", time.monotonic())) * 1000,
+        trace_id=span.trace_id if (span := g.get("span")) is not None else "",
     )
 
 
@@ -246,6 +250,7 @@ def error_fields(error: RefusedError | Answer) -> list[tuple[str, str]]:
 
 def answer_response(answer: Answer) -> Response:
     """An error's :class:`~gateway.errors.Answer` in the client's wire format."""
+    g.error_code = answer.code  # for the request's span (gateway/api/tracing.py)
     if is_json_request():
         response = json_response(dict(error_fields(answer)), status=answer.status)
     else:

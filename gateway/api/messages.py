@@ -25,6 +25,7 @@ from gateway.api.context import (
     xml_response,
 )
 from gateway.api.environ import CLIENT_CONNECTED
+from gateway.api.tracing import traced_receive, traced_sends, traced_sent, traced_settle
 from gateway.observability.oplog import Action, Field, RequestFacts
 from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
@@ -80,7 +81,8 @@ def send_message(name: str, element: Element) -> SentMessage:
     """SendMessage of one ``<Message>`` element: validated, stored and logged; the web console
     sends through here too, so both refuse and log alike."""
     message = parse_new_message(element)
-    queue, (result,) = _queues().send(name, [message])
+    queue, (result,) = _queues().send(name, traced_sends("SendMessage", name, [message]))
+    traced_sent([result])
     if isinstance(result, MNSError):
         raise result
     log_queue(queue, lambda facts: oplog.sent_records(facts, Action.SEND_MESSAGE, [result]))
@@ -92,7 +94,7 @@ def _batch_send(name: str, root: Element) -> Response:
     of each failed one (the SDK accepts exactly these two entry shapes then)."""
     parsed = parse_batch(root)
     valid = [m for m in parsed if not isinstance(m, MNSError)]
-    queue, stored = _queues().send(name, valid)
+    queue, stored = _queues().send(name, traced_sends("BatchSendMessage", name, valid))
     outcomes = iter(stored)
     results = [item if isinstance(item, MNSError) else next(outcomes) for item in parsed]
     sent = [r for r in results if not isinstance(r, MNSError)]
@@ -124,6 +126,7 @@ def receive_messages(name: str) -> Response:
     result = limited_receive(name, batch or 1, wait, connected)
     queue, messages = result.queue, result.messages
     action = Action.RECEIVE_MESSAGE if batch is None else Action.BATCH_RECEIVE_MESSAGE
+    traced_receive(action.value, name, messages)
     log_queue(queue, lambda facts: oplog.received_records(facts, action, messages))
     if result.moved:  # moved whether or not the response reaches the client
         dead_lettered(queue, result.moved)
@@ -243,6 +246,7 @@ def delete_message(name: str, handle: str | None) -> None:
     """DeleteMessage by receipt handle, logged (the web console deletes through here too)."""
     if not handle:
         raise MNSError("MissingReceiptHandle")
+    traced_settle("DeleteMessage", name, [handle])
     queue, message_id = _queues().delete_message(name, handle)
     log_queue(
         queue,
@@ -261,6 +265,7 @@ def _batch_delete(name: str, body: bytes) -> Response:
         raise MNSError(
             "InvalidArgument", f"The count of receipt handles should between 1 and {MAX_BATCH}."
         )
+    traced_settle("BatchDeleteMessage", name, handles)
     queue, results = _queues().delete_messages(name, handles)
     deleted = [(r, h) for r, h in zip(results, handles, strict=True) if isinstance(r, str)]
     log_queue(
@@ -280,6 +285,9 @@ def change_visibility(name: str) -> Response:
     validate_name("queue", name)
     handle, seconds = visibility_request(query_params())
     queue, change = _queues().change_visibility(name, handle, seconds)
+    traced_settle(
+        "ChangeMessageVisibility", name, [handle], [change.message_id], change.next_visible_time
+    )
     log_queue(queue, lambda facts: [oplog.visibility_record(facts, handle, change)])
     nodes: list[XmlNode] = [
         ("ReceiptHandle", change.receipt_handle),

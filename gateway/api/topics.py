@@ -17,6 +17,7 @@ from gateway.api.context import (
     with_meta,
     xml_response,
 )
+from gateway.api.tracing import traced_publish
 from gateway.observability.oplog import Action, Field
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
@@ -178,7 +179,7 @@ def publish_parsed(parse: Callable[[str, int], TopicMessage]) -> TopicMessage:
     it: one path for the XML and the JSON API alike."""
     topics = _topics()
     now_ms = topics.now_ms()
-    message = parse(topics.new_message_id(now_ms), now_ms)
+    message = traced_publish(parse(topics.new_message_id(now_ms), now_ms))
     published = topics.publish(message)
     log_operations(
         published.logging_enabled,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gateway.config.checks import FLAGS, problem
+from gateway.config.tracing import TracingSettings, tracing_from_env
 from gateway.errors import SettingsError
 
 ENV_PREFIX = "MNS_GATEWAY_"
@@ -148,6 +149,8 @@ class Settings:
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: ``MNS_GATEWAY_CONSOLE=0`` turns off the web console at ``/console/`` (docs/console.md).
     console: bool = True
+    #: OpenTelemetry tracing, from the standard ``OTEL_*`` variables (gateway/config/tracing.py).
+    tracing: TracingSettings = field(default_factory=TracingSettings)
 
     @property
     def bound_url(self) -> str:
@@ -298,7 +301,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     if given.get("region") == "":  # ``MNS_GATEWAY_REGION=``, as an env file leaves it: unset
         del given["region"]
     given["region_set"] = "region" in given
-    return Settings(access_keys=parse_access_keys(env), **given)  # type: ignore[arg-type]
+    return Settings(  # type: ignore[arg-type]
+        access_keys=parse_access_keys(env), tracing=tracing_from_env(env), **given
+    )
 
 
 def _read(name: str, value: str) -> object:

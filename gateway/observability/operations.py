@@ -40,6 +40,8 @@ class Field(StrEnum):
     PUBLISH_TIME = "PublishTime"  # on push records: when the message was published, epoch ms
     DEAD_LETTER_QUEUE = "DeadLetterQueue"  # on DeadLetter records: the queue it went to, if any
     DEAD_LETTER_MESSAGE_ID = "DeadLetterMessageId"  # ... and its MessageId there
+    #: With tracing on: the trace of the request or push attempt (docs/observability.md#tracing)
+    TRACE_ID = "TraceId"
 
 
 class Action(StrEnum):
@@ -106,6 +108,8 @@ class RequestFacts:
     remote_address: str
     account_id: str
     process_time_ms: float
+    #: The request's trace (with tracing on), so a trace leads to its records and back.
+    trace_id: str = ""
 
     def record(self, action: Action, **fields: object) -> dict[str, object]:
         record: dict[str, object] = {
@@ -116,6 +120,8 @@ class RequestFacts:
             Field.ACCOUNT_ID.value: self.account_id,
             Field.PROCESS_TIME.value: round(self.process_time_ms, 3),
         }
+        if self.trace_id:
+            record[Field.TRACE_ID.value] = self.trace_id
         record.update({name: value for name, value in fields.items() if value is not None})
         return record
 

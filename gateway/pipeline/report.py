@@ -326,6 +326,7 @@ TRACE_FIELDS: Final = (
     "error",
     "remote_address",
     "request_id",
+    "trace_id",  # the OpenTelemetry trace: from a tracing UI to these lines, and back
 )
 
 

@@ -46,6 +46,8 @@ COLUMN_FOR_FIELD: Final[dict[Field, str]] = {
     Field.REQUEST_ID: "request_id",
     Field.ACCOUNT_ID: "account_id",
     Field.REMOTE_ADDRESS: "remote_address",
+    #: The gateway's, with tracing on: the OpenTelemetry trace of the request or push attempt.
+    Field.TRACE_ID: "trace_id",
 }
 
 #: Fields holding a point in time (epoch ms, numeric string, or "YYYY-MM-DD HH:MM:SS[.fff]").

@@ -174,3 +174,38 @@ def carried_properties(attributes: Mapping[str, Any]) -> dict[str, Any]:
     UserProperties and SystemProperties (docs/delivery.md#properties-carried-to-queues)."""
     keys = ("MessageGroupId", *(container for container, _ in PROPERTY_CONTAINERS))
     return {key: attributes[key] for key in keys if attributes.get(key)}
+
+
+#: The system properties that carry a message's creation context (W3C trace context); the SDKs
+#: set them, and the gateway adds its own ``send`` span's when a publisher did not.
+TRACE_CONTEXT_NAMES: Final = ("traceparent", "tracestate")
+
+
+def trace_context(properties: Mapping[str, Any]) -> dict[str, str]:
+    """The message's creation context as trace-context headers (``traceparent`` and
+    ``tracestate`` from its SystemProperties); empty when it has none."""
+    found = {
+        entry.get("Name", ""): entry.get("Value", "")
+        for entry in properties.get("SystemProperties") or []
+        if entry.get("Name") in TRACE_CONTEXT_NAMES
+    }
+    return found if found.get("traceparent") else {}
+
+
+def with_trace_context(properties: Mapping[str, Any], carrier: Mapping[str, str]) -> dict[str, Any]:
+    """``properties`` with ``carrier``'s ``traceparent`` (and ``tracestate``) added as
+    SystemProperties, unless the message already has a ``traceparent``: the publisher's own
+    creation context is kept untouched, as the messaging conventions ask."""
+    if trace_context(properties) or not carrier.get("traceparent"):
+        return dict(properties)
+    system = [
+        entry
+        for entry in properties.get("SystemProperties") or []
+        if entry.get("Name") not in TRACE_CONTEXT_NAMES  # a lone tracestate is stale
+    ]
+    system += [
+        {"Name": name, "Type": "STRING", "Value": carrier[name]}
+        for name in TRACE_CONTEXT_NAMES
+        if carrier.get(name)
+    ]
+    return {**properties, "SystemProperties": system}

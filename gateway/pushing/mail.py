@@ -37,6 +37,7 @@ from gateway.config.settings import Settings
 from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.directmail import ADDRESS, OutgoingMail, prepare_mail
 from gateway.delivery.records import DeliveryJob
+from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.transport import PushOutcome, PushResult
 
 #: smtplib re-raises a read timeout as SMTPServerDisconnected; how far to look for the cause.
@@ -185,6 +186,7 @@ class MailSender:
         connect: SmtpConnect = open_smtp,
         timeout: float = 5.0,
         clock: Clock = time.perf_counter,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         if mail_from and not ADDRESS.fullmatch(mail_from):
             raise SmtpConfigError(
@@ -195,13 +197,17 @@ class MailSender:
         self.connect = connect
         self.timeout = timeout
         self.clock = clock
+        self.tracing = tracing
         self._lock = threading.Lock()
         self._client: SmtpClient | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, connect: SmtpConnect = open_smtp) -> MailSender:
+    def from_settings(
+        cls, settings: Settings, *, connect: SmtpConnect = open_smtp, tracing: Tracing = NO_TRACING
+    ) -> MailSender:
         return cls(
             SmtpSettings.from_url(settings.smtp_url),
+            tracing=tracing,
             mail_from=settings.mail_from,
             connect=connect,
             timeout=settings.push_timeout,
@@ -209,6 +215,10 @@ class MailSender:
 
     def send(self, job: DeliveryJob) -> PushResult:
         outgoing = prepare_mail(job, self.mail_from)
+        # The attempt's trace context as mail headers (W3C names; relays pass unknown headers
+        # on), for a mail pipeline that traces: the attempt span is the worker's, current here.
+        for name, value in self.tracing.current_carrier().items():
+            outgoing.message[name] = value
         started = self.clock()
         if not self._lock.acquire(timeout=self.timeout):
             error = f"the SMTP connection stayed busy for over {self.timeout:g} s"

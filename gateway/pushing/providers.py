@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from gateway.config.settings import Settings
 from gateway.inbox.records import InboxKind
+from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.inbox_sender import InboxSender
 from gateway.pushing.mail import MailSender
 from gateway.pushing.senders import Sender
@@ -22,7 +23,9 @@ from gateway.store.inbox import InboxStore
 SMS_PROVIDERS = ("aliyun", "webhook")
 
 
-def sms_sender(settings: Settings, transport: PushTransport) -> Sender | None:
+def sms_sender(
+    settings: Settings, transport: PushTransport, tracing: Tracing = NO_TRACING
+) -> Sender | None:
     provider = settings.sms_provider
     if provider == "aliyun":
         return AliyunSmsSender(
@@ -38,6 +41,7 @@ def sms_sender(settings: Settings, transport: PushTransport) -> Sender | None:
             url=settings.sms_webhook_url,
             secret=settings.sms_webhook_secret,
             timeout=settings.push_timeout,
+            tracing=tracing,
         )
     if provider:
         raise SmsConfigError(
@@ -47,11 +51,11 @@ def sms_sender(settings: Settings, transport: PushTransport) -> Sender | None:
 
 
 def message_senders(
-    settings: Settings, inbox: InboxStore, transport: PushTransport
+    settings: Settings, inbox: InboxStore, transport: PushTransport, tracing: Tracing = NO_TRACING
 ) -> dict[str, Sender]:
     """Senders for the ``mail`` and ``sms`` routes, by route kind. The SMS provider's settings
     are checked even when the inbox takes its place, so a typo fails at start-up either way."""
-    sms = sms_sender(settings, transport)
+    sms = sms_sender(settings, transport, tracing)
     if settings.inbox:
         return {
             "mail": InboxSender(inbox, InboxKind.MAIL, mail_from=settings.mail_from),
@@ -59,7 +63,7 @@ def message_senders(
         }
     senders: dict[str, Sender] = {}
     if settings.smtp_url:
-        senders["mail"] = MailSender.from_settings(settings)
+        senders["mail"] = MailSender.from_settings(settings, tracing=tracing)
     if sms is not None:
         senders["sms"] = sms
     return senders

@@ -17,6 +17,8 @@ from gateway.delivery.notifications import notification_of
 from gateway.delivery.notifications import queue_message_body as queue_message_body
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.signing import SigningKey, build_signed_push
+from gateway.observability.tracing import CREATION_HEADER, NO_TRACING, Tracing
+from gateway.protocol.properties import trace_context
 from gateway.protocol.request_ids import new_request_id
 from gateway.pushing.keyring import KeyRing
 from gateway.pushing.transport import PushResult, PushTransport
@@ -44,8 +46,10 @@ class HttpSender:
         account_id: str,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         self.transport = transport
+        self.tracing = tracing
         self.keyring = keyring
         self.public_url = public_url
         self.account_id = account_id
@@ -73,9 +77,20 @@ class HttpSender:
             )
         except (DeliveryError, ValueError) as exc:
             raise PermanentDeliveryError(f"cannot render the push: {exc}") from exc
-        return self.transport.send(
-            job.subscription.endpoint, signed.headers, signed.body, self.timeout
-        )
+        headers = signed.headers
+        if self.tracing.enabled:
+            headers = [*headers, *self.traced_headers(job).items()]
+        return self.transport.send(job.subscription.endpoint, headers, signed.body, self.timeout)
+
+    def traced_headers(self, job: DeliveryJob) -> dict[str, str]:
+        """W3C ``traceparent``/``tracestate`` of this attempt's span (the worker's, current on
+        this thread) and the message's creation context. Added after signing and none of them
+        ``x-mns-*``: the string to sign and every receiver's check stay as they were."""
+        headers = self.tracing.current_carrier()
+        creation = trace_context(job.message.attributes).get("traceparent")
+        if creation:
+            headers[CREATION_HEADER] = creation
+        return headers
 
 
 class UnavailableSender:

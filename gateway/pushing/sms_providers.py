@@ -23,6 +23,7 @@ from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.acs3 import acs_date, sign_rpc
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.sms import OutgoingSms, prepare_sms
+from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.transport import (
     Origin,
     PushOutcome,
@@ -194,8 +195,10 @@ class WebhookSmsSender:
         secret: str = "",
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         _origin(url, "SMS_WEBHOOK_URL")
+        self.tracing = tracing
         self.transport = transport
         self.url = url
         self.secret = secret
@@ -211,4 +214,5 @@ class WebhookSmsSender:
                 ("X-MNS-Gateway-Timestamp", timestamp),
                 ("X-MNS-Gateway-Signature", webhook_signature(self.secret, timestamp, body)),
             ]
+        headers += self.tracing.current_carrier().items()  # the attempt's trace context
         return self.transport.send(self.url, headers, body, self.timeout)

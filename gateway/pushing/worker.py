@@ -30,6 +30,8 @@ from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
+from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
+from gateway.pushing.attempt_spans import traced_attempt
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
@@ -65,8 +67,10 @@ class DeliveryWorker:
         rng: random.Random | None = None,
         account_id: str = "",
         monotonic: Callable[[], float] = time.monotonic,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         self.store = store
+        self.tracing = tracing
         self.senders = senders
         self.options = options
         self.metrics = metrics or GatewayMetrics()
@@ -313,6 +317,11 @@ class DeliveryWorker:
         self._wake.set()
 
     def _attempt(self, job: DeliveryJob) -> Settlement:
+        if self.tracing.enabled:
+            return traced_attempt(self.tracing, job, self._push)
+        return self._push(job)
+
+    def _push(self, job: DeliveryJob) -> Settlement:
         number = job.attempts + 1
         if job.replay_request_id is not None and job.attempts == 0:
             # The replay's record comes from the gateway that pushes it, not from the shell or
@@ -397,6 +406,8 @@ class DeliveryWorker:
             record["Error"] = error
         if request_id:
             record[Field.REQUEST_ID.value] = request_id
+        if self.tracing.enabled and (trace_id := trace_id_of(self.tracing.current_carrier())):
+            record[Field.TRACE_ID.value] = trace_id
         if filed is not None and filed.dead_letter_queue_message_id:
             record[Field.DEAD_LETTER_QUEUE.value] = filed.dead_letter_queue
             record[Field.DEAD_LETTER_MESSAGE_ID.value] = filed.dead_letter_queue_message_id

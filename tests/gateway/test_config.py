@@ -25,10 +25,10 @@ def test_an_explicit_long_poll_limit_wins() -> None:
 
 def test_every_setting_is_read_from_its_variable() -> None:
     """A field without a reader could never be configured: every one has one (access keys
-    come from three variables of their own; ``region_set`` says whether MNS_GATEWAY_REGION was
-    given)."""
+    come from three variables of their own, tracing from OpenTelemetry's ``OTEL_*``;
+    ``region_set`` says whether MNS_GATEWAY_REGION was given)."""
     fields = {field.name for field in dataclasses.fields(Settings)}
-    assert fields - set(READERS) == {"access_keys", "region_set"}
+    assert fields - set(READERS) == {"access_keys", "region_set", "tracing"}
     assert set(READERS) <= fields
 
 

@@ -63,9 +63,11 @@ class _RecordingEnv(Mapping[str, str]):
 
 
 def settings_read_by_the_gateway() -> set[str]:
+    """The ``MNS_GATEWAY_*`` variables read; OpenTelemetry's ``OTEL_*`` are the chart's
+    ``tracing`` values (tests/helm/test_workloads.py)."""
     env = _RecordingEnv()
     settings_from_env(env)
-    return env.read
+    return {name for name in env.read if name.startswith("MNS_GATEWAY_")}
 
 
 def variables_set_by_the_chart() -> set[str]:

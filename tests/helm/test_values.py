@@ -28,6 +28,14 @@ REFUSED_BY_THE_SCHEMA: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["/store/postgresql/url", "does not match pattern"],
     ),
     "a misspelt top-level key": ({"replicas": 2}, ["additional properties 'replicas'"]),
+    "an OTLP protocol the exporters do not speak": (
+        {"tracing": {"protocol": "http/json"}},
+        ["/tracing/protocol", "value must be one of 'http/protobuf', 'grpc'"],
+    ),
+    "a collector endpoint that is no URL": (
+        {"tracing": {"endpoint": "collector:4318"}},
+        ["/tracing/endpoint", "does not match pattern"],
+    ),
     "a misspelt nested key": (
         {"worker": {"replicas": 2}},
         ["/worker", "additional properties 'replicas'"],
@@ -113,6 +121,10 @@ REFUSED_BY_THE_CHART: dict[str, tuple[dict[str, Any], list[str]]] = {
     "a worker with nothing to do": (
         {"worker": {"enabled": True}, "delivery": {"threads": 0}},
         ["delivery.threads must be at least 1 when worker.enabled"],
+    ),
+    "tracing with no collector": (
+        {"tracing": {"enabled": True}},
+        ["tracing.enabled needs tracing.endpoint"],
     ),
     "a grace period shorter than draining": (
         {"terminationGracePeriodSeconds": 30},

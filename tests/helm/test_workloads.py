@@ -173,3 +173,32 @@ def test_the_api_probes_liveness_startup_and_readiness() -> None:
     assert gateway["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert gateway["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert gateway["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+
+
+def test_tracing_points_every_gateway_container_at_the_collector() -> None:
+    """OTEL_* in the API and the worker containers alike, and nothing of it when off."""
+    values = {
+        "store": {"type": "postgresql", "postgresql": {"url": "postgresql://mns:pw@db/mns"}},
+        "worker": {"enabled": True},
+        "tracing": {
+            "enabled": True,
+            "endpoint": "http://otel-collector.observability:4318",
+            "sampler": "parentbased_traceidratio",
+            "samplerArg": "0.25",
+        },
+    }
+    containers = list(render(values).gateway_containers())
+    assert {FULLNAME, f"{FULLNAME}-worker"} <= {w["metadata"]["name"] for w, _ in containers}
+    for _, container in containers:
+        env = env_of(container)
+        assert env["OTEL_TRACES_EXPORTER"] == "otlp"
+        assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel-collector.observability:4318"
+        assert env["OTEL_EXPORTER_OTLP_PROTOCOL"] == "http/protobuf"
+        assert env["OTEL_SERVICE_NAME"] == "mns-gateway"
+        assert (env["OTEL_TRACES_SAMPLER"], env["OTEL_TRACES_SAMPLER_ARG"]) == (
+            "parentbased_traceidratio",
+            "0.25",
+        )
+        assert "OTEL_RESOURCE_ATTRIBUTES" not in env
+    for _, container in render_case("sqlite").gateway_containers():
+        assert not any(name.startswith("OTEL_") for name in env_of(container))

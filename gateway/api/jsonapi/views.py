@@ -20,6 +20,7 @@ from gateway.api.context import (
 from gateway.api.environ import CLIENT_CONNECTED
 from gateway.api.messages import always, dead_lettered, handed_over, limited_receive, log_queue
 from gateway.api.topics import publish_parsed
+from gateway.api.tracing import traced_receive, traced_sends, traced_sent, traced_settle
 from gateway.observability.oplog import Action
 from gateway.protocol.errors import MNSError
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JsonObject, parse_object, render
@@ -53,7 +54,9 @@ def send_messages(name: str) -> Response:
     document = _body()
     if json_wire.is_batch(document):
         return _batch_send(name, document)
-    queue, (result,) = _queues().send(name, [json_wire.parse_new_message(document)])
+    sending = traced_sends("SendMessage", name, [json_wire.parse_new_message(document)])
+    queue, (result,) = _queues().send(name, sending)
+    traced_sent([result])
     if isinstance(result, MNSError):
         raise result
     log_queue(queue, lambda facts: oplog.sent_records(facts, Action.SEND_MESSAGE, [result]))
@@ -62,7 +65,8 @@ def send_messages(name: str) -> Response:
 
 def _batch_send(name: str, document: JsonObject) -> Response:
     parsed = json_wire.parse_batch(document)
-    queue, stored = _queues().send(name, [m for m in parsed if not isinstance(m, MNSError)])
+    valid = [m for m in parsed if not isinstance(m, MNSError)]
+    queue, stored = _queues().send(name, traced_sends("BatchSendMessage", name, valid))
     outcomes = iter(stored)
     results = [item if isinstance(item, MNSError) else next(outcomes) for item in parsed]
     sent = [r for r in results if not isinstance(r, MNSError)]
@@ -95,6 +99,7 @@ def receive_messages(name: str) -> Response:
     result = limited_receive(name, batch, wait, connected)
     queue, messages = result.queue, result.messages
     action = Action.BATCH_RECEIVE_MESSAGE
+    traced_receive(action.value, name, messages)
     log_queue(queue, lambda facts: oplog.received_records(facts, action, messages))
     if result.moved:
         dead_lettered(queue, result.moved)
@@ -108,6 +113,7 @@ def delete_messages(name: str) -> Response:
     """BatchDeleteMessage (``{"ReceiptHandles": [...]}``); 404 naming each handle that failed."""
     validate_name("queue", name)
     handles = json_wire.receipt_handles(_body())
+    traced_settle("BatchDeleteMessage", name, handles)
     queue, results = _queues().delete_messages(name, handles)
     pairs = list(zip(results, handles, strict=True))
     deleted = [(r, h) for r, h in pairs if isinstance(r, str)]
@@ -129,6 +135,9 @@ def change_visibility(name: str) -> Response:
     validate_name("queue", name)
     handle, seconds = visibility_request(query_params())
     queue, change = _queues().change_visibility(name, handle, seconds)
+    traced_settle(
+        "ChangeMessageVisibility", name, [handle], [change.message_id], change.next_visible_time
+    )
     log_queue(queue, lambda facts: [oplog.visibility_record(facts, handle, change)])
     return json_response(json_wire.visibility(change))
 

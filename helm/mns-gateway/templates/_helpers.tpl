@@ -143,6 +143,9 @@ the rules between values.
 {{- if and $values.worker.enabled (lt (int $values.delivery.threads) 1) }}
 {{- fail "delivery.threads must be at least 1 when worker.enabled: the worker would have nothing to run" }}
 {{- end }}
+{{- if and $values.tracing.enabled (not $values.tracing.endpoint) }}
+{{- fail "tracing.enabled needs tracing.endpoint: the OTLP endpoint of your collector, e.g. http://otel-collector.observability:4318" }}
+{{- end }}
 {{- if ne (empty $values.credentials.accessKeyId) (empty $values.credentials.accessKeySecret) }}
 {{- fail "credentials.accessKeyId and credentials.accessKeySecret go together: set both or neither" }}
 {{- end }}
@@ -251,6 +254,26 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
       name: {{ $secret }}
       key: {{ $key }}
       optional: true
+{{- end }}
+{{- if $values.tracing.enabled }}
+- name: OTEL_TRACES_EXPORTER
+  value: otlp
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $values.tracing.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $values.tracing.protocol | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ $values.tracing.serviceName | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $values.tracing.sampler | quote }}
+{{- with $values.tracing.samplerArg }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ . | quote }}
+{{- end }}
+{{- with $values.tracing.resourceAttributes }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- with $values.extraEnv }}
 {{ toYaml . }}

@@ -515,3 +515,29 @@ def test_a_transient_refusal_is_retried_by_the_gateway(
     (mail,) = relay.mailbox.wait_for(1, to="later@example.test")
     assert mail.message.get_content().strip() == "eventually"
     assert relay.mailbox.rcpt_replies["later@example.test"] == []
+
+
+def test_a_traced_attempt_puts_its_trace_context_in_the_mail(relay: Relay) -> None:
+    """With tracing on, the attempt's span (current on the pushing thread) is in the mail's
+    ``traceparent`` header; off, the mail has none (as before)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from gateway.observability.otel import OtelTracing
+    from gateway.observability.tracing import SpanKind
+
+    tracing = OtelTracing(TracerProvider())
+    traced = MailSender(
+        SmtpSettings("127.0.0.1", relay.port), mail_from=GATEWAY_SENDER, tracing=tracing
+    )
+    plain = MailSender(SmtpSettings("127.0.0.1", relay.port), mail_from=GATEWAY_SENDER)
+    span = tracing.start("push mailsub", SpanKind.CLIENT, activate=True)
+    try:
+        assert traced.send(delivery(message_id="T1")).ok
+    finally:
+        span.end()
+    assert plain.send(delivery(message_id="P1")).ok
+    traced.close()
+    plain.close()
+    first, second = relay.mailbox.wait_for(2)
+    assert first.message["traceparent"] == span.carrier()["traceparent"]
+    assert second.message["traceparent"] is None

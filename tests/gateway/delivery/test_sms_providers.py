@@ -184,3 +184,21 @@ def test_a_webhook_error_is_a_failed_attempt(endpoint: Endpoint, transport: Push
     result = sender.send(sms_job("sms:directsms:13800000000", direct()))
     assert (result.outcome, result.status) == (PushOutcome.HTTP_ERROR, 503)
     assert "X-MNS-Gateway-Signature" not in dict(endpoint.requests[0].headers)
+
+
+def test_a_traced_attempt_sends_its_trace_context_to_the_webhook(
+    endpoint: Endpoint, transport: PushTransport
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from gateway.observability.otel import OtelTracing
+    from gateway.observability.tracing import SpanKind
+
+    tracing = OtelTracing(TracerProvider())
+    sender = WebhookSmsSender(transport, url=endpoint.url, tracing=tracing)
+    span = tracing.start("push texts", SpanKind.CLIENT, activate=True)
+    try:
+        assert sender.send(sms_job("sms:directsms:13800000000", direct())).ok
+    finally:
+        span.end()
+    assert dict(endpoint.requests[0].headers)["traceparent"] == span.carrier()["traceparent"]

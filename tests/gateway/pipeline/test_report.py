@@ -27,9 +27,10 @@ from gateway.pipeline.summaries import timeline_bucket_ms
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = 1_704_067_200_000  # 2024-01-01 00:00:00 UTC
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"  # what a gateway with tracing on logs (TraceId)
 
 GATEWAY_RECORDS: list[dict[str, object]] = [
-    {"Time": T0, "Action": "PublishMessage", "TopicName": "t", "MessageId": "m1"},
+    {"Time": T0, "Action": "PublishMessage", "TopicName": "t", "MessageId": "m1", "TraceId": TRACE},
     {
         "Time": T0 + 100,
         "Action": "PushMessage",
@@ -39,6 +40,7 @@ GATEWAY_RECORDS: list[dict[str, object]] = [
         "MessageId": "m1",
         "PublishTime": T0,
         "Attempt": 1,
+        "TraceId": TRACE,
         "Outcome": "http_error",
         "StatusCode": 500,
         "LatencyMs": 3.5,
@@ -248,6 +250,9 @@ def test_trace_from_the_logs(
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[2] for line in lines] == ["PublishMessage", *["PushMessage"] * 3]
     assert "outcome=http_error status_code=500" in lines[2]
+    # The trace a tracing UI shows, beside each step it covers (failed before: not printed).
+    assert lines[0].endswith(f"trace_id={TRACE}")
+    assert f"trace_id={TRACE}" in lines[1] or f"trace_id={TRACE}" in lines[2]
 
 
 def test_unknown_message_exits_1(
@@ -316,6 +321,13 @@ def test_format_trace_line_leaves_out_empty_fields() -> None:
         {"time_ms": T0 + 5, "action": "ReceiveMessage", "queue_name": "q", "error": None}
     )
     assert line == "2024-01-01 00:00:00.005Z  ReceiveMessage           queue_name=q"
+
+
+def test_format_trace_line_shows_the_trace_id() -> None:
+    line = format_trace_line(
+        {"time_ms": T0, "action": "PublishMessage", "topic_name": "t", "trace_id": TRACE}
+    )
+    assert line.endswith(f"topic_name=t trace_id={TRACE}")
 
 
 def test_format_trace_line_shows_an_error_page_as_short_text_in_the_zone() -> None:

@@ -1,0 +1,75 @@
+"""A span per push attempt: child of the message's creation context (so publisher, publish,
+attempts and handler are one trace) and linked to it, as the messaging conventions link
+deliveries to the context a message was created in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gateway.delivery.records import DeliveryJob, Settlement
+from gateway.observability import messaging_spans as names
+from gateway.observability.tracing import Span, SpanKind, Tracing
+from gateway.protocol.properties import trace_context
+
+#: Outcomes that are the endpoint's answer rather than an error of the push itself.
+_SUCCESS = "success"
+
+
+def attempt_span(tracing: Tracing, job: DeliveryJob) -> Span:
+    creation = trace_context(job.message.attributes)
+    message = job.message
+    return tracing.start(
+        names.span_name("push", job.subscription.name),
+        SpanKind.CLIENT,
+        parent=creation or None,
+        links=[creation] if creation else (),
+        attributes={
+            names.MESSAGING_SYSTEM: names.SYSTEM,
+            names.OPERATION_TYPE: "send",
+            names.OPERATION_NAME: "push",
+            names.DESTINATION: message.topic_name,
+            names.SUBSCRIPTION: job.subscription.name,
+            names.MESSAGE_ID: message.id,
+            names.SMQ_MESSAGE_TAG: message.tag,
+            names.PUSH_ATTEMPT: job.attempts + 1,
+            names.PUSH_ENDPOINT: job.subscription.endpoint,
+        },
+        activate=True,
+    )
+
+
+def end_attempt_span(span: Span, settlement: Settlement | None) -> None:
+    """Record how the attempt went (outcome, status, error type, when the retry is due) and end
+    the span; ``None``: the attempt raised (the lease will lapse and it is tried again)."""
+    try:
+        if settlement is None:
+            span.fail("unsettled", "the attempt failed unexpectedly; its lease will lapse")
+            return
+        attempt = settlement.attempt
+        if attempt is None:
+            return
+        span.set(
+            {
+                names.PUSH_OUTCOME: attempt.outcome,
+                names.HTTP_STATUS: attempt.status_code,
+                names.PUSH_RETRY_AT: settlement.retry_at_ms,
+            }
+        )
+        if attempt.outcome != _SUCCESS:
+            span.fail(attempt.outcome, attempt.error or "")
+    finally:
+        span.end()
+
+
+def traced_attempt(
+    tracing: Tracing, job: DeliveryJob, push: Callable[[DeliveryJob], Settlement]
+) -> Settlement:
+    """``push(job)`` inside its attempt's span, current on this thread while it runs: the
+    senders read it for the headers they send."""
+    span = attempt_span(tracing, job)
+    settlement = None
+    try:
+        settlement = push(job)
+    finally:
+        end_attempt_span(span, settlement)
+    return settlement

@@ -1,0 +1,117 @@
+"""A local OTLP/HTTP trace receiver for tests: ``POST /v1/traces`` bodies decoded with
+``opentelemetry-proto``, every span kept as a plain :class:`ReceivedSpan`."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+#: ``Span.SpanKind`` numbers of the protocol.
+KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+
+
+@dataclass(frozen=True)
+class ReceivedSpan:
+    service: str
+    name: str
+    kind: str
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    attributes: dict[str, Any]
+    links: list[tuple[str, str]] = field(default_factory=list)  # (trace id, span id)
+    error: bool = False
+
+
+def _value(value: AnyValue) -> Any:
+    kind = value.WhichOneof("value")
+    if kind == "array_value":
+        return [_value(item) for item in value.array_value.values]
+    return getattr(value, kind) if kind else None
+
+
+def decode(body: bytes) -> list[ReceivedSpan]:
+    request = ExportTraceServiceRequest.FromString(body)
+    spans = []
+    for resource_spans in request.resource_spans:
+        resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                spans.append(
+                    ReceivedSpan(
+                        service=str(resource.get("service.name", "")),
+                        name=span.name,
+                        kind=KINDS.get(span.kind, "unspecified"),
+                        trace_id=span.trace_id.hex(),
+                        span_id=span.span_id.hex(),
+                        parent_span_id=span.parent_span_id.hex(),
+                        attributes={a.key: _value(a.value) for a in span.attributes},
+                        links=[(link.trace_id.hex(), link.span_id.hex()) for link in span.links],
+                        error=span.status.code == 2,  # STATUS_CODE_ERROR
+                    )
+                )
+    return spans
+
+
+class OtlpCollector:
+    """Listens on 127.0.0.1; ``endpoint`` is what ``OTEL_EXPORTER_OTLP_ENDPOINT`` takes."""
+
+    def __init__(self) -> None:
+        self.spans: list[ReceivedSpan] = []
+        self._arrived = threading.Condition()
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                received = decode(body) if self.path == "/v1/traces" else []
+                with collector._arrived:
+                    collector.spans.extend(received)
+                    collector._arrived.notify_all()
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200 if self.path == "/v1/traces" else 404)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, format: str, *args: object) -> None:
+                return None
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,))
+
+    def __enter__(self) -> OtlpCollector:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(10)
+
+    def wait_for(
+        self, found: Callable[[list[ReceivedSpan]], bool], timeout: float = 20
+    ) -> list[ReceivedSpan]:
+        """The spans so far, once ``found`` says they are enough (else an AssertionError)."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while not found(self.spans):
+                left = deadline - time.monotonic()
+                assert left > 0, f"spans never arrived; got {[s.name for s in self.spans]}"
+                self._arrived.wait(left)
+            return list(self.spans)
