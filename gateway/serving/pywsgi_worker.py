@@ -97,7 +97,7 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
 
     def handle(self) -> None:
         accepted = time.monotonic()
-        slot = self.connections.admit(self._give_up)
+        slot = self.connections.admit(self._give_up, lambda: bytes_waiting(self.socket))
         try:
             if slot is None:
                 self._refuse(MNSError("TooManyConnections"))

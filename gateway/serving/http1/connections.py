@@ -29,11 +29,17 @@ from collections.abc import Callable
 class Slot:
     """One admitted connection; the handler says when it is being served and when not."""
 
-    __slots__ = ("_close", "_table", "idle")
+    __slots__ = ("_close", "_has_input", "_table", "idle")
 
-    def __init__(self, table: ConnectionTable, close: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        table: ConnectionTable,
+        close: Callable[[], None],
+        has_input: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._table = table
         self._close = close
+        self._has_input = has_input
         #: Kept alive between two requests, no byte of the next one read: closing it loses
         #: nothing (RFC 9112, section 9.3.1: clients retry a request on a connection closed idle).
         self.idle = False
@@ -49,7 +55,7 @@ class Slot:
         self._table._waiting[self] = None
         self.idle = idle
         if idle and self._table.draining:
-            self.give_up()
+            self.stop_if_idle()
 
     def release(self) -> None:
         """The connection is closed; its slot is free."""
@@ -59,6 +65,14 @@ class Slot:
     def give_up(self) -> None:
         self.release()
         self._close()
+
+    def stop_if_idle(self) -> None:
+        """Close the connection on a graceful stop, unless the next request's bytes have
+        arrived but not been read yet: its handler reads and answers that one, then closes
+        (a client sending just as the stop begins would otherwise lose a request it never
+        saw refused)."""
+        if not self._has_input():
+            self.give_up()
 
 
 class ConnectionTable:
@@ -82,7 +96,9 @@ class ConnectionTable:
     def waiting(self) -> int:
         return len(self._waiting)
 
-    def admit(self, close: Callable[[], None]) -> Slot | None:
+    def admit(
+        self, close: Callable[[], None], has_input: Callable[[], bool] = lambda: False
+    ) -> Slot | None:
         """A slot for a new connection, waiting from now, or ``None`` when every connection is
         being served. ``close`` ends the connection if it must make room for a later one."""
         if len(self._slots) >= self.capacity:
@@ -92,7 +108,7 @@ class ConnectionTable:
             oldest = next(iter(self._waiting))
             self.given_up += 1
             oldest.give_up()
-        slot = Slot(self, close)
+        slot = Slot(self, close, has_input)
         self._slots.add(slot)
         slot.waiting()
         return slot
@@ -103,4 +119,4 @@ class ConnectionTable:
         a signal handler)."""
         self.draining = True
         for slot in [slot for slot in self._waiting if slot.idle]:
-            slot.give_up()
+            slot.stop_if_idle()

@@ -83,6 +83,20 @@ def test_bytes_of_a_next_request_make_a_connection_no_longer_idle() -> None:
     assert closed == []
 
 
+def test_a_request_arrived_but_not_yet_read_is_answered_not_dropped_by_a_drain() -> None:
+    """The handler may not have run since the next request's bytes arrived (a loaded machine):
+    draining then leaves the connection to its handler, which answers and closes it."""
+    closed = Closed()
+    table = ConnectionTable(2)
+    arrived = table.admit(closed.closer("arrived"), has_input=lambda: True)
+    quiet = table.admit(closed.closer("quiet"), has_input=lambda: False)
+    assert arrived is not None and quiet is not None
+    arrived.waiting(idle=True)
+    quiet.waiting(idle=True)
+    table.drain()
+    assert closed == ["quiet"]
+
+
 # a real gateway ---------------------------------------------------------------------------------
 def raise_open_file_limit(needed: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
