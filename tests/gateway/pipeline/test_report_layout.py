@@ -180,7 +180,7 @@ def test_chart_text_reads_at_the_size_of_the_page_text(page: webdriver.Chrome) -
            }
            return sizes;"""
     )
-    assert sizes and 12 <= min(sizes) and max(sizes) <= 16, (min(sizes), max(sizes))
+    assert sizes and min(sizes) >= 12 and max(sizes) <= 16, (min(sizes), max(sizes))
 
 
 def test_a_series_under_another_still_shows_where_they_meet(page: webdriver.Chrome) -> None:
@@ -196,7 +196,8 @@ def test_a_series_under_another_still_shows_where_they_meet(page: webdriver.Chro
              drawn[at] = Math.min(drawn[at] || 1000, r);
            }
            const widths = [...svg.querySelectorAll('polyline')]
-             .map(line => [line.getAttribute('stroke'), parseFloat(line.getAttribute('stroke-width'))]);
+             .map(line => [line.getAttribute('stroke'),
+                           parseFloat(line.getAttribute('stroke-width'))]);
            for (let i = 1; i < widths.length; i++)
              if (widths[i][0] !== widths[i - 1][0] && widths[i][1] >= widths[i - 1][1])
                hidden.push('line ' + widths[i][0]);
