@@ -136,7 +136,7 @@ def test_fails_twice_then_succeeds_shows_three_attempts(
     assert "Delivered on attempt 3" in page
     rows = attempt_rows(page)
     assert [row[:2] for row in rows] == [["Delivered on attempt 3", "1"], ["", "2"], ["", "3"]]
-    assert [(row[2], row[4]) for row in rows] == [
+    assert [(row[3], row[4]) for row in rows] == [
         ("http_error", "502"),
         ("http_error", "503"),
         ("success", "204"),
