@@ -159,6 +159,12 @@ def test_tables_show_the_error_first_and_say_when_they_scroll(
             for error in table["errors"]:
                 # The error starts on the screen, with room for its first words.
                 assert error["left"] < table["width"] - 120, (name, width, error)
+        # A heading across the whole table (a subscription's name and endpoint) stays on screen.
+        heads = site.driver.execute_script(
+            "return [...document.querySelectorAll('.group-head')]"
+            ".map(head => head.getBoundingClientRect().right)"
+        )
+        assert all(right <= width for right in heads), (name, heads)
         shot(site, f"table-{name}", width)
     site.open("/console/topics/orders")
     row = site.driver.find_element(By.CSS_SELECTOR, "tr.failing td.error")
