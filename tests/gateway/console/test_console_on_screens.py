@@ -169,6 +169,9 @@ def test_tables_show_the_error_first_and_say_when_they_scroll(
     site.open("/console/topics/orders")
     row = site.driver.find_element(By.CSS_SELECTOR, "tr.failing td.error")
     assert "Broken" in row.text and row.is_displayed()
+    site.open("/console/dead-letters")  # the reason, and the endpoint's last error under it
+    reason = site.driver.find_element(By.CSS_SELECTOR, "td.error").text
+    assert "retries exhausted" in reason and "Broken" in reason
 
 
 TEXT_SIZES = """
