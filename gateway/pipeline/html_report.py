@@ -17,7 +17,7 @@ from typing import Final
 from zoneinfo import ZoneInfo
 
 from gateway.pipeline import html_tables as tables
-from gateway.pipeline.charts import BarGroup, LineSeries, bar_chart, line_chart
+from gateway.pipeline.charts import CHART_CSS, BarGroup, LineSeries, bar_chart, line_chart
 from gateway.pipeline.formatting import format_duration, format_time, zone_name
 from gateway.pipeline.html_tables import Row, busiest, subscription_label
 
@@ -27,13 +27,13 @@ MAX_TIMELINE_SERIES: Final = 11
 MAX_CHART_ROWS: Final = 15
 HISTOGRAM_BINS: Final = ("1", "2", "3", "4+")
 
-_STYLE: Final = """
+_STYLE: Final = (
+    """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;color:#222;max-width:1200px;
 padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0}
-.scroll{overflow-x:auto;max-width:100%}.chart{overflow-x:auto;max-width:100%}
-.chart svg{min-width:700px}
+.scroll{overflow-x:auto;max-width:100%}
 td,th{padding:3px 6px;border-bottom:1px solid #eee;vertical-align:top}
 th{text-align:left;background:#f6f6f6;font-weight:600;font-size:13px}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -42,9 +42,11 @@ td.w{overflow-wrap:anywhere;min-width:7em}td.u{min-width:12em;font-size:12px}
 td.e{overflow-wrap:anywhere;min-width:14em;color:#700}
 .legend{margin:4px 0 12px}.key{margin-right:14px;display:inline-block;max-width:100%}
 .key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
-.bad{color:#b00}.empty,.note,.missing{color:#777}svg{max-width:100%;height:auto}
+.bad{color:#b00}.empty,.note,.missing{color:#777}
 details{margin:6px 0}summary{cursor:pointer;overflow-wrap:anywhere}details table{margin-left:16px}
 """
+    + CHART_CSS
+)
 
 
 @dataclass(frozen=True, slots=True)

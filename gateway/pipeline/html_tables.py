@@ -95,7 +95,7 @@ def failing_endpoint_table(
         Column("Failing since", field("failing_since_ms", lambda v: format_time(v, zone)), "t"),
         Column("For", lambda row: _failing_for(row, last_event_ms), "t"),
         Column("Failures in a row", field("consecutive_failures", count), "n"),
-        Column("Last success", field("last_success_ms", lambda v: format_time(v, zone)), "t"),
+        Column("Last success", _last_success(zone), "t"),
         Column("Last outcome", _last_outcome),
         Column("Last error", field("last_error", error_excerpt), "e"),
     )
@@ -205,6 +205,17 @@ def _latency(key: str) -> Callable[[Row], str]:
     def read(row: Row) -> str:
         value = row.get(key)
         return "no delivery" if value is None else format_duration(value)
+
+    return read
+
+
+def _last_success(zone: ZoneInfo) -> Callable[[Row], str]:
+    """When the endpoint last took a push; "never" for one that took none in these logs (an
+    empty cell read as a value missing from the report)."""
+
+    def read(row: Row) -> str:
+        value = row.get("last_success_ms")
+        return "never" if value is None else format_time(value, zone)
 
     return read
 

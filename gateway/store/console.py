@@ -28,7 +28,13 @@ from gateway.store.backends.database import Database
 from gateway.store.sql import console_counts_sql as kept_sql
 from gateway.store.sql import rates_sql
 from gateway.store.sql.console_counts_sql import KeptCounts
-from gateway.store.sql.console_sql import Overview, overview, queue_counts, subscription_counts
+from gateway.store.sql.console_sql import (
+    Overview,
+    dead_letter_sources,
+    overview,
+    queue_counts,
+    subscription_counts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,3 +170,7 @@ class ConsoleReads:
 
     def health(self, topic_name: str, names: Sequence[str]) -> dict[str, rates_sql.Health]:
         return self.database.read(lambda c: rates_sql.health_of(c, topic_name, names))
+
+    def dead_letter_sources(self, queue_name: str) -> list[str]:
+        """The queues that dead-letter into ``queue_name`` (none: not a dead-letter queue)."""
+        return self.database.read(lambda c: dead_letter_sources(c, queue_name))

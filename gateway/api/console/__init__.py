@@ -15,6 +15,7 @@ from flask import Flask, Response, request
 from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     dead_letter_pages,
     delivery_pages,
+    display,
     pages,
     queue_pages,
     rate_limit_pages,

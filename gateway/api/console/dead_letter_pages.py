@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from flask import Response, abort, flash, g, redirect, render_template, request
 
 from gateway.admin import dead_letters
+from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.forms import decoded_body
 from gateway.api.console.web import back_to, blueprint, form_int, mns
 from gateway.protocol.errors import MNSError
@@ -42,7 +43,7 @@ def dead_letter_list() -> str:
     subscription = request.args.get("subscription", "").strip()
     since = request.args.get("since", "")
     marker = request.args.get("marker", "")
-    size = form_int("size", 50, 1, 1000)
+    size = form_int("size", LIST_PAGE_SIZE, 1, 1000)
     page = mns().store.deliveries.list_dead_letters(
         marker,
         size,

@@ -18,7 +18,8 @@ def deliveries() -> str:
     """A message's pushes per subscription that has any: delivered, pending, dead-lettered.
     Only those subscriptions are read (a topic may have thousands); "deliver again" to any
     other is a form with its name."""
-    message_id = request.args.get("message_id", "").strip()
+    # From the form too: a refused "deliver again" shows this page again for its message.
+    message_id = request.values.get("message_id", "").strip()
     found = mns().store.deliveries.message_deliveries(message_id) if message_id else None
     return render_template(
         "deliveries.html",

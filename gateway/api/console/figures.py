@@ -4,6 +4,10 @@ throughput, and an inline SVG chart of them. Pure: counts in, numbers and markup
 The chart stacks failed pushes on top of successful ones in each minute's bar, so neither
 series can hide behind the other; it carries no inline style (the console's Content-Security-
 Policy forbids it), only presentation attributes and classes.
+
+It is drawn once per screen width in :data:`WIDTHS` and the console's CSS shows the one that
+fits, each at one SVG unit per CSS pixel: a single drawing stretched to the page had 5 px text
+on a phone and 18 px text on a desktop.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from markupsafe import Markup
 from gateway.store.sql.rates_sql import PUSH_FAILED, PUSH_OK
 
 MINUTES = 60
-WIDTH = 720
+#: The drawings' widths in CSS pixels, by the class that console.css shows at which width:
+#: a phone's (the chart's box is 340 px wide at 390), a tablet's and a desktop's.
+WIDTHS = (("narrow", 320), ("medium", 640), ("wide", 1100))
 HEIGHT = 180
 LEFT = 44
 BOTTOM = 24
@@ -83,15 +89,19 @@ def _nice_ceiling(value: int) -> int:
 
 
 def chart(figures: HourFigures) -> Markup:
-    """Stacked bars, one per minute: successes below, failures above."""
+    """Stacked bars, one per minute: successes below, failures above; a drawing per width."""
+    return Markup("").join(_drawing(figures, name, width) for name, width in WIDTHS)
+
+
+def _drawing(figures: HourFigures, name: str, width: int) -> Markup:
     top = _nice_ceiling(max(figures.busiest, 1))
-    plot_w, plot_h = WIDTH - LEFT - 8, HEIGHT - TOP - BOTTOM
+    plot_w, plot_h = width - LEFT - 8, HEIGHT - TOP - BOTTOM
     bar_w = plot_w / MINUTES
     parts = [
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img"'
-        ' aria-labelledby="chart-title" preserveAspectRatio="xMidYMid meet">'
-        '<title id="chart-title">Pushes per minute in the last hour: successful and failed,'
-        " stacked</title>",
+        f'<svg class="chart {name}" viewBox="0 0 {width} {HEIGHT}" width="{width}"'
+        f' height="{HEIGHT}" role="img" aria-labelledby="chart-title-{name}">'
+        f'<title id="chart-title-{name}">Pushes per minute in the last hour: successful and'
+        " failed, stacked</title>",
         _axis(top, plot_w, plot_h),
     ]
     for index, minute in enumerate(figures.minutes):
@@ -107,7 +117,8 @@ def chart(figures: HourFigures) -> Markup:
             )
     parts.append(
         f'<text x="{LEFT}" y="{HEIGHT - 6}" class="tick">-60 min</text>'
-        f'<text x="{WIDTH - 8}" y="{HEIGHT - 6}" class="tick" text-anchor="end">now</text>'
+        f'<text x="{width - 8}" y="{HEIGHT - 6}" class="tick"'
+        ' text-anchor="end">now</text>'
         "</svg>"
     )
     return Markup("".join(parts))
@@ -120,7 +131,8 @@ def _axis(top: int, plot_w: float, plot_h: float) -> str:
         label = f"{top * share:g}"
         lines.append(
             f'<line x1="{LEFT}" x2="{LEFT + plot_w:.1f}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{label}</text>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" class="tick"'
+            f' text-anchor="end">{label}</text>'
         )
     return "".join(lines)
 

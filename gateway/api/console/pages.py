@@ -36,7 +36,10 @@ def sign_in() -> Response | str:
     context = mns()
     if not key_may_sign_in(key_id, secret, context.access_keys, context.settings.admin_access_keys):
         page = render_template(
-            "sign_in.html", next=_next_page(), error="That access key pair is not accepted here."
+            "sign_in.html",
+            next=_next_page(),
+            error="That access key pair is not accepted here.",
+            key_id=key_id,  # kept: the person retypes the secret, not the ID too
         )
         return Response(page, status=401)
     limiter.succeeded(client)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from flask import Response, render_template, request, url_for
 
 from gateway.api.console import forms
+from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.context import log_operations
 from gateway.api.messages import delete_message, send_message
@@ -22,18 +23,25 @@ from gateway.queues import oplog_records as oplog
 from gateway.queues.records import BATCH_SIZE
 from gateway.store.redrive import Redriven, redrive_queue
 
-PAGE_SIZE = 25
+#: The control plane's resource type of a queue's tags.
+TAGGED = "queue"
 
 
 @blueprint.get("/queues")
 def queue_list() -> str:
     prefix = request.args.get("prefix", "")
     marker = request.args.get("marker", "")
-    size = form_int("size", PAGE_SIZE, 1, 1000)
+    size = form_int("size", LIST_PAGE_SIZE, 1, 1000)
     page = mns().store.queues.list_queues(prefix, marker, size)
-    counts = console().reads.queue_counts([q.name for q in page.items])
+    names = [q.name for q in page.items]
     return render_template(
-        "queues.html", page=page, counts=counts, prefix=prefix, marker=marker, size=size
+        "queues.html",
+        page=page,
+        counts=console().reads.queue_counts(names),
+        tags=mns().store.control.tags_by_name(TAGGED, names),
+        prefix=prefix,
+        marker=marker,
+        size=size,
     )
 
 
@@ -44,13 +52,19 @@ def _queue_page(name: str, *, peek_only: bool) -> str:
     decode = request.args.get("decode") == "base64"
     peeked = store.peek(name, count)[1] if count else []
     bodies = {m.message_id: forms.decoded_body(m.body) if decode else None for m in peeked}
-    template = "_peek.html" if peek_only else "queue.html"
     queue, counts = store.get_queue(name)
+    if peek_only:
+        return render_template(
+            "_peek.html", peeked=peeked, peek=count, decode=decode, decoded=bodies
+        )
+    control = mns().store.control
     return render_template(
-        template,
+        "queue.html",
         queue=queue,
         counts=counts,
-        rate_limit=None if peek_only else mns().store.control.rate_limit("queue", name),
+        rate_limit=control.rate_limit("queue", name),
+        tags=control.tags(TAGGED, name),
+        dead_letter_sources=console().reads.dead_letter_sources(name),
         peeked=peeked,
         peek=count,
         decode=decode,

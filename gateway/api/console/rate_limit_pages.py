@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from flask import Response, flash, redirect, request
+from flask import Response, request
 
+from gateway.api.console.refused import refused_page
 from gateway.api.console.web import back_to, blueprint, done, mns
 from gateway.api.control import policies
 from gateway.api.control.errors import ControlError
@@ -49,9 +50,9 @@ def described(policy: RateLimitPolicy | None) -> str:
 
 @blueprint.errorhandler(ControlError)
 def control_error(error: ControlError) -> Response:
-    """A refused policy goes back to its page with the control plane's code and message."""
-    flash(f"{error.code}: {error.message}", "error")
-    return redirect(back_to())
+    """A refused policy shows its page again with the control plane's code and message and
+    what was typed."""
+    return refused_page(back_to(), error.code, error.message, error.status)
 
 
 @blueprint.post("/queues/<name>/rate-limit")

@@ -4,26 +4,35 @@ subscribe, unsubscribe through the API's own operations (:mod:`gateway.api.topic
 from __future__ import annotations
 
 from flask import Response, render_template, request, url_for
+from markupsafe import Markup
 
 from gateway.api.console import forms
+from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.topics import publish, subscribe
 from gateway.protocol.names import validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.store.sql.control_sql import subscription_resource
 
-PAGE_SIZE = 50
+#: The control plane's resource type of a topic's tags.
+TAGGED = "topic"
 
 
 @blueprint.get("/topics")
 def topic_list() -> str:
     prefix = request.args.get("prefix", "")
     marker = request.args.get("marker", "")
-    size = form_int("size", PAGE_SIZE, 1, 1000)
+    size = form_int("size", LIST_PAGE_SIZE, 1, 1000)
     page = mns().store.topics.list_topics(prefix, marker, size)
-    counts = console().reads.subscription_counts([t.name for t in page.items])
+    names = [t.name for t in page.items]
     return render_template(
-        "topics.html", page=page, counts=counts, prefix=prefix, marker=marker, size=size
+        "topics.html",
+        page=page,
+        counts=console().reads.subscription_counts(names),
+        tags=mns().store.control.tags_by_name(TAGGED, names),
+        prefix=prefix,
+        marker=marker,
+        size=size,
     )
 
 
@@ -43,6 +52,7 @@ def topic_page(name: str) -> str:
         page=page,
         health=health,
         rate_limits={resources[key]: policy for key, policy in limits.items()},
+        tags=mns().store.control.tags(TAGGED, name),
         marker=marker,
         strategies=list(NotifyStrategy),
         content_formats=list(ContentFormat),
@@ -54,7 +64,9 @@ def topic_page(name: str) -> str:
 def topic_publish(name: str) -> Response:
     validate_name("topic", name)
     message = publish(name, forms.topic_message(request.form))
-    return done(f"Published message {message.id}.")
+    deliveries = url_for("console.deliveries", message_id=message.id)
+    # A link to the message's pushes: the flash is markup, its parts escaped.
+    return done(Markup('Published message <a href="{}">{}</a>.').format(deliveries, message.id))
 
 
 @blueprint.post("/topics/<name>/subscribe")

@@ -28,6 +28,7 @@ from flask import (
 )
 from werkzeug.exceptions import HTTPException
 
+from gateway.api.console.refused import refused_page, typed, was_refused
 from gateway.api.console.security import (
     CSRF_FIELD,
     CSRF_HEADER,
@@ -133,11 +134,11 @@ def not_found(unknown: str) -> Response:
 
 @blueprint.errorhandler(MNSError)
 def mns_error(error: MNSError) -> Response:
-    """A refused action goes back to its page with the API's code and message; a page that
-    cannot be shown is an error page with the API's status."""
+    """A refused action shows its page again with the API's code and message and what was
+    typed (:mod:`gateway.api.console.refused`); a page that cannot be shown, or a form refused
+    before sign-in was checked, is an error page with the API's status."""
     if request.method == "POST" and g.get("console_action"):
-        flash(f"{error.code}: {error.message}", "error")
-        return redirect(back_to())
+        return refused_page(back_to(), error.code, error.message, error.status)
     return error_page(error.status, error.code, error.message)
 
 
@@ -207,6 +208,8 @@ def template_helpers() -> dict[str, Any]:
         "csrf_token": csrf_token,
         "csrf_field": CSRF_FIELD,
         "page_url": page_url,
+        "typed": typed,
+        "was_refused": was_refused,
         "signed_in_as": session.get("key_id"),
         "inbox_on": mns().settings.inbox if "mns" in current_app.extensions else False,
     }

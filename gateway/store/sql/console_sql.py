@@ -110,3 +110,12 @@ def subscription_counts(conn: Connection, topic_names: Sequence[str]) -> dict[st
     ).fetchall()
     found = {row["topic_name"]: int(row["n"]) for row in rows}
     return {name: found.get(name, 0) for name in topic_names}
+
+
+def dead_letter_sources(conn: Connection, queue_name: str) -> list[str]:
+    """The queues whose dead-letter policy names ``queue_name`` as its target, by name: what
+    makes a queue a dead-letter queue, whose messages redrive can move back."""
+    rows = conn.execute(
+        "SELECT name FROM queues WHERE dlq_target = ? ORDER BY name", (queue_name,)
+    ).fetchall()
+    return [str(row["name"]) for row in rows]

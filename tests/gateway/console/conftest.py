@@ -69,9 +69,14 @@ class Console:
         return self.client.post(path, data={"csrf_token": self.csrf, **form})
 
     def flashes(self, page: str) -> str:
-        return " ".join(
-            re.findall(r'<p class="flash [a-z]+">(.*?)</p>', self.client.get(page).text)
-        )
+        return flash_text(self.client.get(page).text)
+
+    def refused(self, path: str, **form: str) -> str:
+        """A form the console refuses: its page comes back at once (no redirect) with the
+        error's status; the page's messages."""
+        response = self.post(path, **form)
+        assert 400 <= response.status_code < 500, response.status_code
+        return flash_text(response.text)
 
     def oplog_records(self) -> list[str]:
         self.oplog.close()
@@ -80,6 +85,10 @@ class Console:
             for path in sorted(self.oplog_dir.rglob("*.jsonl"))
             for line in path.read_text().splitlines()
         ]
+
+
+def flash_text(page: str) -> str:
+    return " ".join(re.findall(r'<p class="flash [a-z]+">(.*?)</p>', page))
 
 
 def make_console(open_database: OpenDatabase, tmp_path: Path, **settings: object) -> Console:

@@ -53,14 +53,14 @@ def test_send_is_the_apis_send_with_its_errors_and_log(signed_in: Console) -> No
     (message,) = store.queues.peek("jobs", 16)[1]
     assert (message.body, message.priority) == ("  hello <b>  ", 3)
     assert "Sent message" in signed_in.flashes("/console/queues/jobs")
-    signed_in.post("/console/queues/jobs/send", body="x", priority="99")
-    assert "InvalidArgument: The value of Priority should between 1 and 16" in signed_in.flashes(
-        "/console/queues/jobs"
+    refused = signed_in.refused(
+        "/console/queues/jobs/send", body="x", priority="99", back="/console/queues/jobs"
     )
-    signed_in.post("/console/queues/jobs/send", body="")
-    assert "MessageBody is required" in signed_in.flashes("/console/queues/jobs")
-    signed_in.post("/console/queues/jobs/send", body="bell \x07")  # XML cannot carry it
-    assert "MalformedXML" in signed_in.flashes("/console/queues/jobs")
+    assert "InvalidArgument: The value of Priority should between 1 and 16" in refused
+    refused = signed_in.refused("/console/queues/jobs/send", body="")
+    assert "MessageBody is required" in refused
+    refused = signed_in.refused("/console/queues/jobs/send", body="bell \x07")  # not in XML
+    assert "MalformedXML" in refused
     assert len(store.queues.peek("jobs", 16)[1]) == 1
     records = [json.loads(line) for line in signed_in.oplog_records()]
     assert [r["Action"] for r in records] == ["SendMessage"]
@@ -81,16 +81,16 @@ def test_attributes_peek_and_delete(signed_in: Console) -> None:
     attributes = store.queues.get_queue("jobs")[0].attributes
     assert attributes.visibility_timeout == 45
     assert attributes.dead_letter_policy == DeadLetterPolicy("jobs-dlq", 3, True)
-    signed_in.post("/console/queues/jobs/attributes", visibility_timeout="0")
-    assert "VisibilityTimeout should between 1 and 43200" in signed_in.flashes("/console/")
-    signed_in.post("/console/queues/jobs/attributes", dlq_target="jobs")
-    assert "InvalidArgument" in signed_in.flashes("/console/")
+    refused = signed_in.refused("/console/queues/jobs/attributes", visibility_timeout="0")
+    assert "VisibilityTimeout should between 1 and 43200" in refused
+    refused = signed_in.refused("/console/queues/jobs/attributes", dlq_target="jobs")
+    assert "InvalidArgument" in refused
     store.queues.send("jobs", [NewMessage(base64.b64encode(b"\xffbin\xfe<i>").decode())])
     page = signed_in.client.get("/console/queues/jobs?peek=5&decode=base64").text
     assert "\ufffdbin\ufffd&lt;i&gt;" in page
     received = store.queues.receive("jobs", 1, 0).messages[0]
-    signed_in.post("/console/queues/jobs/delete-message", receipt_handle="nonsense")
-    assert "ReceiptHandleError" in signed_in.flashes("/console/")
+    refused = signed_in.refused("/console/queues/jobs/delete-message", receipt_handle="nonsense")
+    assert "ReceiptHandleError" in refused
     signed_in.post("/console/queues/jobs/delete-message", receipt_handle=received.receipt_handle)
     assert store.queues.peek("jobs", 16)[1] == []
 
@@ -108,14 +108,17 @@ def test_topic_publish_subscribe_unsubscribe(signed_in: Console) -> None:
     )
     subscription = store.topics.get_subscription("orders", "audit")
     assert (subscription.filter_tag, subscription.notify_content_format.value) == ("vip", "JSON")
-    signed_in.post("/console/topics/orders/subscribe", name="bad", endpoint="ftp://x")
-    assert "EndpointInvalid" in signed_in.flashes("/console/")
-    signed_in.post("/console/topics/orders/subscribe", name="bad name!", endpoint="http://x/")
-    assert "SubscriptionNameInvalid" in signed_in.flashes("/console/")
+    refused = signed_in.refused("/console/topics/orders/subscribe", name="bad", endpoint="ftp://x")
+    assert "EndpointInvalid" in refused
+    refused = signed_in.refused(
+        "/console/topics/orders/subscribe", name="bad name!", endpoint="http://x/"
+    )
+    assert "SubscriptionNameInvalid" in refused
     signed_in.post("/console/topics/orders/publish", body="hi", tag="vip")
     assert store.deliveries.due_count() == 1
     page = signed_in.client.get("/console/topics/orders").text
-    assert "audit" in page and "http://127.0.0.1:9/hook" in page
+    # The endpoint may wrap after its separators (<wbr>), nowhere else.
+    assert "audit" in page and "http://127.0.0.1:9/hook" in page.replace("<wbr>", "")
     signed_in.post("/console/topics/orders/subscriptions/audit/unsubscribe")
     assert store.topics.list_subscriptions("orders", "", "", 10).items == []
     actions = [json.loads(line)["Action"] for line in signed_in.oplog_records()]
@@ -204,8 +207,10 @@ def test_deliveries_page_and_deliver_again(signed_in: Console) -> None:
         "Pending: next attempt"
         in signed_in.client.get(f"/console/deliveries?message_id={message_id}").text
     )
-    signed_in.post("/console/deliveries/again", message_id="nope", subscription="audit")
-    assert "MessageNotExist" in signed_in.flashes("/console/")
+    refused = signed_in.refused(
+        "/console/deliveries/again", message_id="nope", subscription="audit"
+    )
+    assert "MessageNotExist" in refused
 
 
 def test_live_figures_and_health(signed_in: Console) -> None:

@@ -26,9 +26,9 @@ QUEUE_PAGE = "/console/queues/jobs"
 TOPIC_PAGE = "/console/topics/orders"
 
 
-def _flashes(console: Console, page: str) -> str:
-    """The page's messages as the reader sees them (the quotes are escaped in the HTML)."""
-    return html.unescape(console.flashes(page))
+def _refused(console: Console, path: str, **form: str) -> str:
+    """A refused form's page messages as the reader sees them (quotes are escaped in HTML)."""
+    return html.unescape(console.refused(path, **form))
 
 
 def _queue(console: Console) -> None:
@@ -74,22 +74,29 @@ def test_a_queues_rate_limit_is_refused_as_the_control_plane_refuses_it(
         "/console/queues/jobs/rate-limit", rate_enabled="true", max_receives_per_second="9"
     )
     for rate in ("0", "100001", "abc", "1.5", "-3"):
-        signed_in.post(
+        refused = _refused(
+            signed_in,
             "/console/queues/jobs/rate-limit",
             rate_enabled="true",
             max_receives_per_second=rate,
             back=QUEUE_PAGE,
         )
-        assert OUT_OF_RANGE in _flashes(signed_in, QUEUE_PAGE), rate
-    signed_in.post("/console/queues/jobs/rate-limit", rate_enabled="true", back=QUEUE_PAGE)
-    assert NEEDS_RATE in _flashes(signed_in, QUEUE_PAGE)
+        assert OUT_OF_RANGE in refused, rate
+    refused = _refused(
+        signed_in, "/console/queues/jobs/rate-limit", rate_enabled="true", back=QUEUE_PAGE
+    )
+    assert NEEDS_RATE in refused
     # The bounds themselves are accepted.
     signed_in.post("/console/queues/jobs/rate-limit", max_receives_per_second="100000")
     assert signed_in.store.control.rate_limit("queue", "jobs") == RateLimitPolicy(False, 100000)
-    signed_in.post("/console/queues/gone/rate-limit", rate_enabled="true", back=QUEUE_PAGE)
-    assert NEEDS_RATE in _flashes(signed_in, QUEUE_PAGE)  # checked first, as the control plane
-    signed_in.post("/console/queues/gone/rate-limit", max_receives_per_second="5", back=QUEUE_PAGE)
-    assert "QueueNotExist" in _flashes(signed_in, QUEUE_PAGE)
+    refused = _refused(
+        signed_in, "/console/queues/gone/rate-limit", rate_enabled="true", back=QUEUE_PAGE
+    )
+    assert NEEDS_RATE in refused  # checked first, as the control plane
+    refused = _refused(
+        signed_in, "/console/queues/gone/rate-limit", max_receives_per_second="5", back=QUEUE_PAGE
+    )
+    assert "QueueNotExist" in refused
     assert signed_in.store.control.rate_limit("queue", "gone") is None
 
 
@@ -110,23 +117,27 @@ def test_a_subscriptions_rate_limit_is_shown_and_set(signed_in: Console) -> None
     page = signed_in.client.get(TOPIC_PAGE).text
     assert "Rate limit of billing: 3/s, enabled." in page
     assert "<td>3/s, enabled</td>" in page and page.count("<td>none</td>") == 1
-    signed_in.post(
+    refused = _refused(
+        signed_in,
         "/console/topics/orders/rate-limit",
         subscription="billing",
         rate_enabled="true",
         max_receives_per_second="100001",
         back=TOPIC_PAGE,
     )
-    assert OUT_OF_RANGE in _flashes(signed_in, TOPIC_PAGE)
-    signed_in.post(
+    assert OUT_OF_RANGE in refused
+    refused = _refused(
+        signed_in,
         "/console/topics/orders/rate-limit",
         subscription="nobody",
         max_receives_per_second="4",
         back=TOPIC_PAGE,
     )
-    assert "SubscriptionNotExist" in _flashes(signed_in, TOPIC_PAGE)
-    signed_in.post("/console/topics/orders/rate-limit", subscription="bad<b>", back=TOPIC_PAGE)
-    assert "SubscriptionNameInvalid" in _flashes(signed_in, TOPIC_PAGE)
+    assert "SubscriptionNotExist" in refused
+    refused = _refused(
+        signed_in, "/console/topics/orders/rate-limit", subscription="bad<b>", back=TOPIC_PAGE
+    )
+    assert "SubscriptionNameInvalid" in refused
     assert control.rate_limit("subscription", "orders/billing") == RateLimitPolicy(True, 3)
     assert signed_in.oplog_records() == []
 

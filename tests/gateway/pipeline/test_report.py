@@ -186,7 +186,7 @@ def test_other_tables_and_the_html_are_written(spark: SparkSession, out: Path) -
     assert sum(row["messages"] for row in timeline) == 2  # m1 to s1 and to s2
     assert not (out / "message_traces").exists()  # only with --traces
     page = (out / "report.html").read_text()
-    assert page.count("<svg") == 3
+    assert page.count("<svg") == 6  # three charts, each for a phone and a wider screen
     assert "Malformed lines skipped</th><td>3<" in page
 
 

@@ -124,7 +124,8 @@ def page(browser: webdriver.Chrome, report_html: Path) -> webdriver.Chrome:
 
 def test_the_three_charts_are_drawn(page: webdriver.Chrome) -> None:
     charts = page.execute_script(
-        """return [...document.querySelectorAll('svg')].map(svg => {
+        """return [...document.querySelectorAll('svg')].filter(s => s.getClientRects().length)
+             .map(svg => {
              const box = svg.getBoundingClientRect();
              return {width: box.width, height: box.height,
                      marks: svg.querySelectorAll('polyline, rect, circle').length};

@@ -113,7 +113,9 @@ def test_the_page_never_scrolls_sideways_and_every_table_scrolls_in_its_own_box(
 def test_chart_text_is_at_least_10_px(page: webdriver.Chrome) -> None:
     smallest = page.execute_script(
         """let smallest = 1000;
-           for (const svg of document.querySelectorAll('svg')) {
+           const shown = [...document.querySelectorAll('svg')]
+             .filter(svg => svg.getClientRects().length);
+           for (const svg of shown) {
              const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
              for (const text of svg.querySelectorAll('text'))
                smallest = Math.min(smallest, parseFloat(text.getAttribute('font-size')) * scale);
@@ -154,7 +156,8 @@ def test_no_line_crosses_the_gap(page: webdriver.Chrome) -> None:
            return {bucket: bucket, widest: Math.max(...widest), lines: widest.length};"""
     )
     assert steps["lines"] >= 2  # each series is drawn, in two runs
-    assert steps["widest"] <= steps["bucket"] * 1.01, steps
+    # Coordinates are written to 0.1 px: two roundings in a step, and in the smallest bucket.
+    assert steps["widest"] <= steps["bucket"] * 1.01 + 0.2, steps
 
 
 def test_urls_break_only_after_a_separator(page: webdriver.Chrome) -> None:
