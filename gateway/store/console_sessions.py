@@ -8,9 +8,7 @@ session ends when it is signed out (its row is deleted) or when its time is up.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
-from typing import Any
 
 from gateway.store.backends.database import Database
 from gateway.store.sql import console_session_sql as sql
@@ -43,19 +41,17 @@ class ConsoleSessions:
     def _now_ms(self) -> int:
         return int(self.clock() * 1000)
 
-    def load(self, session_id: str) -> dict[str, Any] | None:
-        """The session's data, or ``None`` when it does not exist or has ended."""
+    def load(self, session_id: str) -> str | None:
+        """The session's data as saved, or ``None`` when it does not exist or has ended."""
         now = self._now_ms()
-        data = self.database.read(lambda conn: sql.load(conn, id_hash(session_id), now))
-        return None if data is None else dict(json.loads(data))
+        return self.database.read(lambda conn: sql.load(conn, id_hash(session_id), now))
 
-    def save(
-        self, session_id: str, data: dict[str, Any], lifetime: float, *, signed_in: bool
-    ) -> None:
+    def save(self, session_id: str, document: str, lifetime: float, *, signed_in: bool) -> None:
         """Create the session, ending ``lifetime`` seconds from now, or change its data (its
-        end stays where it was). ``signed_in`` sessions are the last to be purged."""
+        end stays where it was). ``signed_in`` sessions are the last to be purged. The data is
+        the web layer's own serialization: Flask's keeps what plain JSON would lose (a flashed
+        message's markup)."""
         now = self._now_ms()
-        document = json.dumps(data, separators=(",", ":"))
         # Unlocked on purpose: a lost increment only moves the next purge by one save.
         self._saved += 1
         purge = self._saved % self.purge_every == 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import Flask, Request, Response
 from flask import request as current_request
-from flask.sessions import SecureCookieSession, SessionInterface
+from flask.sessions import SecureCookieSession, SessionInterface, session_json_serializer
 
 from gateway.errors import TryAgainError
 from gateway.store.console_sessions import ConsoleSessions
@@ -81,7 +81,7 @@ class ConsoleSessionInterface(SessionInterface):
             return ConsoleSession(unavailable=error)
         if data is None:
             return ConsoleSession()
-        return ConsoleSession(data, session_id)
+        return ConsoleSession(session_json_serializer.loads(data), session_id)
 
     def save_session(self, app: Flask, session: Any, response: Response) -> None:
         if not isinstance(session, ConsoleSession) or not session.modified:
@@ -99,7 +99,9 @@ class ConsoleSessionInterface(SessionInterface):
         signed_in = "key_id" in session
         lifetime = SESSION_SECONDS if signed_in else ANONYMOUS_SECONDS
         try:
-            self.sessions.save(session.session_id, dict(session), lifetime, signed_in=signed_in)
+            # Flask's own serializer: a flashed message's markup (a link) comes back as markup.
+            document = session_json_serializer.dumps(dict(session))
+            self.sessions.save(session.session_id, document, lifetime, signed_in=signed_in)
         except TryAgainError as error:
             # Answered as the outage it is; the error page's own save is not tried again.
             session.unavailable = error

@@ -86,10 +86,10 @@ def test_a_flood_of_visitors_neither_grows_the_table_nor_pushes_out_signed_in_se
     from gateway.store.console_sessions import ConsoleSessions
 
     sessions = ConsoleSessions(console.store.database, console.clock, max_sessions=5, purge_every=1)
-    sessions.save("signed-in", {"key_id": "k"}, 3600, signed_in=True)
+    sessions.save("signed-in", '{"key_id":"k"}', 3600, signed_in=True)
     for index in range(20):  # visitors of the sign-in page, each with a CSRF token
-        sessions.save(f"visitor-{index}", {"csrf": "t"}, 7200, signed_in=False)
-    assert sessions.load("signed-in") == {"key_id": "k"}
+        sessions.save(f"visitor-{index}", '{"csrf":"t"}', 7200, signed_in=False)
+    assert sessions.load("signed-in") == '{"key_id":"k"}'
     rows = console.store.database.read(
         lambda conn: conn.execute("SELECT COUNT(*) AS n FROM console_sessions").fetchone()["n"]
     )
