@@ -116,7 +116,7 @@ class TopicStore:
     # messages ---------------------------------------------------------------------------------
     def publish(self, message: TopicMessage) -> Published:
         """Store the message with its deliveries, then wake delivery workers everywhere."""
-        published = self.database.write(partial(sql.publish, message=message), atomic=False)
+        published = self.database.write(sql.publishing(message))
         if published.deliveries:
             self.wakeups.announce_deliveries()
         return published

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -35,7 +36,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from gateway.store.backends.outage import Outage, StoreUnavailableError
 from gateway.store.backends.pg_waiting import cooperative_waiting
 from gateway.store.notify.pg_notifier import PgNotifier
-from gateway.store.sql.connection import POSTGRESQL, Dialect, Params
+from gateway.store.sql.connection import POSTGRESQL, Dialect, Params, SelfContained
 from gateway.store.sql.migrations import migrate as apply_migrations
 
 T = TypeVar("T")
@@ -114,6 +115,13 @@ class PgConnection:
         with self._connection.cursor() as cursor:
             cursor.executemany(translate(sql), parameters)
 
+    def atomic(self) -> AbstractContextManager[object]:
+        """Inside a write's transaction (pipeline mode) nothing more; a SelfContained write
+        runs statement by statement, so its block gets a transaction of its own."""
+        if self._pipeline is not None:
+            return contextlib.nullcontext()
+        return self._connection.transaction()
+
 
 class PostgresDatabase:
     """A :class:`~gateway.store.backends.database.Database` on a PostgreSQL URL (``postgresql://…``)."""
@@ -184,16 +192,15 @@ class PostgresDatabase:
     def read(self, work: Callable[[PgConnection], T]) -> T:
         return self._run(_READ, work)
 
-    def write(
-        self, work: Callable[[PgConnection], T], *, durable: bool = True, atomic: bool = True
-    ) -> T:
-        if not atomic and durable:
+    def write(self, work: Callable[[PgConnection], T], *, durable: bool = True) -> T:
+        if isinstance(work, SelfContained) and durable:
             return self._run_statements(work)
         return self._run(_WRITE[durable], work)
 
     def _run_statements(self, work: Callable[[PgConnection], T]) -> T:
-        """Each statement of ``work`` a transaction of its own (see ``Database.write``): no
-        BEGIN, no COMMIT, no pipeline, which cost more in psycopg than the statements."""
+        """Each statement of ``work`` a transaction of its own, but those it runs in
+        ``conn.atomic()`` (see ``Database.write``): no BEGIN, no COMMIT, no pipeline, which
+        cost more in psycopg than the statements."""
 
         def run() -> T:
             with self._pool.connection() as connection:
