@@ -116,7 +116,7 @@ class QueueStore:
         ``beside`` runs in the same transaction after the queue's row is written (the control
         plane's tags and policy): if it raises, no queue is created."""
         now = int(self.clock())
-        queue = Queue(name, now, now, attributes)
+        queue = Queue.new(name, now, attributes)
 
         def work(conn: Connection) -> bool:
             _check_dead_letter_target(conn, name, attributes.dead_letter_policy)

@@ -53,7 +53,7 @@ class TopicStore:
         """True when created, False for an identical one (409 for a different one); ``beside``
         runs in the same transaction after the row is written (if it raises, nothing is)."""
         now = self.now_seconds()
-        topic = Topic(name, now, now, maximum_message_size, logging_enabled)
+        topic = Topic.new(name, now, maximum_message_size, logging_enabled)
         return self.database.write(partial(_then, partial(sql.create_topic, topic=topic), beside))
 
     def set_topic_attributes(

@@ -15,7 +15,7 @@ from xml.etree.ElementTree import Element
 
 from gateway.protocol.endpoints import Endpoint, MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
-from gateway.protocol.names import bool_attribute, int_attribute, render_bool
+from gateway.protocol.names import bool_attribute, int_attribute, render_bool, validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
 from gateway.protocol.text import storable
@@ -112,6 +112,8 @@ def new_subscription(
 ) -> Subscription:
     """Subscribe's fields as sent, checked: the rules of both APIs (the XML body's elements,
     the control plane's parameters)."""
+    validate_name("topic", topic_name)
+    validate_name("subscription", name)
     endpoint = storable((endpoint or "").strip(), "Endpoint")
     if filter_tag is not None:
         storable(filter_tag, "FilterTag")
