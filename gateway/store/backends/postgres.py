@@ -26,13 +26,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from gateway.protocol.errors import MNSError
 from gateway.store.backends.outage import Outage, StoreUnavailableError
 from gateway.store.backends.pg_waiting import cooperative_waiting
 from gateway.store.notify.pg_notifier import PgNotifier
@@ -165,6 +166,8 @@ class PostgresDatabase:
         try:
             result = call()
         except psycopg.Error as exc:  # PoolTimeout is one too
+            if is_nul_in_text(exc):
+                raise MNSError("InvalidArgument", NUL_IN_TEXT) from None
             if not is_unavailable(exc):
                 raise
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -235,6 +238,18 @@ def connect_options(timeout: float) -> dict[str, Any]:
     """libpq options that bound how long a connection waits for a server that went away:
     connecting (whole seconds, at least 1) and an unacknowledged packet (milliseconds)."""
     return {"connect_timeout": max(1, round(timeout)), "tcp_user_timeout": int(timeout * 1000)}
+
+
+#: What a client is told when text bound for PostgreSQL carries a NUL, which it cannot store or
+#: compare: the model refuses such text in what it stores (gateway.protocol.text); this covers
+#: what only filters or looks up (a console filter, a list prefix), on this backend only.
+NUL_IN_TEXT: Final = "Text may not contain the NUL character (U+0000)."
+
+
+def is_nul_in_text(exc: BaseException) -> bool:
+    """Whether psycopg refused to send text with a NUL (before the statement reached the
+    server: nothing was done)."""
+    return isinstance(exc, psycopg.DataError) and "NUL (0x00)" in str(exc)
 
 
 def is_unavailable(exc: BaseException) -> bool:
