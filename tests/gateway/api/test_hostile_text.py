@@ -189,3 +189,13 @@ def test_binary_values_are_base64(client: V4RawClient, queue: str) -> None:
         "UserProperties": {"p": {"DataType": "BINARY", "BinaryValue": value}},
     }
     assert client.send("POST", f"/queues/{queue}/messages", encoded(document)).status == 201
+
+
+@pytest.mark.parametrize("parameter", ["topic", "marker"])
+@pytest.mark.parametrize("value", ["%00", "a%00b", "%01", "%EF%BF%BE"])
+def test_admin_filters_refuse_text_no_store_carries(
+    gateway_process: RunningGateway, parameter: str, value: str
+) -> None:
+    response = gateway_process.raw().send("GET", f"/admin/dead-letters?{parameter}={value}")
+    assert (response.status, response.error_code()) == (400, "InvalidArgument"), response
+    assert gateway_process.raw().send("GET", "/admin/dead-letters").status == 200
