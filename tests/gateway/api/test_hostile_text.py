@@ -199,3 +199,24 @@ def test_admin_filters_refuse_text_no_store_carries(
     response = gateway_process.raw().send("GET", f"/admin/dead-letters?{parameter}={value}")
     assert (response.status, response.error_code()) == (400, "InvalidArgument"), response
     assert gateway_process.raw().send("GET", "/admin/dead-letters").status == 200
+
+
+@pytest.mark.parametrize("reference", ["&#0;", "&#x1;", "&#xFFFE;", "&#xD800;", "&#x110000;"])
+def test_xml_sends_of_text_xml_cannot_carry_are_malformed(
+    client: V4RawClient, account: Any, queue: str, reference: str
+) -> None:
+    xml = V4RawClient(client.host, client.port, client.key_id, client.secret)
+    body = f"<Message {NS}><MessageBody>a{reference}b</MessageBody></Message>".encode()
+    response = xml.send("POST", f"/queues/{queue}/messages", body)
+    assert (response.status, response.error_code()) == (400, "MalformedXML")
+    assert read_back_everywhere(client, account, queue) == []
+
+
+def test_what_the_xml_api_accepts_the_json_api_reads_back(client: V4RawClient, queue: str) -> None:
+    xml = V4RawClient(client.host, client.port, client.key_id, client.secret)
+    escaped = AWKWARD.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = escaped.replace("\r", "&#13;")  # a raw CR would reach the parser as LF
+    body = f"<Message {NS}><MessageBody>{escaped}</MessageBody></Message>".encode()
+    assert xml.send("POST", f"/queues/{queue}/messages", body).status == 201
+    peeked = client.send("GET", f"/queues/{queue}/messages?peekonly=true")
+    assert json.loads(peeked.body)["Messages"][0]["MessageBody"] == AWKWARD
