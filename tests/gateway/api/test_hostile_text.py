@@ -220,3 +220,12 @@ def test_what_the_xml_api_accepts_the_json_api_reads_back(client: V4RawClient, q
     assert xml.send("POST", f"/queues/{queue}/messages", body).status == 201
     peeked = client.send("GET", f"/queues/{queue}/messages?peekonly=true")
     assert json.loads(peeked.body)["Messages"][0]["MessageBody"] == AWKWARD
+
+
+@pytest.mark.parametrize("value", ["\ud800", "\x00"], ids=ascii)
+def test_an_error_quoting_what_was_sent_is_answered(
+    client: V4RawClient, queue: str, value: str
+) -> None:
+    document = {"MessageBody": "b", "UserProperties": {value: "not an object"}}
+    response = client.send("POST", f"/queues/{queue}/messages", encoded(document))
+    assert json_error(response) == (400, "InvalidArgument")
