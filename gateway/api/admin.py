@@ -13,6 +13,7 @@ from gateway.admin import dead_letters
 from gateway.api.context import gateway, query_params
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
+from gateway.protocol.text import storable, storable_or_none
 
 blueprint = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -31,11 +32,10 @@ def list_dead_letters() -> Response:
     limit = integer_in_range(params.get("limit", "100"), low, high)
     if limit is None:
         raise MNSError("InvalidArgument", f"The value of limit should between {low} and {high}.")
-    return jsonify(
-        dead_letters.listing(
-            gateway().store.deliveries, params.get("marker", ""), limit, params.get("topic") or None
-        )
-    )
+    # Filters are text like any other: what no store can compare is refused, on every backend.
+    marker = storable(params.get("marker", ""), "marker")
+    topic = storable_or_none(params.get("topic") or None, "topic")
+    return jsonify(dead_letters.listing(gateway().store.deliveries, marker, limit, topic))
 
 
 @blueprint.get("/dead-letters/<letter_id>")

@@ -70,4 +70,11 @@ def list_field(document: JsonObject, name: str) -> list[Any]:
 
 
 def render(document: JsonObject) -> bytes:
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """The document in UTF-8. Stored text is always valid (gateway.protocol.text), but an error
+    may quote what a client sent, a lone surrogate included: that is written as JSON's
+    ``\\ud800`` escape, which UTF-8 has no form for and every JSON reader accepts."""
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(document, separators=(",", ":")).encode("ascii")

@@ -13,6 +13,7 @@ from typing import Any, Final
 from xml.etree.ElementTree import Element
 
 from gateway.protocol.errors import MNSError
+from gateway.protocol.text import storable
 from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
 
 #: (container, item) of each list of properties, in the order responses carry them: the
@@ -44,7 +45,7 @@ def require_body(body: str | None) -> str:
     """The rule :func:`message_body` applies, for a body from any wire format (XML or JSON)."""
     if not body:
         raise MNSError("InvalidArgument", "MessageBody is required and should not be empty.")
-    return body
+    return storable(body, "MessageBody")
 
 
 def parse_properties(element: Element) -> dict[str, Any]:
@@ -68,7 +69,7 @@ def validated_properties(lists: dict[str, Any], group: str | None) -> dict[str, 
     validate_user_properties(properties.get("UserProperties") or [])
     validate_system_properties(properties.get("SystemProperties") or [])
     if group:
-        properties["MessageGroupId"] = group
+        properties["MessageGroupId"] = storable(group, "MessageGroupId")
     return properties
 
 
@@ -108,6 +109,7 @@ def _checked_name(name: str, seen: set[str]) -> str:
 
 
 def _check_value(name: str, kind: str, value: str) -> None:
+    storable(value, f"property {name}")
     if len(value) > MAX_VALUE_LENGTH:
         raise _invalid(f"The value of property {name} should not exceed {MAX_VALUE_LENGTH}.")
     if kind == "BOOLEAN" and value not in ("true", "false"):

@@ -87,6 +87,8 @@ def children(element: Element, name: str) -> list[Element]:
 #: that shape, and the official PHP SDK needs the whitespace between elements
 #: (docs/protocol.md#response-shape).
 INDENT = "  "
+#: A parser turns a raw CR (and CRLF) in text into LF; as a reference it is read back as sent.
+_CARRIAGE_RETURN = {"\r": "&#13;"}
 
 
 def _render_nodes(nodes: Sequence[XmlNode], parts: list[str], margin: str) -> None:
@@ -94,7 +96,7 @@ def _render_nodes(nodes: Sequence[XmlNode], parts: list[str], margin: str) -> No
     go one level deeper and its end tag back on a line of its own."""
     for name, value in nodes:
         if isinstance(value, str):
-            parts.append(f"{margin}<{name}>{escape(value)}</{name}>")
+            parts.append(f"{margin}<{name}>{escape(value, _CARRIAGE_RETURN)}</{name}>")
         else:
             parts.append(f"{margin}<{name}>")
             _render_nodes(value, parts, margin + INDENT)

@@ -25,6 +25,7 @@ from gateway.protocol.json_body import (
     string_field,
 )
 from gateway.protocol.properties import require_body, validated_properties
+from gateway.protocol.text import is_storable, storable
 from gateway.queues.records import (
     DELAY_SECONDS,
     PRIORITY,
@@ -81,8 +82,10 @@ def parse_batch(document: JsonObject) -> list[NewMessage | MNSError]:
 
 
 def _body_for_size(entry: JsonObject) -> str:
+    """What an entry's body counts toward the batch's size; one that is not a storable string
+    counts nothing, as its entry fails alone."""
     body = entry.get("MessageBody")
-    return body if isinstance(body, str) else ""
+    return body if isinstance(body, str) and is_storable(body) else ""
 
 
 def _parse_or_error(entry: JsonObject) -> NewMessage | MNSError:
@@ -97,6 +100,8 @@ def receipt_handles(document: JsonObject) -> list[str]:
     handles = list_field(document, "ReceiptHandles")
     if not all(isinstance(handle, str) for handle in handles):
         raise MNSError("InvalidArgument", "Each entry of ReceiptHandles should be a string.")
+    for handle in handles:
+        storable(handle, "ReceiptHandle", "ReceiptHandleError")
     if not 1 <= len(handles) <= MAX_BATCH:
         raise MNSError(
             "InvalidArgument", f"The count of receipt handles should between 1 and {MAX_BATCH}."

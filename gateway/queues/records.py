@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from gateway.protocol.errors import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
+from gateway.protocol.names import validate_name
 from gateway.queues.dlq_policy import DeadLetterPolicy
 
 
@@ -112,6 +113,12 @@ class Queue:
     create_time: int
     last_modify_time: int
     attributes: QueueAttributes
+
+    @classmethod
+    def new(cls, name: str, now: int, attributes: QueueAttributes) -> Queue:
+        """A queue being created, its name checked by the API's rule whichever front end or
+        command asked (a stored name every client can open)."""
+        return cls(validate_name("queue", name), now, now, attributes)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ from gateway.store.queue_sending import QueueSending
 from gateway.store.sql import fifo_sql, queue_claims
 from gateway.store.sql import queue_message_sql as message_sql
 from gateway.store.sql import queue_sql as sql
-from gateway.store.sql.connection import Connection
+from gateway.store.sql.connection import Connection, SelfContained
 
 if TYPE_CHECKING:
     from gateway.store.backends.database import Database
@@ -116,7 +116,7 @@ class QueueStore:
         ``beside`` runs in the same transaction after the queue's row is written (the control
         plane's tags and policy): if it raises, no queue is created."""
         now = int(self.clock())
-        queue = Queue(name, now, now, attributes)
+        queue = Queue.new(name, now, attributes)
 
         def work(conn: Connection) -> bool:
             _check_dead_letter_target(conn, name, attributes.dead_letter_policy)
@@ -292,7 +292,7 @@ class QueueStore:
                 queue_name=name,
                 match=receipts.of_its_receive(receipt, now_ms),
             )
-            queue, deleted = self.database.write(work, atomic=False)
+            queue, deleted = self.database.write(SelfContained(work))
             if not queue.attributes.ordered:
                 return queue, [receipt.message_id if deleted else MNSError("MessageNotExist")]
             self._ordered.add(name)
@@ -341,14 +341,16 @@ class QueueStore:
     # writes with or without a transaction --------------------------------------------------
     def write(self, name: str, work: Callable[[Connection, bool], T]) -> T:
         """Run a send, delete or visibility change. A standard queue's needs no transaction
-        around its statements (a look, then one change in one statement: ``atomic=False``); an
+        around its statements (a look, then one change in one statement: ``SelfContained``); an
         ordered queue's does, as its group rows change with its messages. Which queues are
         ordered is remembered; ``work(conn, atomic)`` looks the queue up with :meth:`require`,
         which stops it when it finds an ordered queue without a transaction, and it runs again
         in one."""
         atomic = name in self._ordered
         try:
-            return self.database.write(partial(work, atomic=atomic), atomic=atomic)
+            if atomic:
+                return self.database.write(partial(work, atomic=True))
+            return self.database.write(SelfContained(partial(work, atomic=False)))
         except _NeedsTransaction:
             self._ordered.add(name)
             return self.database.write(partial(work, atomic=True))

@@ -53,7 +53,7 @@ class TopicStore:
         """True when created, False for an identical one (409 for a different one); ``beside``
         runs in the same transaction after the row is written (if it raises, nothing is)."""
         now = self.now_seconds()
-        topic = Topic(name, now, now, maximum_message_size, logging_enabled)
+        topic = Topic.new(name, now, maximum_message_size, logging_enabled)
         return self.database.write(partial(_then, partial(sql.create_topic, topic=topic), beside))
 
     def set_topic_attributes(
@@ -116,7 +116,7 @@ class TopicStore:
     # messages ---------------------------------------------------------------------------------
     def publish(self, message: TopicMessage) -> Published:
         """Store the message with its deliveries, then wake delivery workers everywhere."""
-        published = self.database.write(partial(sql.publish, message=message), atomic=False)
+        published = self.database.write(sql.publishing(message))
         if published.deliveries:
             self.wakeups.announce_deliveries()
         return published

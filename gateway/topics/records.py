@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gateway.protocol.names import validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy
 
@@ -29,6 +30,11 @@ class Topic:
     last_modify_time: int
     maximum_message_size: int = MAX_MESSAGE_SIZE
     logging_enabled: bool = False
+
+    @classmethod
+    def new(cls, name: str, now: int, maximum_message_size: int, logging_enabled: bool) -> Topic:
+        """A topic being created, its name checked by the API's rule whoever asked."""
+        return cls(validate_name("topic", name), now, now, maximum_message_size, logging_enabled)
 
     def same_attributes(self, other: Topic) -> bool:
         """Whether creating ``other`` over this one is the idempotent 204 rather than a 409."""

@@ -15,9 +15,10 @@ from xml.etree.ElementTree import Element
 
 from gateway.protocol.endpoints import Endpoint, MailEndpoint, parse_endpoint
 from gateway.protocol.errors import MNSError
-from gateway.protocol.names import bool_attribute, int_attribute, render_bool
+from gateway.protocol.names import bool_attribute, int_attribute, render_bool, validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
+from gateway.protocol.text import storable
 from gateway.protocol.xml import XmlNode, child, child_text, local_name, unexpected_element
 from gateway.queues import dlq_policy as dead_letters
 from gateway.topics.direct import validate_direct_attributes
@@ -111,7 +112,11 @@ def new_subscription(
 ) -> Subscription:
     """Subscribe's fields as sent, checked: the rules of both APIs (the XML body's elements,
     the control plane's parameters)."""
-    endpoint = (endpoint or "").strip()
+    validate_name("topic", topic_name)
+    validate_name("subscription", name)
+    endpoint = storable((endpoint or "").strip(), "Endpoint")
+    if filter_tag is not None:
+        storable(filter_tag, "FilterTag")
     if not endpoint:
         raise MNSError("EndpointInvalid", "The Endpoint of a subscription is required.")
     parsed = parse_endpoint(endpoint)
@@ -221,6 +226,7 @@ def direct_attributes(entries: dict[str, str]) -> dict[str, str]:
     """MessageAttributes' entries (each a JSON text), checked, as the message keeps them;
     shared by the XML and JSON APIs."""
     for name, text in entries.items():
+        storable(text, name)
         try:
             json.loads(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
@@ -245,7 +251,7 @@ def build_message(
     now_ms: int,
 ) -> TopicMessage:
     """The message to store from checked parts, whatever the wire format; checks the tag."""
-    if tag is not None and len(tag) > MAX_TAG_LENGTH:
+    if tag is not None and len(storable(tag, "MessageTag")) > MAX_TAG_LENGTH:
         raise MNSError(
             "InvalidArgument", f"The length of message tag should not exceed {MAX_TAG_LENGTH}."
         )

@@ -15,11 +15,15 @@ from typing import Any, Final
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.errors import ControlError, invalid
 from gateway.api.control.params import Params, page_data
+from gateway.protocol.text import is_storable
 from gateway.store.control import EVENT_RULES_SETTING
 
 PRODUCTS: Final = ("oss",)
 _RULE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 _MATCH_FIELDS: Final = ("Name", "Prefix", "Suffix", "MatchState")
+#: Bounds of what one rule keeps: lists of at most this many, texts of at most MAX_TEXT.
+MAX_MATCH_GROUPS: Final = 100
+MAX_TEXT: Final = 1024
 
 
 def _key(product: str, name: str) -> str:
@@ -42,24 +46,41 @@ def _rule_name(params: Params) -> str:
 
 def _endpoint(value: Any, name: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(
-        isinstance(value.get(k), str) and value.get(k) for k in ("EndpointType", "EndpointValue")
+        _text(value.get(k)) for k in ("EndpointType", "EndpointValue")
     ):
         raise invalid(name, "it should be {EndpointType, EndpointValue}.")
     return {"EndpointType": value["EndpointType"], "EndpointValue": value["EndpointValue"]}
 
 
-def _match_rules(value: Any) -> list[list[dict[str, Any]]]:
+def _match_rules(value: Any) -> list[list[dict[str, str]]]:
+    """Groups of rules, each rule's fields text (the SDK's ``EventMatchRule``: Name, Prefix,
+    Suffix and MatchState are strings). Only text is kept, so a stored rule is as deep as this
+    shape and no deeper: any JSON nested in a field (a thousand levels stored would make every
+    later read of the rules fail) is refused here."""
     ok = (
         isinstance(value, list)
-        and value
+        and 0 < len(value) <= MAX_MATCH_GROUPS
         and all(
-            isinstance(group, list) and all(isinstance(rule, dict) for rule in group)
+            isinstance(group, list)
+            and len(group) <= MAX_MATCH_GROUPS
+            and all(isinstance(rule, dict) for rule in group)
             for group in value
         )
     )
     if not ok:
         raise invalid("MatchRules", "it should be a list of lists of match rules.")
-    return [[{k: r[k] for k in _MATCH_FIELDS if k in r} for r in group] for group in value]
+    return [[_match_rule(rule) for rule in group] for group in value]
+
+
+def _match_rule(rule: dict[str, Any]) -> dict[str, str]:
+    kept = {k: rule[k] for k in _MATCH_FIELDS if k in rule}
+    if not all(isinstance(v, str) and len(v) <= MAX_TEXT and is_storable(v) for v in kept.values()):
+        raise invalid("MatchRules", f"{', '.join(_MATCH_FIELDS)} are text of at most {MAX_TEXT}.")
+    return kept
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_TEXT and is_storable(value)
 
 
 def parse_rule(params: Params) -> dict[str, Any]:
@@ -67,10 +88,12 @@ def parse_rule(params: Params) -> dict[str, Any]:
     event_types = params.json_value("EventTypes")
     if not isinstance(event_types, list) or not event_types:
         raise invalid("EventTypes", "it should be a non-empty JSON list of event names.")
-    if not all(isinstance(t, str) and t for t in event_types):
+    if len(event_types) > MAX_MATCH_GROUPS or not all(_text(t) for t in event_types):
         raise invalid("EventTypes", "each event type should be a name.")
     endpoints = params.json_value("Endpoints")
     single = params.json_value("Endpoint")
+    if isinstance(endpoints, list) and len(endpoints) > MAX_MATCH_GROUPS:
+        raise invalid("Endpoints", f"at most {MAX_MATCH_GROUPS}.")
     targets = [_endpoint(e, "Endpoints") for e in endpoints] if isinstance(endpoints, list) else []
     if single is not None:
         targets.insert(0, _endpoint(single, "Endpoint"))

@@ -17,6 +17,7 @@ from typing import Any, Final
 from gateway.api.control.errors import invalid, missing
 from gateway.protocol.integers import integer_in_range, parse_integer
 from gateway.protocol.names import validate_name
+from gateway.protocol.text import is_storable
 
 #: At most this many tags on one resource, and in one TagResources call (the service's 20).
 MAX_TAGS: Final = 20
@@ -36,6 +37,13 @@ MAX_PAGE_NUMBER: Final = 100_000_000
 @dataclass(frozen=True, slots=True)
 class Params:
     values: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        # Every value is text some operation may store, filter by or echo: none may carry what
+        # XML and PostgreSQL cannot (gateway.protocol.text), whichever operation reads it.
+        for name, value in self.values.items():
+            if not is_storable(value):
+                raise invalid(name, "it contains a character that is not allowed.")
 
     def optional(self, name: str) -> str | None:
         value = self.values.get(name)

@@ -37,9 +37,7 @@ class Database(Protocol):
     def read(self, work: Callable[[Connection], T]) -> T:
         """Run ``work(connection)`` for reading, on one consistent snapshot."""
 
-    def write(
-        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
-    ) -> T:
+    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
         """Run ``work(connection)`` in a transaction committed before this returns; if ``work``
         raises, nothing it did is committed and the exception reaches the caller.
 
@@ -47,10 +45,10 @@ class Database(Protocol):
         power cut loses nothing acknowledged (claims and attempt outcomes of deliveries,
         which at-least-once delivery simply repeats).
 
-        ``atomic=False`` says ``work`` needs no transaction around its statements: it reads,
-        then makes at most one change that must be all or nothing, in one statement (a send:
-        look the queue up, insert the messages). A database may then run each statement on its
-        own (PostgreSQL: no BEGIN and COMMIT, about half a request's cost in the driver).
+        A :class:`~gateway.store.sql.connection.SelfContained` ``work`` makes its own changes
+        all-or-nothing (one statement each, or a ``conn.atomic()`` block): a database may then
+        run each statement on its own (PostgreSQL: no BEGIN and COMMIT, about half a request's
+        cost in the driver), and a durable one does.
         """
 
     def migrate(self) -> list[int]:

@@ -44,9 +44,7 @@ class MemoryDatabase:
             finally:
                 self._connection.execute("COMMIT")
 
-    def write(
-        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
-    ) -> T:
+    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
         """Run ``work`` in its own transaction: all of it commits, or (if it raises) none."""
         with self._lock:
             self._connection.execute("BEGIN IMMEDIATE")

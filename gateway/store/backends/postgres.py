@@ -24,18 +24,20 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from gateway.protocol.errors import MNSError
 from gateway.store.backends.outage import Outage, StoreUnavailableError
 from gateway.store.backends.pg_waiting import cooperative_waiting
 from gateway.store.notify.pg_notifier import PgNotifier
-from gateway.store.sql.connection import POSTGRESQL, Dialect, Params
+from gateway.store.sql.connection import POSTGRESQL, Dialect, Params, SelfContained
 from gateway.store.sql.migrations import migrate as apply_migrations
 
 T = TypeVar("T")
@@ -114,6 +116,13 @@ class PgConnection:
         with self._connection.cursor() as cursor:
             cursor.executemany(translate(sql), parameters)
 
+    def atomic(self) -> AbstractContextManager[object]:
+        """Inside a write's transaction (pipeline mode) nothing more; a SelfContained write
+        runs statement by statement, so its block gets a transaction of its own."""
+        if self._pipeline is not None:
+            return contextlib.nullcontext()
+        return self._connection.transaction()
+
 
 class PostgresDatabase:
     """A :class:`~gateway.store.backends.database.Database` on a PostgreSQL URL (``postgresql://…``)."""
@@ -157,6 +166,8 @@ class PostgresDatabase:
         try:
             result = call()
         except psycopg.Error as exc:  # PoolTimeout is one too
+            if is_nul_in_text(exc):
+                raise MNSError("InvalidArgument", NUL_IN_TEXT) from None
             if not is_unavailable(exc):
                 raise
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -184,16 +195,15 @@ class PostgresDatabase:
     def read(self, work: Callable[[PgConnection], T]) -> T:
         return self._run(_READ, work)
 
-    def write(
-        self, work: Callable[[PgConnection], T], *, durable: bool = True, atomic: bool = True
-    ) -> T:
-        if not atomic and durable:
+    def write(self, work: Callable[[PgConnection], T], *, durable: bool = True) -> T:
+        if isinstance(work, SelfContained) and durable:
             return self._run_statements(work)
         return self._run(_WRITE[durable], work)
 
     def _run_statements(self, work: Callable[[PgConnection], T]) -> T:
-        """Each statement of ``work`` a transaction of its own (see ``Database.write``): no
-        BEGIN, no COMMIT, no pipeline, which cost more in psycopg than the statements."""
+        """Each statement of ``work`` a transaction of its own, but those it runs in
+        ``conn.atomic()`` (see ``Database.write``): no BEGIN, no COMMIT, no pipeline, which
+        cost more in psycopg than the statements."""
 
         def run() -> T:
             with self._pool.connection() as connection:
@@ -228,6 +238,18 @@ def connect_options(timeout: float) -> dict[str, Any]:
     """libpq options that bound how long a connection waits for a server that went away:
     connecting (whole seconds, at least 1) and an unacknowledged packet (milliseconds)."""
     return {"connect_timeout": max(1, round(timeout)), "tcp_user_timeout": int(timeout * 1000)}
+
+
+#: What a client is told when text bound for PostgreSQL carries a NUL, which it cannot store or
+#: compare: the model refuses such text in what it stores (gateway.protocol.text); this covers
+#: what only filters or looks up (a console filter, a list prefix), on this backend only.
+NUL_IN_TEXT: Final = "Text may not contain the NUL character (U+0000)."
+
+
+def is_nul_in_text(exc: BaseException) -> bool:
+    """Whether psycopg refused to send text with a NUL (before the statement reached the
+    server: nothing was done)."""
+    return isinstance(exc, psycopg.DataError) and "NUL (0x00)" in str(exc)
 
 
 def is_unavailable(exc: BaseException) -> bool:

@@ -7,6 +7,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +34,10 @@ class SQLiteConnection(sqlite3.Connection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.row_factory = sqlite3.Row
+
+    def atomic(self) -> AbstractContextManager[object]:
+        # Every SQLite write runs in the writer's transaction (SelfContained or not).
+        return nullcontext()
 
 
 class SQLiteDatabase:
@@ -106,9 +111,7 @@ class SQLiteDatabase:
         finally:
             connection.execute("COMMIT")
 
-    def write(
-        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
-    ) -> T:
+    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
         # Every job runs in the writer's transaction: on SQLite that costs nothing extra.
         return self._writer.submit(work, durable)
 

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 Params = Sequence[Any]
+T = TypeVar("T")
 
 
 class Row(Protocol):
@@ -91,6 +93,28 @@ class Connection(Protocol):
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any: ...
+
+    def atomic(self) -> AbstractContextManager[object]:
+        """The statements run in the block are committed together or not at all. Inside the
+        transaction a write normally runs in, nothing more is needed; a :class:`SelfContained`
+        write, which a database may run without one, gets a transaction around the block."""
+
+
+@dataclass(frozen=True, slots=True)
+class SelfContained(Generic[T]):
+    """A write that makes its own changes all-or-nothing: it reads, then writes each change
+    that must not be split either in one statement or in a :meth:`Connection.atomic` block.
+
+    Whether a write needs the transaction :meth:`~gateway.store.base.Database.write` puts
+    around it is thus stated by the code that writes its statements (wrapping itself in this),
+    never by a caller's flag. A database may run such a write statement by statement
+    (PostgreSQL: no BEGIN and COMMIT, about half a small request's cost in the driver).
+    """
+
+    work: Callable[[Connection], T]
+
+    def __call__(self, conn: Connection) -> T:
+        return self.work(conn)
 
 
 def placeholders(count: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 from typing import Final
 
 from gateway.protocol.endpoints import route_of
@@ -16,7 +17,13 @@ from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.store.sql import control_sql
-from gateway.store.sql.connection import Connection, Row, insert_rows, values_of
+from gateway.store.sql.connection import (
+    Connection,
+    Row,
+    SelfContained,
+    insert_rows,
+    values_of,
+)
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
@@ -306,15 +313,21 @@ def insert_deliveries(
     return [str(row[0]) for row in rows]
 
 
+#: Deliveries written in the message's own statement (PostgreSQL's ``WITH … INSERT``); more
+#: go in several statements in a transaction. 8 + 7 x 500 parameters, well inside the limit.
+MAX_DELIVERIES_IN_ONE_STATEMENT: Final = 500
+
+
 def insert_published(conn: Connection, message: TopicMessage, subscriptions: list[str]) -> None:
-    """The message and its deliveries, all or nothing: one statement where the database can
-    (PostgreSQL's ``WITH … INSERT``, so a publish needs no transaction around it), else two in
-    the caller's transaction."""
+    """The message and its deliveries, all or nothing whatever the fan-out: one statement
+    where the database can (PostgreSQL's ``WITH … INSERT``, so a publish needs no transaction
+    around it), else several in ``conn.atomic()``."""
     due = message.publish_time_ms
     rows = _delivery_rows(message.id, message.topic_name, subscriptions, due)
-    if not rows or not conn.dialect.writable_cte or len(rows) > 500:
-        insert_message(conn, message, message.expires_at_ms)
-        insert_deliveries(conn, message.id, message.topic_name, subscriptions, due)
+    if not rows or not conn.dialect.writable_cte or len(rows) > MAX_DELIVERIES_IN_ONE_STATEMENT:
+        with conn.atomic():
+            insert_message(conn, message, message.expires_at_ms)
+            insert_deliveries(conn, message.id, message.topic_name, subscriptions, due)
         return
     conn.execute(
         f"WITH message AS ({_INSERT_MESSAGE}) INSERT INTO {_DELIVERY_COLUMNS} {values_of(rows)}",
@@ -322,10 +335,15 @@ def insert_published(conn: Connection, message: TopicMessage, subscriptions: lis
     )
 
 
+def publishing(message: TopicMessage) -> SelfContained[Published]:
+    """:func:`publish` as a write: it needs no transaction around it, as it reads, then writes
+    in one statement or in one ``conn.atomic()`` block (:func:`insert_published`)."""
+    return SelfContained(partial(publish, message=message))
+
+
 def publish(conn: Connection, message: TopicMessage) -> Published:
     """Record ``message`` and one due delivery per matching subscription, all or nothing: the
-    201 that follows is only sent once both are committed. Reads, then writes in one statement
-    where the database can (so it may run without a transaction: ``atomic=False``)."""
+    201 that follows is only sent once both are committed."""
     topic, subscriptions = topic_with_subscriptions(conn, message.topic_name)
     check_size(topic, message)
     targets = matching_subscriptions(subscriptions, message)

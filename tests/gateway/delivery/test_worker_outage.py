@@ -40,11 +40,9 @@ class SwitchableDatabase(MemoryDatabase):
         self._check()
         return super().read(work)
 
-    def write(
-        self, work: Callable[[Connection], T], *, durable: bool = True, atomic: bool = True
-    ) -> T:
+    def write(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
         self._check()
-        return super().write(work, durable=durable, atomic=atomic)
+        return super().write(work, durable=durable)
 
 
 @pytest.fixture()

@@ -26,6 +26,7 @@ import psycopg
 from psycopg import waiting
 from gateway.store.backends.pg_waiting import wait_on_hub
 from gateway.store.backends.postgres import PostgresDatabase
+from gateway.store.sql.connection import SelfContained
 
 url = sys.argv[1]
 database = PostgresDatabase(url, pool_size=4, migrate=False)
@@ -67,7 +68,7 @@ def killed():
     result["watchers_left"] = hub.loop.activecnt - baseline
     # Through the store: the pool discards the connection and the database keeps answering.
     sleep = lambda c: c.execute("SELECT pg_sleep(5)").fetchall()
-    durations.append(kill_waiting(lambda: database.write(sleep, atomic=False)))
+    durations.append(kill_waiting(lambda: database.write(SelfContained(sleep))))
     result["longest_kill"] = max(durations)
     result["pool_answers"] = database.ping()
 
