@@ -14,6 +14,7 @@ from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.testing.process import GatewayProcess, free_port  # noqa: F401 - for test modules
 from tests.mns_http import RawClient
 from tests.postgres import PostgresServer, postgres_server
+from tests.support import markers
 
 ACCESS_KEY_ID = "test-key-id"
 ACCESS_KEY_SECRET = "test-key-secret"
@@ -147,6 +148,28 @@ def pytest_configure(config: pytest.Config) -> None:
     lines = prerequisites.missing(shutil.which, java)
     if lines:
         raise pytest.UsageError(prerequisites.report(lines))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with what it needs (tests/support/markers.py)."""
+    markers.mark(items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its fuzz tally to the controller, which prints the summary."""
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        from tests import fuzz
+
+        worker_output["fuzz_tally"] = fuzz.tally_rows()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """The controller's side of :func:`pytest_sessionfinish` (only called under xdist)."""
+    from tests import fuzz
+
+    fuzz.add_rows(getattr(node, "workeroutput", {}).get("fuzz_tally", []))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

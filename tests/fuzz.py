@@ -41,6 +41,16 @@ def count(suite: str, outcome: str) -> None:
     TALLY[(suite, outcome)] += 1
 
 
+def tally_rows() -> list[tuple[str, str, int]]:
+    """The tally as plain rows, for an xdist worker to send to the controller."""
+    return [(suite, outcome, n) for (suite, outcome), n in TALLY.items()]
+
+
+def add_rows(rows: list[tuple[str, str, int]]) -> None:
+    for suite, outcome, n in rows:
+        TALLY[(suite, outcome)] += n
+
+
 def summary_lines() -> list[str]:
     """The tally as lines: per suite, the requests tried, then each outcome with its count."""
     lines: list[str] = []

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.testing.process import free_port
+
 ENTRY_POINT = Path(sys.executable).parent / "mns-gateway"
 
 
@@ -38,12 +40,6 @@ def assert_one_line(done: subprocess.CompletedProcess[str], command: str, *fragm
     assert "Traceback" not in done.stderr
     for fragment in fragments:
         assert fragment in done.stderr, done.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def command_line(name: str, data_dir: Path) -> list[str]:

@@ -1,0 +1,140 @@
+"""Markers for what a test needs, applied at collection from what the test uses.
+
+A test needs a ``process`` when it, a helper it calls, or a fixture it uses (directly or through
+other fixtures) starts one: ``subprocess``, a gateway (``start_gateway``, ``GatewayProcess``,
+``EmbeddedGateway``), a private network. It needs ``postgresql`` when it runs on that backend (a
+``postgresql`` parameter) or starts a server; ``spark`` when it uses the ``spark`` fixture;
+``browser`` when it drives Chromium; ``node`` when it uses the ``node_packages`` fixture (the
+Node.js SDKs). Reading the code once, at collection, keeps the markers true as tests change,
+where hand-written marks on hundreds of tests would drift. ``php`` and ``fuzz`` are written on
+their modules by hand.
+
+Under xdist (``--dist loadgroup``) the Spark tests are grouped on one worker (a local Spark
+session per worker is too heavy for a small machine), and so are the tests of a module that
+shares a gateway process among them.
+
+The inner loop (docs/testing.md) is everything that needs none of these.
+"""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import types
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import pytest
+
+from gateway.testing.embedded import EmbeddedGateway
+from gateway.testing.process import GatewayProcess
+
+#: Where the code worth reading lives: the suite itself and the shipped pytest plugin.
+_OURS = ("tests", "gateway.testing")
+
+
+def _sentinel_needs(value: Any) -> set[str]:
+    """What using this object (a global name a function refers to) needs, by itself."""
+    if value is subprocess or value is EmbeddedGateway:
+        return {"process"}
+    if isinstance(value, type) and issubclass(value, GatewayProcess):
+        return {"process"}
+    if isinstance(value, types.ModuleType) and value.__name__.startswith("selenium"):
+        return {"browser"}
+    name = getattr(value, "__qualname__", "")
+    module = getattr(value, "__module__", "") or ""
+    if module == "tests.postgres" and name in {"postgres_server", "PostgresServer"}:
+        return {"postgresql", "process"}
+    if module.startswith("tests.netns") or (module == "tests.chromium" and name == "chromium"):
+        return {"process", "browser"} if name == "chromium" else {"process"}
+    return set()
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """A code object and those nested in it (closures, comprehensions, inner functions)."""
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _codes(constant)
+
+
+class _Reader:
+    """What functions need, following the names they use into the suite's own code."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, set[str]] = {}
+
+    def needs(self, function: Callable[..., Any]) -> set[str]:
+        function = inspect.unwrap(function)
+        code = getattr(function, "__code__", None)
+        if code is None or not (getattr(function, "__module__", "") or "").startswith(_OURS):
+            return set()
+        if id(code) in self._cache:
+            return self._cache[id(code)]
+        found: set[str] = set()
+        self._cache[id(code)] = found  # recursion guard: a cycle adds nothing new
+        namespace = getattr(function, "__globals__", {})
+        for nested in _codes(code):
+            for name in nested.co_names:
+                if name in namespace:
+                    found |= self._value_needs(namespace[name])
+        return found
+
+    def _value_needs(self, value: Any) -> set[str]:
+        needs = _sentinel_needs(value)
+        if isinstance(value, types.FunctionType):
+            needs |= self.needs(value)
+        elif isinstance(value, type) and value.__module__.startswith(_OURS):
+            for member in vars(value).values():
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                if isinstance(member, types.FunctionType):
+                    needs |= self.needs(member)
+        return needs
+
+
+def _item_needs(item: pytest.Item, reader: _Reader) -> tuple[set[str], str | None]:
+    """What the test needs, and the xdist group that keeps it with the tests sharing a process
+    it needs: a module-, class- or package-scoped gateway is started once, on one worker,
+    rather than once on each worker its tests would otherwise be spread over."""
+    needs: set[str] = set()
+    group = None
+    if isinstance(item, pytest.Function):
+        needs |= reader.needs(item.obj)
+        # pytest has no public reader of a test's fixture definitions.
+        info = item._fixtureinfo
+        for definitions in info.name2fixturedefs.values():
+            for definition in definitions:
+                found = reader.needs(definition.func)
+                needs |= found
+                if "process" in found and definition.scope in ("class", "module"):
+                    group = group or item.module.__name__
+                elif "process" in found and definition.scope == "package":
+                    group = group or str(item.path.parent)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgresql" in _strings(callspec.params.values()):
+            needs |= {"postgresql", "process"}
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if "postgres" in fixtures:
+        needs |= {"postgresql", "process"}
+    if "spark" in fixtures:
+        needs.add("spark")
+    if "node_packages" in fixtures:
+        needs |= {"node", "process"}
+    return needs, group
+
+
+def _strings(values: Iterable[object]) -> set[str]:
+    return {value for value in values if isinstance(value, str)}
+
+
+def mark(items: list[pytest.Item]) -> None:
+    reader = _Reader()
+    for item in items:
+        needs, group = _item_needs(item, reader)
+        for need in sorted(needs):
+            item.add_marker(need)
+        if item.get_closest_marker("spark") is not None:
+            group = "spark"
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
