@@ -16,6 +16,9 @@ from tests.mns_http import RawClient
 from tests.postgres import PostgresServer, postgres_server
 from tests.support import markers
 
+#: The toolbox's fixtures, for every test package (tests/support).
+pytest_plugins = ["tests.support.clock"]
+
 ACCESS_KEY_ID = "test-key-id"
 ACCESS_KEY_SECRET = "test-key-secret"
 #: Retries a hundred times sooner, and pushes and leases that give up quickly.

@@ -26,16 +26,9 @@ from gateway.store.backends.memory import MemoryDatabase
 from gateway.store.base import Store, compose_store
 from gateway.store.deliveries import DeliveryStore
 from gateway.topics.records import Subscription, TopicMessage
+from tests.support.clock import Clock
 
 T0 = 1_800_000_000.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class ScriptedSender:
@@ -62,11 +55,6 @@ def ok() -> PushResult:
 
 def failed(status: int = 500) -> PushResult:
     return PushResult(status, PushOutcome.HTTP_ERROR, f"HTTP {status}", 1.0)
-
-
-@pytest.fixture()
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture()
