@@ -68,8 +68,16 @@ def gateway_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
 
 
 @pytest.fixture()
-def raw(gateway_process: RunningGateway) -> RawClient:
+def served_raw(gateway_process: RunningGateway) -> RawClient:
+    """A raw client of the gateway process: named apart from ``raw`` for the few tests, in
+    modules whose ``raw`` is the app in this process (tests/support/app.py), of what the HTTP
+    front does to a request's bytes."""
     return gateway_process.raw()
+
+
+@pytest.fixture()
+def raw(served_raw: RawClient) -> RawClient:
+    return served_raw
 
 
 @pytest.fixture()
@@ -153,8 +161,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(prerequisites.report(lines))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with what it needs (tests/support/markers.py)."""
+    """Mark each test with what it needs (tests/support/markers.py); first, so that xdist's own
+    hook sees the groups (it moves a grouped test's id to ``id@group``)."""
     markers.mark(items)
 
 
