@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -35,6 +36,12 @@ class RunningGateway(GatewayProcess):
     def raw(self) -> RawClient:
         return RawClient("127.0.0.1", self.port, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
 
+    def account(self) -> Any:
+        """An official-SDK ``mns.account.Account`` for it."""
+        from mns.account import Account
+
+        return Account(self.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+
 
 def wait_until_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
     """For gateways started by other means (gunicorn itself); see ``GatewayProcess``."""
@@ -60,11 +67,31 @@ def start_gateway(
     return RunningGateway.start(data_dir, env, args=args, port=port, log_file=log_file)
 
 
-@pytest.fixture(scope="session")
-def gateway_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    gateway = start_gateway(tmp_path_factory.mktemp("gateway-data"))
-    yield gateway
-    gateway.stop()
+def gateway_fixture(
+    name: str,
+    settings: Mapping[str, str] | None = None,
+    *,
+    oplog: bool = False,
+    scope: Literal["session", "package", "module", "class"] = "module",
+) -> Any:
+    """The one way a test module gets a gateway of its own: a fixture (module-scoped unless
+    said) starting ``mns-gateway serve`` with ``settings`` in a fresh data dir named ``name``
+    and stopping it afterwards; ``oplog`` writes its operation log to a directory of its own
+    (``MNS_GATEWAY_LOG_DIR``). ``gateway = gateway_fixture("pushes", FAST_RETRIES)``."""
+
+    @pytest.fixture(scope=scope)
+    def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+        env = dict(settings or {})
+        if oplog:
+            env["MNS_GATEWAY_LOG_DIR"] = str(tmp_path_factory.mktemp(f"{name}-oplogs"))
+        running = start_gateway(tmp_path_factory.mktemp(name), env)
+        yield running
+        running.stop()
+
+    return gateway
+
+
+gateway_process = gateway_fixture("gateway-data", scope="session")
 
 
 @pytest.fixture()
@@ -82,9 +109,7 @@ def raw(served_raw: RawClient) -> RawClient:
 
 @pytest.fixture()
 def account(gateway_process: RunningGateway):  # type: ignore[no-untyped-def]
-    from mns.account import Account
-
-    return Account(gateway_process.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    return gateway_process.account()
 
 
 _counter = iter(range(1, 10**9))
