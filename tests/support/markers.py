@@ -5,8 +5,9 @@ other fixtures) starts one: ``subprocess``, a gateway (``start_gateway``, ``Gate
 ``EmbeddedGateway``), a private network. It needs ``postgresql`` when it runs on that backend (a
 ``postgresql`` parameter) or starts a server; ``spark`` when it uses the ``spark`` fixture;
 ``browser`` when it drives Chromium; ``node`` when it uses the ``node_packages`` fixture (the
-Node.js SDKs). Reading the code once, at collection, keeps the markers true as tests change,
-where hand-written marks on hundreds of tests would drift. ``php`` and ``fuzz`` are written on
+Node.js SDKs); ``helm`` when it is one of tests/helm (the chart, rendered by libhelm).
+Reading the code once, at collection, keeps the markers true as tests change, where
+hand-written marks on hundreds of tests would drift. ``php`` and ``fuzz`` are written on
 their modules by hand.
 
 Under xdist (``--dist loadgroup``) the Spark tests are grouped on one worker (a local Spark
@@ -22,6 +23,7 @@ import inspect
 import subprocess
 import types
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +31,7 @@ import pytest
 from gateway.testing.embedded import EmbeddedGateway
 from gateway.testing.process import GatewayProcess
 
+HELM_TESTS = Path(__file__).resolve().parents[1] / "helm"
 #: Where the code worth reading lives: the suite itself and the shipped pytest plugin.
 _OURS = ("tests", "gateway.testing")
 
@@ -121,6 +124,8 @@ def _item_needs(item: pytest.Item, reader: _Reader) -> tuple[set[str], str | Non
         needs.add("spark")
     if "node_packages" in fixtures:
         needs |= {"node", "process"}
+    if item.path.is_relative_to(HELM_TESTS):
+        needs.add("helm")
     return needs, group
 
 
