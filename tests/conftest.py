@@ -186,11 +186,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(prerequisites.report(lines))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with what it needs (tests/support/markers.py); first, so that xdist's own
-    hook sees the groups (it moves a grouped test's id to ``id@group``)."""
-    markers.mark(items)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark each test with what it needs (tests/support/markers.py), as it is collected: before
+    any ``pytest_collection_modifyitems``, xdist's among them, which moves a grouped test's id
+    to ``id@group``."""
+    markers.mark(item)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -200,6 +200,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from tests import fuzz
 
         worker_output["fuzz_tally"] = fuzz.tally_rows()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Whole modules to a worker, and the Spark tests all to one (tests/support/scheduling.py)."""
+    from tests.support.scheduling import ModulesAndSpark
+
+    return ModulesAndSpark(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -10,10 +10,6 @@ Reading the code once, at collection, keeps the markers true as tests change, wh
 hand-written marks on hundreds of tests would drift. ``php`` and ``fuzz`` are written on
 their modules by hand.
 
-Under xdist (``--dist loadgroup``) the Spark tests are grouped on one worker (a local Spark
-session per worker is too heavy for a small machine), and so are the tests of a module that
-shares a gateway process among them.
-
 The inner loop (docs/testing.md) is everything that needs none of these.
 """
 
@@ -96,24 +92,15 @@ class _Reader:
         return needs
 
 
-def _item_needs(item: pytest.Item, reader: _Reader) -> tuple[set[str], str | None]:
-    """What the test needs, and the xdist group that keeps it with the tests sharing a process
-    it needs: a module-, class- or package-scoped gateway is started once, on one worker,
-    rather than once on each worker its tests would otherwise be spread over."""
+def _item_needs(item: pytest.Item, reader: _Reader) -> set[str]:
     needs: set[str] = set()
-    group = None
     if isinstance(item, pytest.Function):
         needs |= reader.needs(item.obj)
         # pytest has no public reader of a test's fixture definitions.
         info = item._fixtureinfo
         for definitions in info.name2fixturedefs.values():
             for definition in definitions:
-                found = reader.needs(definition.func)
-                needs |= found
-                if "process" in found and definition.scope in ("class", "module"):
-                    group = group or item.module.__name__
-                elif "process" in found and definition.scope == "package":
-                    group = group or str(item.path.parent)
+                needs |= reader.needs(definition.func)
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "postgresql" in _strings(callspec.params.values()):
             needs |= {"postgresql", "process"}
@@ -126,20 +113,16 @@ def _item_needs(item: pytest.Item, reader: _Reader) -> tuple[set[str], str | Non
         needs |= {"node", "process"}
     if item.path.is_relative_to(HELM_TESTS):
         needs.add("helm")
-    return needs, group
+    return needs
 
 
 def _strings(values: Iterable[object]) -> set[str]:
     return {value for value in values if isinstance(value, str)}
 
 
-def mark(items: list[pytest.Item]) -> None:
-    reader = _Reader()
-    for item in items:
-        needs, group = _item_needs(item, reader)
-        for need in sorted(needs):
-            item.add_marker(need)
-        if item.get_closest_marker("spark") is not None:
-            group = "spark"
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+_reader = _Reader()
+
+
+def mark(item: pytest.Item) -> None:
+    for need in sorted(_item_needs(item, _reader)):
+        item.add_marker(need)
