@@ -1,6 +1,6 @@
 """What the fuzz suites share: their budget, and the tally of what was sent and how answered.
 
-The suites (tests/gateway/http1/test_fuzz.py over a real gateway's raw HTTP surface,
+The suites (tests/gateway/serving/http1/test_fuzz.py over a real gateway's raw HTTP surface,
 tests/receiver/test_fuzz.py over the receiver blueprint) are hypothesis tests marked ``fuzz``.
 Their budget is a number of examples per test, scaled by ``MNS_FUZZ_SCALE``:
 

@@ -96,7 +96,7 @@ def test_a_database_that_is_not_there(tmp_path: Path, refused_url: str, command:
     assert "secret" not in done.stderr  # the password is not printed
 
 
-# serve: tests/gateway/test_cli.py::test_read_only_data_dir_with_keys_configured
+# serve: tests/gateway/cli/test_cli.py::test_read_only_data_dir_with_keys_configured
 @pytest.mark.parametrize("command", ["worker", "migrate", "keys"])
 def test_a_read_only_data_dir(read_only_dir: Path, command: str) -> None:
     done = run(command_line(command, read_only_dir), {})
