@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -14,6 +15,10 @@ from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.testing.process import GatewayProcess, free_port  # noqa: F401 - for test modules
 from tests.mns_http import RawClient
 from tests.postgres import PostgresServer, postgres_server
+from tests.support import markers
+
+#: The toolbox's fixtures, for every test package (tests/support).
+pytest_plugins = ["tests.support.clock", "tests.support.stub"]
 
 ACCESS_KEY_ID = "test-key-id"
 ACCESS_KEY_SECRET = "test-key-secret"
@@ -30,6 +35,12 @@ class RunningGateway(GatewayProcess):
 
     def raw(self) -> RawClient:
         return RawClient("127.0.0.1", self.port, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+
+    def account(self) -> Any:
+        """An official-SDK ``mns.account.Account`` for it."""
+        from mns.account import Account
+
+        return Account(self.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
 
 
 def wait_until_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
@@ -56,23 +67,49 @@ def start_gateway(
     return RunningGateway.start(data_dir, env, args=args, port=port, log_file=log_file)
 
 
-@pytest.fixture(scope="session")
-def gateway_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    gateway = start_gateway(tmp_path_factory.mktemp("gateway-data"))
-    yield gateway
-    gateway.stop()
+def gateway_fixture(
+    name: str,
+    settings: Mapping[str, str] | None = None,
+    *,
+    oplog: bool = False,
+    scope: Literal["session", "package", "module", "class"] = "module",
+) -> Any:
+    """The one way a test module gets a gateway of its own: a fixture (module-scoped unless
+    said) starting ``mns-gateway serve`` with ``settings`` in a fresh data dir named ``name``
+    and stopping it afterwards; ``oplog`` writes its operation log to a directory of its own
+    (``MNS_GATEWAY_LOG_DIR``). ``gateway = gateway_fixture("pushes", FAST_RETRIES)``."""
+
+    @pytest.fixture(scope=scope)
+    def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+        env = dict(settings or {})
+        if oplog:
+            env["MNS_GATEWAY_LOG_DIR"] = str(tmp_path_factory.mktemp(f"{name}-oplogs"))
+        running = start_gateway(tmp_path_factory.mktemp(name), env)
+        yield running
+        running.stop()
+
+    return gateway
+
+
+gateway_process = gateway_fixture("gateway-data", scope="session")
 
 
 @pytest.fixture()
-def raw(gateway_process: RunningGateway) -> RawClient:
+def served_raw(gateway_process: RunningGateway) -> RawClient:
+    """A raw client of the gateway process: named apart from ``raw`` for the few tests, in
+    modules whose ``raw`` is the app in this process (tests/support/app.py), of what the HTTP
+    front does to a request's bytes."""
     return gateway_process.raw()
 
 
 @pytest.fixture()
-def account(gateway_process: RunningGateway):  # type: ignore[no-untyped-def]
-    from mns.account import Account
+def raw(served_raw: RawClient) -> RawClient:
+    return served_raw
 
-    return Account(gateway_process.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+
+@pytest.fixture()
+def account(gateway_process: RunningGateway):  # type: ignore[no-untyped-def]
+    return gateway_process.account()
 
 
 _counter = iter(range(1, 10**9))
@@ -147,6 +184,38 @@ def pytest_configure(config: pytest.Config) -> None:
     lines = prerequisites.missing(shutil.which, java)
     if lines:
         raise pytest.UsageError(prerequisites.report(lines))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark each test with what it needs (tests/support/markers.py), as it is collected: before
+    any ``pytest_collection_modifyitems``, xdist's among them, which moves a grouped test's id
+    to ``id@group``."""
+    markers.mark(item)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its fuzz tally to the controller, which prints the summary."""
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        from tests import fuzz
+
+        worker_output["fuzz_tally"] = fuzz.tally_rows()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Whole modules to a worker, and the Spark tests all to one (tests/support/scheduling.py)."""
+    from tests.support.scheduling import ModulesAndSpark
+
+    return ModulesAndSpark(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """The controller's side of :func:`pytest_sessionfinish` (only called under xdist)."""
+    from tests import fuzz
+
+    fuzz.add_rows(getattr(node, "workeroutput", {}).get("fuzz_tally", []))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,6 +1,6 @@
 """What the fuzz suites share: their budget, and the tally of what was sent and how answered.
 
-The suites (tests/gateway/http1/test_fuzz.py over a real gateway's raw HTTP surface,
+The suites (tests/gateway/serving/http1/test_fuzz.py over a real gateway's raw HTTP surface,
 tests/receiver/test_fuzz.py over the receiver blueprint) are hypothesis tests marked ``fuzz``.
 Their budget is a number of examples per test, scaled by ``MNS_FUZZ_SCALE``:
 
@@ -39,6 +39,16 @@ def fuzz_settings(examples: int) -> settings:
 
 def count(suite: str, outcome: str) -> None:
     TALLY[(suite, outcome)] += 1
+
+
+def tally_rows() -> list[tuple[str, str, int]]:
+    """The tally as plain rows, for an xdist worker to send to the controller."""
+    return [(suite, outcome, n) for (suite, outcome), n in TALLY.items()]
+
+
+def add_rows(rows: list[tuple[str, str, int]]) -> None:
+    for suite, outcome, n in rows:
+        TALLY[(suite, outcome)] += n
 
 
 def summary_lines() -> list[str]:

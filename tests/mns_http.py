@@ -7,6 +7,7 @@ import base64
 import hashlib
 import http.client
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 
@@ -36,6 +37,10 @@ def sdk_content_md5(body: bytes) -> str:
     return base64.b64encode(hashlib.md5(body).hexdigest().encode()).decode()
 
 
+#: How a request reaches a gateway: (method, uri, body, headers, chunked) to its response.
+Transport = Callable[[str, str, bytes, dict[str, str], bool], RawResponse]
+
+
 @dataclass
 class RawClient:
     host: str
@@ -43,6 +48,9 @@ class RawClient:
     key_id: str
     secret: str
     extra_headers: dict[str, str] = field(default_factory=dict)
+    #: None: a fresh HTTP connection to host:port; else the app in this process
+    #: (tests/support/app.py).
+    transport: Transport | None = None
 
     def headers_for(
         self,
@@ -81,6 +89,8 @@ class RawClient:
             if sign_request
             else dict(headers or {})
         )
+        if self.transport is not None:
+            return self.transport(method, uri, body, final, chunked)
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
             if chunked:

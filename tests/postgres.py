@@ -17,21 +17,16 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.testing.process import free_port
+
 SERVER_USER = "postgres"
 _databases = itertools.count(1)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_server_user(command: list[str]) -> list[str]:
@@ -104,7 +99,7 @@ def postgres_server(**settings: str) -> Iterator[PostgresServer]:
     if os.geteuid() == 0:
         user = pwd.getpwnam(SERVER_USER)
         os.chown(directory, user.pw_uid, user.pw_gid)
-    data, port = directory / "data", _free_port()
+    data, port = directory / "data", free_port()
     options = {"listen_addresses": "127.0.0.1", "unix_socket_directories": str(directory)}
     options.update(settings)
     flags = " ".join(f"-c {key}={value}" for key, value in options.items())
@@ -132,7 +127,7 @@ def standby_server(primary: PostgresServer) -> Iterator[PostgresServer]:
         user = pwd.getpwnam(SERVER_USER)
         os.chown(directory, user.pw_uid, user.pw_gid)
     flags = f"-c listen_addresses=127.0.0.1 -c unix_socket_directories={directory}"
-    standby = PostgresServer(directory, _free_port(), flags)
+    standby = PostgresServer(directory, free_port(), flags)
     try:
         subprocess.run(
             _as_server_user(["pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port),

@@ -130,6 +130,7 @@ def test_the_environment_is_read_in_one_module() -> None:
     allowed = {
         "gateway.config.settings",
         "gateway.testing.embedded",  # the gateway it starts gets none of the caller's settings
+        "gateway.testing.process",  # PYTEST_XDIST_WORKER: each test worker's block of ports
         "gateway.pipeline.report",  # JAVA_HOME and PATH, for the report's Spark
     }
     readers = set()

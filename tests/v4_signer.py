@@ -1,6 +1,6 @@
 """A Signature V4 (``MNS4-HMAC-SHA256``) signer for tests, written from issue 25's description
 and the gateway package's source, not from the gateway's code; checked against the SDK's own
-signer in tests/gateway/protocol/test_signatures_v4.py, then used to drive the XML API with raw
+signer in tests/gateway/auth/test_signatures_v4.py, then used to drive the XML API with raw
 requests (the official Python SDK ``mns`` signs V2 only)."""
 
 from __future__ import annotations

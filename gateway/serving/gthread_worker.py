@@ -2,7 +2,7 @@
 
 Framing is gunicorn's own HTTP/1.1 parser here, which is strict too: it refuses a Content-Length
 beside a Transfer-Encoding, repeated or non-numeric Content-Lengths, unknown transfer codings,
-chunked HTTP/1.0, bad chunk sizes and missing CRLFs (tests/gateway/http1 runs the same attacks
+chunked HTTP/1.0, bad chunk sizes and missing CRLFs (tests/gateway/serving/http1 runs these attacks
 against both worker classes). What differs from gunicorn is only how a refusal is answered: as
 the application's MNS ``<Error>`` (:mod:`gateway.serving.http1.refusal`), never gunicorn's HTML
 page, and never a 5xx for what the client sent. Chunked bodies are read whole, within

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import itertools
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -31,8 +33,41 @@ class GatewayStartError(RuntimeError):
     """The gateway exited or never became ready; the message ends with its log's tail."""
 
 
+#: Under pytest-xdist each worker takes its ports from a block of its own, below the kernel's
+#: ephemeral range (32768 and up by default): a port one worker picked and let go of cannot be
+#: handed to another worker (nor to an outgoing connection) before the first one binds it.
+_WORKER_PORTS_START = 20000
+_WORKER_PORTS_EACH = 400
+_worker_ports = itertools.count()
+
+
+def worker_port_block(worker: str) -> range | None:
+    """The ports an xdist worker (``PYTEST_XDIST_WORKER``, ``gw0``, ``gw1``...) picks from, or
+    None outside xdist."""
+    if not (match := re.fullmatch(r"gw(\d+)", worker)) or int(match[1]) >= 30:
+        return None
+    start = _WORKER_PORTS_START + int(match[1]) * _WORKER_PORTS_EACH
+    return range(start, start + _WORKER_PORTS_EACH)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on right now (the OS picks it)."""
+    """A TCP port on 127.0.0.1 nothing listens on right now: the OS picks it, or, in a
+    pytest-xdist worker, the next free one of the worker's own block (:func:`worker_port_block`),
+    in turn, so that a port is not reused soon after it was given out."""
+    block = worker_port_block(os.environ.get("PYTEST_XDIST_WORKER", ""))
+    for _ in range(len(block) if block else 0):
+        port = block[next(_worker_ports) % len(block)]  # type: ignore[index]
+        if _bindable(port):
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -17,7 +17,13 @@ from mns.topic import TopicMessage, TopicMeta
 from werkzeug.serving import make_server
 
 from receiver import MNSReceiver, Notification
-from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
+from tests.conftest import (
+    ACCESS_KEY_ID,
+    ACCESS_KEY_SECRET,
+    RunningGateway,
+    gateway_fixture,
+    start_gateway,
+)
 
 
 class ReceivingApp:
@@ -47,11 +53,7 @@ class ReceivingApp:
         return list(self.received)
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    running = start_gateway(tmp_path_factory.mktemp("e2e"), {"MNS_GATEWAY_RETRY_SCALE": "0.01"})
-    yield running
-    running.stop()
+gateway = gateway_fixture("e2e", {"MNS_GATEWAY_RETRY_SCALE": "0.01"})
 
 
 @pytest.fixture()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,13 @@ from mns.queue import QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
-from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
+from tests.conftest import (
+    ACCESS_KEY_ID,
+    ACCESS_KEY_SECRET,
+    RunningGateway,
+    gateway_fixture,
+    start_gateway,
+)
 
 FAST = {"MNS_GATEWAY_RETRY_SCALE": "0.01"}
 
@@ -41,16 +46,12 @@ def receive(account: Account, queue_name: str, timeout: float = 15) -> str:
     raise AssertionError(f"nothing arrived in {queue_name}")
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    running = start_gateway(tmp_path_factory.mktemp("bridge"), FAST)
-    yield running
-    running.stop()
+gateway = gateway_fixture("bridge", FAST)
 
 
 @pytest.fixture()
 def account(gateway: RunningGateway) -> Account:
-    return Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    return gateway.account()  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("fmt", ["XML", "JSON", "SIMPLIFIED"])

@@ -19,6 +19,7 @@ from flask import Flask
 from receiver import MNSReceiver, Notification
 from receiver.exceptions import CertificateFetchError
 from receiver.testing import DEFAULT_TEST_CERT_URL, SigningIdentity
+from tests.support.clock import Clock
 
 # A fixed 512-bit RSA key: `cryptography` refuses to generate keys this small, but the real
 # service signs with one, so we build it from its primes (made once with `openssl genrsa 512`).
@@ -28,19 +29,6 @@ LEGACY_CERT_URL = "https://mnstest.oss-cn-hangzhou.aliyuncs.com/x509_public_cert
 
 _SHA256_WITH_RSA = bytes.fromhex("300d06092a864886f70d01010b0500")
 _SHA1_WITH_RSA = bytes.fromhex("300d06092a864886f70d0101050500")
-
-
-class FakeClock:
-    """Epoch seconds that move only when a test says so."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @dataclass
@@ -123,11 +111,6 @@ def legacy() -> SigningIdentity:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(1_700_000_000.0)
-
-
-@pytest.fixture
 def fetcher(identity: SigningIdentity, legacy: SigningIdentity) -> CountingFetcher:
     return CountingFetcher(
         {identity.cert_url: identity.certificate_pem, legacy.cert_url: legacy.certificate_pem}
@@ -143,7 +126,7 @@ AppFactory = Callable[..., tuple[Flask, MNSReceiver]]
 
 
 @pytest.fixture
-def make_app(fetcher: CountingFetcher, clock: FakeClock) -> AppFactory:
+def make_app(fetcher: CountingFetcher, clock: Clock) -> AppFactory:
     """Build an app around a receiver; keyword arguments go to MNSReceiver."""
 
     def build(url_prefix: str | None = None, **options: object) -> tuple[Flask, MNSReceiver]:

@@ -17,8 +17,9 @@ from receiver.testing import (
     sign_notification,
     sign_request,
 )
+from tests.support.clock import Clock
 
-from .conftest import AppFactory, CountingFetcher, FakeClock, Recorder
+from .conftest import AppFactory, CountingFetcher, Recorder
 
 FORMATS = ["XML", "JSON", "SIMPLIFIED"]
 Logs = pytest.LogCaptureFixture
@@ -31,7 +32,7 @@ def app(make_app: AppFactory, recorder: Recorder) -> Flask:
     return app
 
 
-def signed_now(identity: SigningIdentity, clock: FakeClock, **options: object) -> SignedRequest:
+def signed_now(identity: SigningIdentity, clock: Clock, **options: object) -> SignedRequest:
     return sign_notification(identity, date=clock.now, **options)  # type: ignore[arg-type]
 
 
@@ -44,7 +45,7 @@ def with_body(identity: SigningIdentity, signed: SignedRequest, body: bytes) -> 
 class TestGenuinePushes:
     @pytest.mark.parametrize("fmt", FORMATS)
     def test_each_format_reaches_the_handler(
-        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock, fmt: str
+        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: Clock, fmt: str
     ) -> None:
         signed = signed_now(
             identity, clock, message="order #1 <&>\r\n", format=fmt, message_id="m-1",
@@ -67,20 +68,20 @@ class TestGenuinePushes:
 
     @pytest.mark.parametrize("style", ["hex", "base64-hex", "base64"])
     def test_every_content_md5_encoding_is_accepted(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, style: str
+        self, app: Flask, identity: SigningIdentity, clock: Clock, style: str
     ) -> None:
         signed = signed_now(identity, clock, content_md5_style=style)
         assert post_notification(app.test_client(), signed).status_code == 204
 
     def test_the_real_services_kind_of_certificate_is_accepted(
-        self, app: Flask, legacy: SigningIdentity, clock: FakeClock, fetcher: CountingFetcher
+        self, app: Flask, legacy: SigningIdentity, clock: Clock, fetcher: CountingFetcher
     ) -> None:
         signed = signed_now(legacy, clock, format="SIMPLIFIED")
         assert post_notification(app.test_client(), signed).status_code == 204
         assert fetcher.calls == [legacy.cert_url]
 
     def test_many_pushes_fetch_the_certificate_once(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, fetcher: CountingFetcher
+        self, app: Flask, identity: SigningIdentity, clock: Clock, fetcher: CountingFetcher
     ) -> None:
         client = app.test_client()
         for _ in range(20):
@@ -88,7 +89,7 @@ class TestGenuinePushes:
         assert fetcher.calls == [identity.cert_url]
 
     def test_a_failed_fetch_is_retried_on_the_next_push(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, fetcher: CountingFetcher
+        self, app: Flask, identity: SigningIdentity, clock: Clock, fetcher: CountingFetcher
     ) -> None:
         client = app.test_client()
         fetcher.failing.add(identity.cert_url)
@@ -120,20 +121,20 @@ class TestForgedOrUnverifiable:
         ],
     )
     def test_tampered_header(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, header: str, value: str
+        self, app: Flask, identity: SigningIdentity, clock: Clock, header: str, value: str
     ) -> None:
         signed = signed_now(identity, clock).replace_headers({header: value})
         assert self.post(app, signed) == 403
 
     def test_tampered_date_even_if_still_fresh(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock
+        self, app: Flask, identity: SigningIdentity, clock: Clock
     ) -> None:
         signed = signed_now(identity, clock)
-        later = signed_now(identity, FakeClock(clock.now + 1)).headers["Date"]
+        later = signed_now(identity, Clock(clock.now + 1)).headers["Date"]
         assert self.post(app, signed.replace_headers({"Date": later})) == 403
 
     def test_tampered_query_string(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock
+        self, app: Flask, identity: SigningIdentity, clock: Clock
     ) -> None:
         signed = signed_now(identity, clock)
         assert self.post(app, dataclasses.replace(signed, path="/notifications?x=1")) == 403
@@ -142,7 +143,7 @@ class TestForgedOrUnverifiable:
         self,
         app: Flask,
         identity: SigningIdentity,
-        clock: FakeClock,
+        clock: Clock,
         caplog: Logs,
     ) -> None:
         signed = signed_now(identity, clock, message="pay 10")
@@ -154,7 +155,7 @@ class TestForgedOrUnverifiable:
         self,
         app: Flask,
         identity: SigningIdentity,
-        clock: FakeClock,
+        clock: Clock,
         caplog: Logs,
     ) -> None:
         signed = signed_now(identity, clock, message="pay 10")
@@ -166,7 +167,7 @@ class TestForgedOrUnverifiable:
         assert "signature" in caplog.text
 
     def test_signed_by_the_wrong_key(
-        self, app: Flask, impostor: SigningIdentity, clock: FakeClock, fetcher: CountingFetcher
+        self, app: Flask, impostor: SigningIdentity, clock: Clock, fetcher: CountingFetcher
     ) -> None:
         assert self.post(app, signed_now(impostor, clock)) == 403
         assert fetcher.calls == [impostor.cert_url]  # fetched the genuine one, which disagrees
@@ -180,7 +181,7 @@ class TestForgedOrUnverifiable:
         ],
     )
     def test_certificate_url_off_the_allowlist_is_never_fetched(
-        self, app: Flask, impostor: SigningIdentity, clock: FakeClock,
+        self, app: Flask, impostor: SigningIdentity, clock: Clock,
         fetcher: CountingFetcher, cert_url: str,
     ) -> None:  # fmt: skip
         attacker = dataclasses.replace(impostor, cert_url=cert_url)
@@ -189,7 +190,7 @@ class TestForgedOrUnverifiable:
         assert fetcher.calls == []
 
     def test_http_certificate_url_when_the_allowlist_says_https(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, fetcher: CountingFetcher
+        self, app: Flask, identity: SigningIdentity, clock: Clock, fetcher: CountingFetcher
     ) -> None:
         http_url = identity.cert_url.replace("https://", "http://")
         downgraded = dataclasses.replace(identity, cert_url=http_url)
@@ -199,7 +200,7 @@ class TestForgedOrUnverifiable:
 
     @pytest.mark.parametrize("offset", [-901, 901], ids=["stale", "future"])
     def test_date_too_far_from_now(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, offset: int
+        self, app: Flask, identity: SigningIdentity, clock: Clock, offset: int
     ) -> None:
         signed = sign_notification(identity, date=clock.now + offset)
         assert self.post(app, signed) == 403
@@ -208,7 +209,7 @@ class TestForgedOrUnverifiable:
         "header", ["Authorization", "Date", "Content-md5", "x-mns-signing-cert-url"]
     )
     def test_missing_header(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock,
+        self, app: Flask, identity: SigningIdentity, clock: Clock,
         fetcher: CountingFetcher, header: str,
     ) -> None:  # fmt: skip
         assert self.post(app, signed_now(identity, clock).replace_headers({header: None})) == 403
@@ -228,12 +229,12 @@ class TestForgedOrUnverifiable:
         ],
     )
     def test_garbled_header(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, header: str, value: str
+        self, app: Flask, identity: SigningIdentity, clock: Clock, header: str, value: str
     ) -> None:
         assert self.post(app, signed_now(identity, clock).replace_headers({header: value})) == 403
 
     def test_body_over_the_limit_is_refused_unread(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock,
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock,
         fetcher: CountingFetcher, recorder: Recorder,
     ) -> None:  # fmt: skip
         app, receiver = make_app(max_body_bytes=1000)
@@ -246,7 +247,7 @@ class TestForgedOrUnverifiable:
         assert fetcher.calls == [identity.cert_url]  # only for the first, accepted push
 
     def test_certificate_that_cannot_be_fetched(
-        self, app: Flask, identity: SigningIdentity, clock: FakeClock, fetcher: CountingFetcher
+        self, app: Flask, identity: SigningIdentity, clock: Clock, fetcher: CountingFetcher
     ) -> None:
         fetcher.failing.add(identity.cert_url)
         assert self.post(app, signed_now(identity, clock)) == 403
@@ -255,7 +256,7 @@ class TestForgedOrUnverifiable:
         self,
         app: Flask,
         identity: SigningIdentity,
-        clock: FakeClock,
+        clock: Clock,
         caplog: Logs,
     ) -> None:
         signed = signed_now(identity, clock, message="secret-payload", request_id="REQ-42")
@@ -270,7 +271,7 @@ class TestForgedOrUnverifiable:
 
 class TestOptions:
     def test_max_clock_skew_none_accepts_old_pushes(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app, receiver = make_app(max_clock_skew=None)
         receiver.handler()(Recorder())
@@ -278,7 +279,7 @@ class TestOptions:
         assert post_notification(app.test_client(), signed).status_code == 204
 
     def test_a_narrower_skew_is_enforced(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app, receiver = make_app(max_clock_skew=60)
         receiver.handler()(Recorder())
@@ -288,7 +289,7 @@ class TestOptions:
         assert post_notification(app.test_client(), signed).status_code == 403
 
     def test_check_content_md5_false_lets_a_swapped_body_through(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         """Why the option is dangerous: the signature alone does not cover the body."""
         app, receiver = make_app(check_content_md5=False)
@@ -300,7 +301,7 @@ class TestOptions:
         assert recorder.received[0].message == "pay 99"
 
     def test_certificates_expire_from_the_cache_by_the_injected_clock(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock,
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock,
         fetcher: CountingFetcher,
     ) -> None:  # fmt: skip
         app, receiver = make_app(cert_cache_ttl=600)
@@ -312,7 +313,7 @@ class TestOptions:
         assert fetcher.calls == [identity.cert_url, identity.cert_url]
 
     def test_prefetch_warms_the_cache_and_checks_the_allowlist(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock,
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock,
         fetcher: CountingFetcher,
     ) -> None:  # fmt: skip
         app, receiver = make_app()
@@ -333,7 +334,7 @@ class TestOptions:
 
 class TestAnswers:
     def test_unparseable_but_genuine_is_400(
-        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock
+        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: Clock
     ) -> None:
         signed = with_body(identity, signed_now(identity, clock), b"<Notification><oops>")
         assert post_notification(app.test_client(), signed).status_code == 400
@@ -348,7 +349,7 @@ class TestAnswers:
         ids=["unknown-xml-encoding", "json-nested-100000-levels"],
     )
     def test_genuine_but_unparseable_in_every_way_is_400(
-        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock,
+        self, app: Flask, recorder: Recorder, identity: SigningIdentity, clock: Clock,
         fmt: str, body: bytes,
     ) -> None:  # fmt: skip
         signed = with_body(identity, signed_now(identity, clock, format=fmt), body)
@@ -356,7 +357,7 @@ class TestAnswers:
         assert recorder.received == []
 
     def test_a_raising_handler_is_500_and_logged_without_the_body(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock,
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock,
         caplog: Logs,
     ) -> None:  # fmt: skip
         app, receiver = make_app()
@@ -372,7 +373,7 @@ class TestAnswers:
         assert "secret-payload" not in caplog.text
 
     def test_no_matching_handler_is_500_so_the_sender_retries(
-        self, make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, make_app: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app, receiver = make_app()
         receiver.handler(topic="orders")(Recorder())

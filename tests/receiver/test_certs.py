@@ -19,8 +19,9 @@ from receiver.exceptions import (
     InvalidCertificateError,
 )
 from receiver.testing import SigningIdentity
+from tests.support.clock import Clock
 
-from .conftest import CountingFetcher, FakeClock, FileServer, Route
+from .conftest import CountingFetcher, FileServer, Route
 
 OFFICIAL = CertificateURLPolicy(OFFICIAL_CERT_URL_PREFIXES)
 
@@ -197,7 +198,7 @@ class TestCertificateCache:
         assert len(two_certs.calls) == 2
 
     def test_entries_expire_after_the_ttl(self, two_certs: CountingFetcher) -> None:
-        clock = FakeClock(0)
+        clock = Clock(0)
         cache = CertificateCache(two_certs, policy=LOCAL_POLICY, ttl=60, timer=clock)
         cache.public_key(URL_A)
         clock.advance(59)

@@ -9,8 +9,9 @@ from flask import Flask
 
 from receiver import DedupeStore, InMemoryDedupeStore, Notification
 from receiver.testing import SigningIdentity, post_notification, sign_notification
+from tests.support.clock import Clock
 
-from .conftest import AppFactory, FakeClock, Recorder
+from .conftest import AppFactory, Recorder
 
 
 @pytest.fixture
@@ -20,13 +21,13 @@ def deduped(make_app: AppFactory, recorder: Recorder) -> Flask:
     return app
 
 
-def deliver(app: Flask, identity: SigningIdentity, clock: FakeClock, **options: object) -> int:
+def deliver(app: Flask, identity: SigningIdentity, clock: Clock, **options: object) -> int:
     signed = sign_notification(identity, date=clock.now, **options)  # type: ignore[arg-type]
     return post_notification(app.test_client(), signed).status_code
 
 
 def test_a_redelivered_message_runs_the_handler_once(
-    deduped: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock
+    deduped: Flask, recorder: Recorder, identity: SigningIdentity, clock: Clock
 ) -> None:
     assert deliver(deduped, identity, clock, message_id="m-1") == 204
     assert deliver(deduped, identity, clock, message_id="m-1") == 204  # acknowledged again
@@ -34,7 +35,7 @@ def test_a_redelivered_message_runs_the_handler_once(
 
 
 def test_the_same_message_for_another_subscription_runs_again(
-    deduped: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock
+    deduped: Flask, recorder: Recorder, identity: SigningIdentity, clock: Clock
 ) -> None:
     assert deliver(deduped, identity, clock, message_id="m-1", subscription_name="a") == 204
     assert deliver(deduped, identity, clock, message_id="m-1", subscription_name="b") == 204
@@ -42,7 +43,7 @@ def test_the_same_message_for_another_subscription_runs_again(
 
 
 def test_the_window_ends_by_the_injected_clock(
-    deduped: Flask, recorder: Recorder, identity: SigningIdentity, clock: FakeClock
+    deduped: Flask, recorder: Recorder, identity: SigningIdentity, clock: Clock
 ) -> None:
     deliver(deduped, identity, clock, message_id="m-1")
     clock.advance(3599)
@@ -54,7 +55,7 @@ def test_the_window_ends_by_the_injected_clock(
 
 
 def test_a_failed_handler_does_not_count_as_seen(
-    make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+    make_app: AppFactory, identity: SigningIdentity, clock: Clock
 ) -> None:
     app, receiver = make_app(dedupe=True)
     attempts: list[str] = []
@@ -73,7 +74,7 @@ def test_a_failed_handler_does_not_count_as_seen(
 
 def test_forged_pushes_do_not_poison_the_store(
     deduped: Flask, recorder: Recorder, identity: SigningIdentity, impostor: SigningIdentity,
-    clock: FakeClock,
+    clock: Clock,
 ) -> None:  # fmt: skip
     assert deliver(deduped, impostor, clock, message_id="m-1") == 403
     assert deliver(deduped, identity, clock, message_id="m-1") == 204
@@ -81,7 +82,7 @@ def test_forged_pushes_do_not_poison_the_store(
 
 
 def test_without_dedupe_every_delivery_runs(
-    make_app: AppFactory, recorder: Recorder, identity: SigningIdentity, clock: FakeClock
+    make_app: AppFactory, recorder: Recorder, identity: SigningIdentity, clock: Clock
 ) -> None:
     app, receiver = make_app()
     receiver.handler()(recorder)
@@ -109,7 +110,7 @@ class SetStore:
 
 
 def test_a_custom_store_is_used(
-    make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+    make_app: AppFactory, identity: SigningIdentity, clock: Clock
 ) -> None:
     store = SetStore()
     assert isinstance(store, DedupeStore)
@@ -124,7 +125,7 @@ def test_a_custom_store_is_used(
 
 class TestInMemoryStore:
     def test_claims_once_per_window(self) -> None:
-        clock = FakeClock(0)
+        clock = Clock(0)
         store = InMemoryDedupeStore(window=10, timer=clock)
         assert store.claim("k")
         assert not store.claim("k")

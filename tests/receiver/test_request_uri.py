@@ -28,8 +28,9 @@ from receiver.testing import (
     post_notification,
     sign_notification,
 )
+from tests.support.clock import Clock
 
-from .conftest import AppFactory, FakeClock, Recorder
+from .conftest import AppFactory, Recorder
 
 
 def wsgi(text: str) -> str:
@@ -77,20 +78,20 @@ def accepting(make_app: AppFactory) -> AppFactory:
     return build
 
 
-def sign(identity: SigningIdentity, clock: FakeClock, path: str):  # type: ignore[no-untyped-def]
+def sign(identity: SigningIdentity, clock: Clock, path: str):  # type: ignore[no-untyped-def]
     return sign_notification(identity, path=path, date=clock.now)
 
 
 class TestPrefixes:
     def test_any_blueprint_prefix(
-        self, accepting: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, accepting: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app = accepting(url_prefix="/hooks/a b")
         signed = sign(identity, clock, "/hooks/a%20b/notifications?tenant=x%2Fy")
         assert post_notification(app.test_client(), signed).status_code == 204
 
     def test_a_signature_over_the_decoded_path_does_not_verify(
-        self, accepting: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, accepting: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app = accepting(url_prefix="/hooks/a b")
         signed = sign(identity, clock, "/hooks/a b/notifications")
@@ -98,7 +99,7 @@ class TestPrefixes:
         assert post_notification(app.test_client(), sent).status_code == 403
 
     def test_custom_rule(
-        self, accepting: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, accepting: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app = accepting(rule="/mns/push")
         assert (
@@ -107,7 +108,7 @@ class TestPrefixes:
         )
 
     def test_mounted_under_a_script_name(
-        self, accepting: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, accepting: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         app: Flask = accepting()
         mounted = DispatcherMiddleware(NotFound(), {"/svc": app.wsgi_app})
@@ -115,7 +116,7 @@ class TestPrefixes:
         assert post_notification(Client(mounted), signed).status_code == 204
 
     def test_behind_a_proxy_that_strips_a_prefix(
-        self, accepting: AppFactory, identity: SigningIdentity, clock: FakeClock
+        self, accepting: AppFactory, identity: SigningIdentity, clock: Clock
     ) -> None:
         """The sender signed /public/notifications; the proxy forwards /notifications."""
         app: Flask = accepting()
@@ -155,14 +156,14 @@ def post_over_http(port: int, signed: SignedRequest, *, chunked: bool = False) -
 
 class TestRealServer:
     def test_percent_encoded_path_and_query_over_http(
-        self, live_server: int, identity: SigningIdentity, clock: FakeClock
+        self, live_server: int, identity: SigningIdentity, clock: Clock
     ) -> None:
         # %61 is "a": a rebuilt URI would say "a", but the sender signed "%61".
         signed = sign(identity, clock, "/hooks/%61%20b/notifications?x=%2F&y=%e2%82%ac")
         assert post_over_http(live_server, signed) == 204
 
     def test_chunked_bodies_are_capped_too(
-        self, live_server: int, identity: SigningIdentity, clock: FakeClock
+        self, live_server: int, identity: SigningIdentity, clock: Clock
     ) -> None:
         path = "/hooks/a%20b/notifications"
         for size, expected in ((100, 204), (5000, 403)):

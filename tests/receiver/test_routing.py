@@ -8,8 +8,9 @@ from flask import Flask
 
 from receiver import MNSReceiver, Notification
 from receiver.testing import SigningIdentity, post_notification, sign_notification
+from tests.support.clock import Clock
 
-from .conftest import AppFactory, FakeClock
+from .conftest import AppFactory
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def routed(make_app: AppFactory) -> tuple[Flask, MNSReceiver, list[str]]:
 def test_the_most_specific_matching_handler_runs_alone(
     routed: tuple[Flask, MNSReceiver, list[str]],
     identity: SigningIdentity,
-    clock: FakeClock,
+    clock: Clock,
     topic: str,
     subscription: str,
     tag: str | None,
@@ -63,7 +64,7 @@ def test_the_most_specific_matching_handler_runs_alone(
 
 
 def test_more_filters_beat_a_heavier_single_filter(
-    make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+    make_app: AppFactory, identity: SigningIdentity, clock: Clock
 ) -> None:
     app, receiver = make_app()
     ran: list[str] = []
@@ -78,7 +79,7 @@ def test_more_filters_beat_a_heavier_single_filter(
 
 
 def test_an_untagged_message_never_matches_a_tag_filter(
-    make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+    make_app: AppFactory, identity: SigningIdentity, clock: Clock
 ) -> None:
     app, receiver = make_app()
     receiver.handler(tag="vip")(lambda n: None)
@@ -113,7 +114,7 @@ def test_filters_are_keyword_only(make_app: AppFactory) -> None:
 
 
 def test_each_receiver_routes_independently(
-    make_app: AppFactory, identity: SigningIdentity, clock: FakeClock
+    make_app: AppFactory, identity: SigningIdentity, clock: Clock
 ) -> None:
     """Two receivers in one app, each with its own blueprint name, prefix and handlers."""
     app, orders = make_app(name="orders_receiver", url_prefix="/orders")

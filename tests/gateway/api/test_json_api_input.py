@@ -15,23 +15,26 @@ from gateway.api.app import create_app
 from gateway.config.settings import Settings
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import compose_store
-from tests.conftest import RunningGateway
 from tests.gateway.api.sdk import NS
-from tests.mns_http import RawResponse
+from tests.mns_http import RawClient, RawResponse
+from tests.support.app import raw_on_the_app  # noqa: F401 - the fixture `raw`
 from tests.v4_signer import V4RawClient
 
 JSON_HEADERS = {"x-mns-version": "2026-04-09", "Content-Type": "application/json"}
 
 
 @pytest.fixture()
-def client(gateway_process: RunningGateway) -> V4RawClient:
-    raw = gateway_process.raw()
-    return V4RawClient(raw.host, raw.port, raw.key_id, raw.secret, dict(JSON_HEADERS))
+def client(raw: RawClient) -> V4RawClient:
+    """The app over the stub store, in this process (tests/support/app.py): what it answers
+    does not depend on the database."""
+    return V4RawClient(
+        raw.host, raw.port, raw.key_id, raw.secret, dict(JSON_HEADERS), raw.transport
+    )
 
 
 @pytest.fixture()
 def queue(client: V4RawClient, unique: str) -> str:
-    xml = V4RawClient(client.host, client.port, client.key_id, client.secret)
+    xml = V4RawClient(client.host, client.port, client.key_id, client.secret, {}, client.transport)
     assert xml.send("PUT", f"/queues/{unique}", f"<Queue {NS}/>".encode()).status == 201
     assert xml.send("PUT", f"/topics/{unique}", f"<Topic {NS}/>".encode()).status == 201
     return unique

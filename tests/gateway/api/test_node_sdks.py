@@ -8,6 +8,7 @@ packages, and so does this module if they are missing
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -23,14 +24,20 @@ NODE_DIR = Path(__file__).resolve().parents[2] / "node"
 
 @pytest.fixture(scope="session")
 def node_packages() -> Path:
-    """``npm ci`` into tests/node/node_modules unless the lockfile's packages are there."""
+    """``npm ci`` into tests/node/node_modules unless the lockfile's packages are there; one
+    xdist worker at a time (``npm ci`` first deletes node_modules, under another's feet)."""
     installed = NODE_DIR / "node_modules" / ".package-lock.json"
     lockfile = NODE_DIR / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lockfile.stat().st_mtime:
-        subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NODE_DIR, check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
+    directory = os.open(NODE_DIR, os.O_RDONLY)
+    try:
+        fcntl.flock(directory, fcntl.LOCK_EX)
+        if not installed.exists() or installed.stat().st_mtime < lockfile.stat().st_mtime:
+            subprocess.run(
+                ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=NODE_DIR, check=True, capture_output=True, timeout=600,
+            )  # fmt: skip
+    finally:
+        os.close(directory)  # and with it the lock
     return NODE_DIR
 
 

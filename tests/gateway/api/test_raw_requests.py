@@ -6,12 +6,18 @@ Each must get the right MNS error code and status and leave the stored data unto
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import time
 
 import pytest
 
 from tests.mns_http import RawClient
+from tests.support.app import raw_on_the_app  # noqa: F401 - the fixture `raw`
+
+# Bad input gets its answer from the application, whichever the database: these tests run on the
+# app in this process (tests/support/app.py), but for the few, on ``served_raw``, of what the
+# HTTP front does with a request's bytes.
 
 TOPIC_XML = (
     b'<?xml version="1.0" encoding="UTF-8"?><Topic xmlns="http://mns.aliyuncs.com/doc/v1/"/>'
@@ -25,11 +31,15 @@ def message_xml(body: str) -> bytes:
     ).encode()
 
 
-@pytest.fixture()
-def topic(raw: RawClient, unique: str) -> str:
+def make_topic(raw: RawClient, unique: str) -> str:
     assert raw.send("PUT", f"/topics/{unique}", TOPIC_XML).status == 201
     assert raw.send("POST", f"/topics/{unique}/messages", message_xml("first")).status == 201
     return unique
+
+
+@pytest.fixture()
+def topic(raw: RawClient, unique: str) -> str:
+    return make_topic(raw, unique)
 
 
 def message_count(raw: RawClient, topic: str) -> bytes:
@@ -46,7 +56,8 @@ def assert_error(response, status: int, code: str) -> None:  # type: ignore[no-u
         assert element in response.body
 
 
-def test_every_response_has_lowercase_mns_headers(raw: RawClient, topic: str) -> None:
+def test_every_response_has_lowercase_mns_headers(served_raw: RawClient, unique: str) -> None:
+    raw, topic = served_raw, make_topic(served_raw, unique)
     response = raw.send("GET", f"/topics/{topic}")
     assert "x-mns-request-id" in response.headers and "x-mns-version" in response.headers
 
@@ -80,12 +91,12 @@ def test_signature_covers_raw_uri(raw: RawClient, topic: str) -> None:
 
 
 def test_unknown_access_key(raw: RawClient, topic: str) -> None:
-    stranger = RawClient(raw.host, raw.port, "nobody", "secret")
+    stranger = dataclasses.replace(raw, key_id="nobody", secret="secret")
     assert_error(stranger.send("GET", f"/topics/{topic}"), 403, "InvalidAccessKeyId")
 
 
 def test_wrong_secret(raw: RawClient, topic: str) -> None:
-    wrong = RawClient(raw.host, raw.port, raw.key_id, "not-the-secret")
+    wrong = dataclasses.replace(raw, secret="not-the-secret")
     assert_error(wrong.send("GET", f"/topics/{topic}"), 403, "SignatureDoesNotMatch")
 
 
@@ -192,7 +203,8 @@ def test_namespace_variants_are_accepted(raw: RawClient, topic: str) -> None:
     assert message_count(raw, topic) == b"4"
 
 
-def test_oversized_body_is_refused_before_parsing(raw: RawClient, topic: str) -> None:
+def test_oversized_body_is_refused_before_parsing(served_raw: RawClient, unique: str) -> None:
+    raw, topic = served_raw, make_topic(served_raw, unique)
     body = message_xml("x" * (600 * 1024))
     response = raw.send("POST", f"/topics/{topic}/messages", body)
     assert_error(response, 400, "InvalidArgument")
@@ -288,8 +300,9 @@ def test_health_probes_need_no_auth(raw: RawClient) -> None:
     assert raw.send("GET", "/readyz", sign_request=False).status == 200
 
 
-def test_oversized_chunked_body_is_refused(raw: RawClient, topic: str) -> None:
+def test_oversized_chunked_body_is_refused(served_raw: RawClient, unique: str) -> None:
     """No Content-Length to check up front: the limit is enforced while the body is read."""
+    raw, topic = served_raw, make_topic(served_raw, unique)
     import http.client
 
     body = message_xml("x" * (600 * 1024))

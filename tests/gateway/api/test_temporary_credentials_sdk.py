@@ -23,6 +23,7 @@ from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
 from tests.gateway.api.sdk import server_error
+from tests.support.clock import Clock
 
 
 def issue(gateway: RunningGateway, ttl: int = 600) -> dict[str, str]:
@@ -82,18 +83,10 @@ def test_each_wrong_use_of_a_token_is_refused(gateway_process: RunningGateway, u
     }
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture()
 def clocked_gateway(tmp_path: Path) -> Iterator[tuple[str, Clock, Store]]:
     """The app in this process on a real server, on a clock the test moves."""
-    clock = Clock()
+    clock = Clock(time.time())
     store = compose_store(SQLiteDatabase(tmp_path / "db.sqlite3"), clock=clock)
     app = create_app(
         Settings(data_dir=tmp_path), store, {ACCESS_KEY_ID: ACCESS_KEY_SECRET}, clock=clock

@@ -19,6 +19,7 @@ from gateway.config.settings import Settings
 from gateway.observability.oplog import JsonLinesOperationLog
 from gateway.store.base import Store, compose_store
 from tests.conftest import OpenDatabase
+from tests.support.clock import Clock
 
 KEY_ID = "console-key"
 SECRET = "console-secret"
@@ -29,13 +30,6 @@ _TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
 @dataclass
-class Clock:
-    now: float = T0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @dataclass
 class Console:
     """An app with the console, its store, clock and operation-log directory."""
@@ -94,7 +88,7 @@ def flash_text(page: str) -> str:
 def make_console(open_database: OpenDatabase, tmp_path: Path, **settings: object) -> Console:
     database = open_database()
     database.migrate()
-    clock = Clock()
+    clock = Clock(T0)
     store = compose_store(database, clock)
     oplog_dir = tmp_path / "oplog"
     oplog = JsonLinesOperationLog(oplog_dir, registry=CollectorRegistry())

@@ -148,7 +148,7 @@ def test_replay_guard(signed_in: Console) -> None:
     )
     assert store.deliveries.due_count() == 2
     # Each replay's delivery carries the console request's id: the delivery worker that makes
-    # its first attempt writes the Replay record with it (tests/gateway/test_replays.py).
+    # its first attempt writes the Replay record with it (tests/gateway/cli/test_replays.py).
     request_ids = store.database.read(
         lambda c: [
             r["replay_request_id"] for r in c.execute("SELECT replay_request_id FROM deliveries")

@@ -16,8 +16,9 @@ from gateway.store.sql.connection import Connection, Cursor
 from gateway.store.sql.console_counts_sql import KeptCounts
 from gateway.store.sql.console_sql import queue_counts
 from tests.conftest import OpenDatabase
-from tests.gateway.console.conftest import Clock, Console, make_console
+from tests.gateway.console.conftest import T0, Console, make_console
 from tests.gateway.console.test_console_actions import dead_letter
+from tests.support.clock import Clock
 
 
 def run_now(work: Callable[[], object]) -> None:
@@ -53,7 +54,7 @@ def test_counts_follow_sends_receives_deletes_and_the_clock(
     open_database: OpenDatabase,
 ) -> None:
     database = open_database()
-    clock = Clock()
+    clock = Clock(T0)
     store = compose_store(database, clock)
     reads = reads_of(store, run_now)
     store.queues.create_queue("jobs", QueueAttributes(visibility_timeout=150))
@@ -84,7 +85,7 @@ def test_counts_follow_sends_receives_deletes_and_the_clock(
 
 def test_pushes_pending_and_dead_letters_are_counted(open_database: OpenDatabase) -> None:
     database = open_database()
-    clock = Clock()
+    clock = Clock(T0)
     store = compose_store(database, clock)
     reads = reads_of(store, run_now)
     dead_letter(store)
@@ -94,7 +95,7 @@ def test_pushes_pending_and_dead_letters_are_counted(open_database: OpenDatabase
 
 
 def test_a_view_does_not_count_but_starts_a_refresh(open_database: OpenDatabase) -> None:
-    store = compose_store(open_database(), Clock())
+    store = compose_store(open_database(), Clock(T0))
     later = Later()
     reads = reads_of(store, later)
     store.queues.create_queue("jobs", QueueAttributes())
@@ -110,7 +111,7 @@ def test_a_view_does_not_count_but_starts_a_refresh(open_database: OpenDatabase)
 def test_one_replica_counts_at_a_time_and_every_replica_shows_its_counts(
     open_database: OpenDatabase,
 ) -> None:
-    clock = Clock()
+    clock = Clock(T0)
     first_store = compose_store(open_database(), clock)
     second_store = compose_store(open_database(), clock)
     first_later, second_later = Later(), Later()
@@ -140,7 +141,7 @@ def test_one_replica_counts_at_a_time_and_every_replica_shows_its_counts(
 
 
 def test_a_refresh_that_fails_gives_the_lease_back(open_database: OpenDatabase) -> None:
-    store = compose_store(open_database(), Clock())
+    store = compose_store(open_database(), Clock(T0))
 
     def broken() -> None:
         raise RuntimeError("the database went away")
@@ -219,7 +220,7 @@ def test_listed_queues_are_counted_by_index_ranges(open_database: OpenDatabase) 
     """The queue list's (and the background count's) statements seek the ready index per
     listed queue: their cost follows the listed queues' messages, never the whole table."""
     database = open_database()
-    store = compose_store(database, Clock())
+    store = compose_store(database, Clock(T0))
     for name in ("a", "b", "c"):
         store.queues.create_queue(name, QueueAttributes())
         store.queues.send(name, [NewMessage("m"), NewMessage("later", delay_seconds=60)])

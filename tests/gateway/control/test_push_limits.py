@@ -28,16 +28,9 @@ from gateway.store.base import Store, compose_store
 from gateway.store.control import RateLimitPolicy
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
+from tests.support.clock import Clock
 
 S = 1_800_000_000  # the second the tests start in
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = float(S)
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_batch_gets_what_its_second_leaves() -> None:

@@ -16,14 +16,7 @@ from gateway.store.sql.control_sql import grant
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
 from tests.gateway.control.clients import darabonba
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clock import Clock
 
 
 def test_replicas_share_one_count_per_second(open_database: OpenDatabase) -> None:

@@ -33,6 +33,7 @@ from gateway.config.settings import Settings
 from gateway.store.base import compose_store
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
 from tests.gateway.control.clients import Classic
+from tests.support.clock import Clock
 
 
 @pytest.fixture()
@@ -150,14 +151,6 @@ def test_a_body_read_by_an_unsigned_content_type_is_refused(
 
 
 # finding 9: the nonce -------------------------------------------------------------------------
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_a_future_stamped_call_cannot_be_replayed_while_its_timestamp_is_accepted(
     open_database: OpenDatabase, tmp_path: Path
 ) -> None:

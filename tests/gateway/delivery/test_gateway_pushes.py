@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,23 +26,19 @@ from tests.conftest import (
     FAST_RETRIES,
     RunningGateway,
     free_port,
+    gateway_fixture,
     start_gateway,
 )
 
 from .doc_verifier import received_value, verify_as_a_receiver
 from .scripted_endpoint import scripted_endpoint
 
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    running = start_gateway(tmp_path_factory.mktemp("push-gateway"), FAST_RETRIES)
-    yield running
-    running.stop()
+gateway = gateway_fixture("push-gateway", FAST_RETRIES)
 
 
 @pytest.fixture()
 def account(gateway: RunningGateway) -> Account:
-    return Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
+    return gateway.account()  # type: ignore[no-any-return]
 
 
 def subscribe(account: Account, topic: str, name: str, endpoint: str, **meta: str) -> None:

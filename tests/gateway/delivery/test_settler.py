@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 
 from gateway.delivery.records import Attempt, Settlement
 from gateway.pushing.settler import Settler
-from gateway.store.backends.memory import MemoryDatabase
-from gateway.store.base import Store, compose_store
+from gateway.store.base import Store
 from gateway.topics.records import Subscription, TopicMessage
 
 
 @pytest.fixture()
-def store() -> Iterator[Store]:
-    s = compose_store(MemoryDatabase())
-    yield s
-    s.close()
+def store(memory_store: Store) -> Store:
+    return memory_store
 
 
 def claimed(store: Store, count: int) -> list[Settlement]:

@@ -17,7 +17,13 @@ from mns.account import Account
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
 
-from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
+from tests.conftest import (
+    ACCESS_KEY_ID,
+    ACCESS_KEY_SECRET,
+    RunningGateway,
+    gateway_fixture,
+    start_gateway,
+)
 from tests.dysmsapi import ACCESS_KEY_ID as SMS_KEY_ID
 from tests.dysmsapi import ACCESS_KEY_SECRET as SMS_KEY_SECRET
 from tests.dysmsapi import SmsApi, sms_api
@@ -226,12 +232,10 @@ def test_sms_through_a_webhook(tmp_path: Path, endpoint: Endpoint, unique: str) 
 
 
 # the inbox --------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def inbox_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    env = {**FAST, "MNS_GATEWAY_INBOX": "1", "MNS_GATEWAY_MAIL_FROM": "gateway@example.test"}
-    gateway = start_gateway(tmp_path_factory.mktemp("inbox-gateway"), env)
-    yield gateway
-    gateway.stop()
+inbox_gateway = gateway_fixture(
+    "inbox-gateway",
+    {**FAST, "MNS_GATEWAY_INBOX": "1", "MNS_GATEWAY_MAIL_FROM": "gateway@example.test"},
+)
 
 
 def inbox(

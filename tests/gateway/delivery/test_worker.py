@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import random
 import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -22,63 +21,21 @@ from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import QueueAttributes
-from gateway.store.backends.memory import MemoryDatabase
-from gateway.store.base import Store, compose_store
+from gateway.store.base import Store
 from gateway.store.deliveries import DeliveryStore
 from gateway.topics.records import Subscription, TopicMessage
+from tests.support.clock import Clock
+from tests.support.stub import ScriptedSender, failed, run_until_idle, stub_worker
 
 T0 = 1_800_000_000.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class ScriptedSender:
-    """Answers with the scripted results in turn, then with ``then``; records every job."""
-
-    def __init__(self, *script: PushResult, then: PushResult | None = None) -> None:
-        self.script = list(script)
-        self.then = then or ok()
-        self.jobs: list[DeliveryJob] = []
-        self.gate: threading.Event | None = None
-        self.progress = threading.Event()
-
-    def send(self, job: DeliveryJob) -> PushResult:
-        self.jobs.append(job)
-        self.progress.set()
-        if self.gate is not None:
-            self.gate.wait(10)
-        return self.script.pop(0) if self.script else self.then
-
-
-def ok() -> PushResult:
-    return PushResult(204, PushOutcome.SUCCESS, None, 1.0)
-
-
-def failed(status: int = 500) -> PushResult:
-    return PushResult(status, PushOutcome.HTTP_ERROR, f"HTTP {status}", 1.0)
-
-
 @pytest.fixture()
-def clock() -> Clock:
-    return Clock()
+def store(memory_store: Store) -> Store:
+    return memory_store
 
 
-@pytest.fixture()
-def store(clock: Clock) -> Iterator[Store]:
-    s = compose_store(MemoryDatabase(), clock=clock)
-    yield s
-    s.close()
-
-
-def make_worker(store: Store, sender: object, **options: object) -> DeliveryWorker:
-    opts = WorkerOptions(**{"threads": 4, "max_per_route": 2, "lease_seconds": 30, **options})
-    return DeliveryWorker(store.deliveries, SenderRegistry(sender), opts, rng=random.Random(7))  # type: ignore[arg-type]
+make_worker = stub_worker
 
 
 def publish(
@@ -98,20 +55,6 @@ def publish(
         store.topics.publish(TopicMessage(message_id, topic, f"body {i}", "X", store.now_ms()))
         ids.append(message_id)
     return ids
-
-
-def run_until_idle(worker: DeliveryWorker, clock: Clock, store: Store, limit: int = 400) -> int:
-    """Dispatch, wait for the pool, jump the clock to the next due attempt; count dispatches."""
-    dispatched = 0
-    for _ in range(limit):
-        started = worker.dispatch_once()
-        worker.drain()
-        dispatched += started
-        next_due = store.deliveries.next_due_ms()
-        if next_due is None:
-            return dispatched
-        clock.now = max(clock.now, next_due / 1000)
-    raise AssertionError("deliveries never settled")
 
 
 def test_success_removes_the_delivery(store: Store, clock: Clock) -> None:

@@ -7,14 +7,10 @@ import pytest
 
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
-from tests.gateway.store.queue_helpers import FakeClock, open_store
+from tests.gateway.store.queue_helpers import open_store
+from tests.support.clock import Clock
 
 
 @pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
+def store(open_database: OpenDatabase, clock: Clock) -> QueueStore:
     return open_store(open_database, clock)

@@ -11,19 +11,10 @@ from gateway.queues.records import NewMessage, QueueAttributes
 from gateway.store.base import compose_store
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
-
-T0 = 1_700_000_000.0
-
-
-class FakeClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clock import T0, Clock  # noqa: F401 - T0 for the store's tests
 
 
-def open_store(open_database: OpenDatabase, clock: FakeClock, **options: object) -> QueueStore:
+def open_store(open_database: OpenDatabase, clock: Clock, **options: object) -> QueueStore:
     return compose_store(open_database(), clock, **options).queues  # type: ignore[arg-type]
 
 

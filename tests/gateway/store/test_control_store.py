@@ -13,7 +13,8 @@ from gateway.store.sql.connection import Connection
 from gateway.store.sql.control_sql import subscription_resource
 from gateway.topics.records import Subscription
 from tests.conftest import OpenDatabase
-from tests.gateway.store.queue_helpers import FakeClock, error_code
+from tests.gateway.store.queue_helpers import error_code
+from tests.support.clock import Clock
 
 POLICY = RateLimitPolicy(enabled=True, max_per_second=5)
 
@@ -24,7 +25,7 @@ class Crash(Exception):
 
 @pytest.fixture()
 def store(open_database: OpenDatabase) -> Store:
-    return compose_store(open_database(), clock=FakeClock())
+    return compose_store(open_database(), clock=Clock())
 
 
 def crash_after(store: Store, resource_type: str, name: str) -> object:

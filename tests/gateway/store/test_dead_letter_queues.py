@@ -11,17 +11,17 @@ from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import (
     T0,
-    FakeClock,
     counts,
     error_code,
     make_queue,
     open_store,
     send,
 )
+from tests.support.clock import Clock
 
 
 @pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> QueueStore:
+def store(open_database: OpenDatabase, clock: Clock) -> QueueStore:
     return open_store(open_database, clock, region="cn-test", account_id="42")
 
 
@@ -31,9 +31,7 @@ def with_dlq(store: QueueStore, max_receive_count: int = 2, **attributes: object
     make_queue(store, "q", visibility_timeout=10, dead_letter_policy=policy, **attributes)
 
 
-def test_moves_at_the_receive_that_would_exceed_the_count(
-    store: QueueStore, clock: FakeClock
-) -> None:
+def test_moves_at_the_receive_that_would_exceed_the_count(store: QueueStore, clock: Clock) -> None:
     with_dlq(store, max_receive_count=2, message_retention_period=600)
     original = send(
         store,
@@ -73,7 +71,7 @@ def test_moves_at_the_receive_that_would_exceed_the_count(
     assert counts(store, "dlq") == (0, 0, 0)
 
 
-def test_a_batch_receive_takes_the_others(store: QueueStore, clock: FakeClock) -> None:
+def test_a_batch_receive_takes_the_others(store: QueueStore, clock: Clock) -> None:
     with_dlq(store, max_receive_count=1)
     send(store, "q", "poison")
     store.receive("q", 1, 0)
@@ -84,7 +82,7 @@ def test_a_batch_receive_takes_the_others(store: QueueStore, clock: FakeClock) -
     assert len(result.moved) == 1
 
 
-def test_a_long_poll_reports_the_moves_it_made(store: QueueStore, clock: FakeClock) -> None:
+def test_a_long_poll_reports_the_moves_it_made(store: QueueStore, clock: Clock) -> None:
     with_dlq(store, max_receive_count=1)
     send(store, "q", "poison")
     store.receive("q", 1, 0)
@@ -94,7 +92,7 @@ def test_a_long_poll_reports_the_moves_it_made(store: QueueStore, clock: FakeClo
 
 
 def test_ordered_queue_head_moves_and_the_next_one_is_received(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     with_dlq(store, max_receive_count=1, queue_type=QueueType.FIFO)
     group = {"MessageGroupId": "g"}
@@ -107,7 +105,7 @@ def test_ordered_queue_head_moves_and_the_next_one_is_received(
     assert (dead.body, dead.properties["MessageGroupId"]) == ("bad", "g")
 
 
-def test_into_an_ordered_dead_letter_queue(store: QueueStore, clock: FakeClock) -> None:
+def test_into_an_ordered_dead_letter_queue(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "dlq", queue_type=QueueType.FIFO)
     make_queue(store, "q", visibility_timeout=10, dead_letter_policy=DeadLetterPolicy("dlq", 1))
     send(store, "q", "no group")  # a standard queue's message: a group of its own there
@@ -117,9 +115,7 @@ def test_into_an_ordered_dead_letter_queue(store: QueueStore, clock: FakeClock) 
     assert [m.body for m in store.receive("dlq", 1, 0).messages] == ["no group"]
 
 
-def test_without_its_target_a_message_is_received_as_usual(
-    store: QueueStore, clock: FakeClock
-) -> None:
+def test_without_its_target_a_message_is_received_as_usual(store: QueueStore, clock: Clock) -> None:
     with_dlq(store, max_receive_count=1)
     send(store, "q", "x")
     store.receive("q", 1, 0)
@@ -158,7 +154,7 @@ def test_policies_are_checked_and_changed_field_by_field(store: QueueStore) -> N
     assert policy == DeadLetterPolicy("dlq", 5, enabled=False)
 
 
-def test_a_disabled_policy_moves_nothing(store: QueueStore, clock: FakeClock) -> None:
+def test_a_disabled_policy_moves_nothing(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "dlq")
     policy = DeadLetterPolicy("dlq", 1, enabled=False)
     make_queue(store, "q", visibility_timeout=10, dead_letter_policy=policy)

@@ -10,18 +10,13 @@ from gateway.store.base import Store, compose_store
 from gateway.store.sql import delivered_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
-from tests.gateway.store.queue_helpers import FakeClock
+from tests.support.clock import Clock
 
 DAY_S = 86_400
 
 
 @pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock(1_700_000_000.0)
-
-
-@pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> Store:
+def store(open_database: OpenDatabase, clock: Clock) -> Store:
     made = compose_store(open_database(), clock=clock)
     made.topics.create_topic("t", 65536, False)
     for name in ("a", "b"):
@@ -54,7 +49,7 @@ def count_rows(store: Store) -> int:
     )
 
 
-def test_fails_twice_then_succeeds_keeps_all_three_attempts(store: Store, clock: FakeClock) -> None:
+def test_fails_twice_then_succeeds_keeps_all_three_attempts(store: Store, clock: Clock) -> None:
     message_id = publish(store)
     for number in (1, 2):
         job = claim(store, message_id, "a")
@@ -121,7 +116,7 @@ def test_failures_and_dead_letters_keep_no_delivered_row(store: Store) -> None:
     ]
 
 
-def test_delivered_is_shown_after_the_topic_message_is_gone(store: Store, clock: FakeClock) -> None:
+def test_delivered_is_shown_after_the_topic_message_is_gone(store: Store, clock: Clock) -> None:
     message_id = publish(store)
     job = claim(store, message_id, "a")
     store.deliveries.settle("w", [Settlement(job, attempt(store, 1, 204))])
@@ -132,7 +127,7 @@ def test_delivered_is_shown_after_the_topic_message_is_gone(store: Store, clock:
 
 
 def test_purge_drops_history_older_than_a_day_in_bounded_batches(
-    store: Store, clock: FakeClock
+    store: Store, clock: Clock
 ) -> None:
     old = [publish(store) for _ in range(5)]
     for job in store.deliveries.claim("w", 60, 100, frozenset()):
@@ -154,7 +149,7 @@ def test_purge_drops_history_older_than_a_day_in_bounded_batches(
     assert store.deliveries.message_deliveries(fresh).delivered
 
 
-def test_purge_keeps_a_recent_push_of_an_old_message(store: Store, clock: FakeClock) -> None:
+def test_purge_keeps_a_recent_push_of_an_old_message(store: Store, clock: Clock) -> None:
     """A dead letter replayed days later keeps its MessageId: its push is kept a day too."""
     message_id = publish(store)
     job = claim(store, message_id, "a")
@@ -171,7 +166,7 @@ def test_purge_keeps_a_recent_push_of_an_old_message(store: Store, clock: FakeCl
     assert count_rows(store) == 0
 
 
-def test_deliver_again_after_a_success(store: Store, clock: FakeClock) -> None:
+def test_deliver_again_after_a_success(store: Store, clock: Clock) -> None:
     message_id = publish(store)
     for name in ("a", "b"):
         store.deliveries.settle(

@@ -12,13 +12,13 @@ from gateway.queues.records import NewMessage, QueueMessage, QueueType
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import (
-    FakeClock,
     counts,
     error_code,
     make_queue,
     open_store,
 )
 from tests.ordering import GroupOrder
+from tests.support.clock import Clock
 
 FIFO = QueueType.FIFO
 
@@ -51,7 +51,7 @@ def test_one_message_in_flight_per_group(store: QueueStore) -> None:
 
 
 def test_a_store_that_has_not_seen_the_queue_deletes_as_ordered(
-    open_database: OpenDatabase, clock: FakeClock
+    open_database: OpenDatabase, clock: Clock
 ) -> None:
     # Another replica's first DeleteMessage on an ordered queue: the group is freed as usual
     # (a standard queue's delete is one statement; an ordered one's refreshes its group).
@@ -66,9 +66,7 @@ def test_a_store_that_has_not_seen_the_queue_deletes_as_ordered(
     )
 
 
-def test_the_head_comes_back_when_its_visibility_expires(
-    store: QueueStore, clock: FakeClock
-) -> None:
+def test_the_head_comes_back_when_its_visibility_expires(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", queue_type=FIFO, visibility_timeout=30)
     send_all(store, "q", grouped("first", "g"), grouped("second", "g"))
     assert bodies(store) == ["first"]
@@ -85,7 +83,7 @@ def test_the_head_comes_back_when_its_visibility_expires(
 
 
 def test_the_head_deletes_with_the_handle_a_visibility_change_replaced(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     make_queue(store, "q", queue_type=FIFO, visibility_timeout=30)
     send_all(store, "q", grouped("first", "g"), grouped("second", "g"))
@@ -100,7 +98,7 @@ def test_the_head_deletes_with_the_handle_a_visibility_change_replaced(
 
 
 def test_a_handle_of_an_earlier_receive_of_the_head_is_refused(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     make_queue(store, "q", queue_type=FIFO, visibility_timeout=30)
     send_all(store, "q", grouped("first", "g"), grouped("second", "g"))
@@ -116,7 +114,7 @@ def test_a_handle_of_an_earlier_receive_of_the_head_is_refused(
     assert bodies(store) == ["second"]
 
 
-def test_a_delayed_head_holds_its_group_back(store: QueueStore, clock: FakeClock) -> None:
+def test_a_delayed_head_holds_its_group_back(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", queue_type=FIFO)
     send_all(store, "q", grouped("late", "g", delay_seconds=10), grouped("after", "g"))
     send_all(store, "q", grouped("other", "h"))
@@ -125,7 +123,7 @@ def test_a_delayed_head_holds_its_group_back(store: QueueStore, clock: FakeClock
     assert bodies(store) == ["late"]
 
 
-def test_expired_heads_make_way(store: QueueStore, clock: FakeClock) -> None:
+def test_expired_heads_make_way(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", queue_type=FIFO, message_retention_period=60, visibility_timeout=300)
     send_all(store, "q", grouped("old", "g"))
     assert bodies(store) == ["old"]  # in flight for 300 s, expires after 60
@@ -145,7 +143,7 @@ def test_a_message_without_group_is_refused(store: QueueStore) -> None:
 
 
 def test_a_pushed_message_without_group_is_a_group_of_its_own(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     make_queue(store, "q", queue_type=FIFO)
     now_ms = int(clock.now * 1000)
@@ -156,7 +154,7 @@ def test_a_pushed_message_without_group_is_a_group_of_its_own(
     assert sorted(bodies(store)) == ["x", "y"]
 
 
-def test_group_order_survives_a_restart(open_database: OpenDatabase, clock: FakeClock) -> None:
+def test_group_order_survives_a_restart(open_database: OpenDatabase, clock: Clock) -> None:
     before = open_store(open_database, clock)
     make_queue(before, "q", queue_type=FIFO)
     for i in range(5):
@@ -191,7 +189,7 @@ def test_deleting_the_queue_forgets_its_groups(store: QueueStore) -> None:
 
 
 def test_concurrent_consumers_keep_each_group_in_order(
-    open_database: OpenDatabase, clock: FakeClock
+    open_database: OpenDatabase, clock: Clock
 ) -> None:
     """Two stores (two processes or replicas on one database), four threads each, 20 groups of
     8 messages: each group's messages are received in send order, none twice, and never two
@@ -233,7 +231,7 @@ def bodies_waiting(store: QueueStore) -> list[str]:
 
 
 def test_a_released_receive_frees_its_group_with_the_same_head(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     """A response that could not be written (docs/queues.md#clients-that-go-away): the group's
     head is receivable again at once, not after VisibilityTimeout, and still first."""

@@ -17,20 +17,13 @@ from gateway.store.backends.outage import Outage, StoreUnavailableError
 from gateway.store.backends.postgres import PostgresDatabase, is_unavailable
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.testing.process import free_port
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clock import Clock
 
 
 def test_an_outage_is_logged_when_it_begins_and_when_it_ends(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     outage = Outage("database", clock=clock, logger=logging.getLogger("test.outage"))
     outage.succeeded()  # nothing to say while it is up
     with caplog.at_level(logging.WARNING, "test.outage"):

@@ -13,13 +13,13 @@ from gateway.store.sql.queue_message_sql import next_due, ready_rows, take
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import (
     T0,
-    FakeClock,
     counts,
     error_code,
     make_queue,
     open_store,
     send,
 )
+from tests.support.clock import Clock
 
 
 # queues ---------------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ def test_create_is_idempotent_for_identical_attributes_only(store: QueueStore) -
     assert error_code(lambda: store.create_queue("q", QueueAttributes())) == "QueueAlreadyExist"
 
 
-def test_set_attributes_changes_only_what_was_sent(store: QueueStore, clock: FakeClock) -> None:
+def test_set_attributes_changes_only_what_was_sent(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", delay_seconds=5)
     clock.now += 30
     store.set_queue_attributes("q", {"visibility_timeout": 99, "logging_enabled": True})
@@ -41,7 +41,7 @@ def test_set_attributes_changes_only_what_was_sent(store: QueueStore, clock: Fak
     assert error_code(lambda: store.set_queue_attributes("nope", {})) == "QueueNotExist"
 
 
-def test_queue_limit(open_database: OpenDatabase, clock: FakeClock) -> None:
+def test_queue_limit(open_database: OpenDatabase, clock: Clock) -> None:
     store = open_store(open_database, clock, max_queues=2)
     make_queue(store, "a")
     make_queue(store, "b")
@@ -61,7 +61,7 @@ def test_delete_queue_removes_its_messages(store: QueueStore) -> None:
 
 
 # states ---------------------------------------------------------------------------------------
-def test_delayed_active_inactive_and_back(store: QueueStore, clock: FakeClock) -> None:
+def test_delayed_active_inactive_and_back(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", delay_seconds=10, visibility_timeout=30)
     message_id = send(store, "q", "body")
     assert counts(store, "q") == (0, 0, 1)
@@ -96,7 +96,7 @@ def test_peek_changes_nothing(store: QueueStore) -> None:
     assert counts(store, "q") == (1, 0, 0)
 
 
-def test_priority_first_then_age(store: QueueStore, clock: FakeClock) -> None:
+def test_priority_first_then_age(store: QueueStore, clock: Clock) -> None:
     make_queue(store)
     old = send(store, "q", "old")
     clock.now += 1
@@ -120,7 +120,7 @@ def test_a_priority_with_nothing_active_is_passed_over(store: QueueStore) -> Non
     assert store.receive("q", 16, 0).messages == []
 
 
-def test_retention_expires_messages_in_every_state(store: QueueStore, clock: FakeClock) -> None:
+def test_retention_expires_messages_in_every_state(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", message_retention_period=60, visibility_timeout=50)
     send(store, "q", "received")
     store.receive("q", 1, 0)
@@ -141,9 +141,9 @@ def stored_rows(store: QueueStore) -> int:
 
 
 def test_expired_rows_are_deleted_when_met_or_by_the_periodic_purge(
-    open_database: OpenDatabase, clock: FakeClock
+    open_database: OpenDatabase, clock: Clock
 ) -> None:
-    monotonic = FakeClock(0.0)
+    monotonic = Clock(0.0)
     store = open_store(open_database, clock, monotonic=monotonic)
     make_queue(store, "q", message_retention_period=60)
     send(store, "q", "active")
@@ -164,7 +164,7 @@ def test_oversized_message_fails_alone(store: QueueStore) -> None:
     assert counts(store, "q") == (2, 0, 0)
 
 
-def test_next_due_is_the_earliest_hidden_message(store: QueueStore, clock: FakeClock) -> None:
+def test_next_due_is_the_earliest_hidden_message(store: QueueStore, clock: Clock) -> None:
     make_queue(store)
     send(store, "q", "a", delay_seconds=50, priority=3)
     send(store, "q", "b", delay_seconds=20, priority=9)
@@ -188,7 +188,7 @@ def test_a_handle_deletes_once(store: QueueStore) -> None:
 
 
 def test_change_visibility_issues_a_new_handle_and_the_replaced_one_still_works(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     """The PHP SDK's own testMessage deletes with the handle the receive gave after changing
     its visibility (issue 36 item 2): both handles of one receive act on the message."""
@@ -208,7 +208,7 @@ def test_change_visibility_issues_a_new_handle_and_the_replaced_one_still_works(
         assert error_code(lambda h=spent: store.delete_message("q", h)) == "MessageNotExist"
 
 
-def test_a_replaced_handle_dies_with_the_receive(store: QueueStore, clock: FakeClock) -> None:
+def test_a_replaced_handle_dies_with_the_receive(store: QueueStore, clock: Clock) -> None:
     """Once the message is visible again or received again, no handle of the earlier receive
     acts on it, the one ChangeMessageVisibility issued nor the one it replaced."""
     make_queue(store, "q", visibility_timeout=10)
@@ -251,9 +251,7 @@ def test_change_visibility_to_zero_makes_the_message_active(store: QueueStore) -
     )
 
 
-def test_a_handle_dies_when_the_message_is_visible_again(
-    store: QueueStore, clock: FakeClock
-) -> None:
+def test_a_handle_dies_when_the_message_is_visible_again(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", visibility_timeout=10)
     send(store, "q", "x")
     first = received_handle(store)
@@ -312,7 +310,7 @@ def test_queue_errors_come_before_message_errors(store: QueueStore) -> None:
 
 # durability -----------------------------------------------------------------------------------
 def test_every_state_and_handle_survives_reopening(
-    open_database: OpenDatabase, clock: FakeClock
+    open_database: OpenDatabase, clock: Clock
 ) -> None:
     first = open_store(open_database, clock)
     make_queue(first, "q", visibility_timeout=100)
@@ -328,7 +326,7 @@ def test_every_state_and_handle_survives_reopening(
 
 
 # bridging -------------------------------------------------------------------------------------
-def test_enqueue_in_commits_with_the_callers_job(store: QueueStore, clock: FakeClock) -> None:
+def test_enqueue_in_commits_with_the_callers_job(store: QueueStore, clock: Clock) -> None:
     make_queue(store, "q", delay_seconds=5)
     now_ms = int(clock.now * 1000)
 
@@ -351,7 +349,7 @@ def test_enqueue_in_commits_with_the_callers_job(store: QueueStore, clock: FakeC
 
 
 def test_enqueue_in_refuses_missing_queues_and_large_bodies(
-    store: QueueStore, clock: FakeClock
+    store: QueueStore, clock: Clock
 ) -> None:
     make_queue(store, "q", maximum_message_size=1024)
     now_ms = int(clock.now * 1000)
@@ -365,7 +363,7 @@ def test_enqueue_in_refuses_missing_queues_and_large_bodies(
 
 # concurrency ----------------------------------------------------------------------------------
 def test_concurrent_receivers_never_share_a_message(
-    open_database: OpenDatabase, clock: FakeClock
+    open_database: OpenDatabase, clock: Clock
 ) -> None:
     """Two stores on one file stand in for two worker processes, each with several threads."""
     stores = [open_store(open_database, clock), open_store(open_database, clock)]
@@ -392,7 +390,7 @@ def test_concurrent_receivers_never_share_a_message(
     assert len(set(received)) == 160
 
 
-def test_a_claim_keeps_only_the_rows_it_won(store: QueueStore, clock: FakeClock) -> None:
+def test_a_claim_keeps_only_the_rows_it_won(store: QueueStore, clock: Clock) -> None:
     """On a database with concurrent writers another claimer may update some of the rows this
     one selected; the conditional UPDATE skips those, and the nonce tells which are ours."""
     make_queue(store)
@@ -409,7 +407,7 @@ def test_a_claim_keeps_only_the_rows_it_won(store: QueueStore, clock: FakeClock)
     assert store.database.write(race) == (["b"], ["a", "c"])
 
 
-def test_a_released_receive_is_undone(store: QueueStore, clock: FakeClock) -> None:
+def test_a_released_receive_is_undone(store: QueueStore, clock: Clock) -> None:
     """What a response that could not be written hands back: the message as before the
     receive, at its place in the queue, its handle spent (docs/queues.md#clients-that-go-away)."""
     make_queue(store, visibility_timeout=600)
@@ -430,7 +428,7 @@ def test_a_released_receive_is_undone(store: QueueStore, clock: FakeClock) -> No
     )
 
 
-def test_only_a_current_handle_is_released(store: QueueStore, clock: FakeClock) -> None:
+def test_only_a_current_handle_is_released(store: QueueStore, clock: Clock) -> None:
     make_queue(store, visibility_timeout=600)
     send(store, "q", "m")
     [received] = store.receive("q", 1, 0).messages

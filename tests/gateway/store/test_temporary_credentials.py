@@ -6,14 +6,7 @@ from __future__ import annotations
 from gateway.auth.temporary_credentials import read_security_token
 from gateway.store.temporary_credentials import TemporaryCredentialStore
 from tests.conftest import OpenDatabase
-
-
-class Clock:
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clock import Clock
 
 
 def test_replicas_share_the_token_key_and_the_pairs(open_database: OpenDatabase) -> None:

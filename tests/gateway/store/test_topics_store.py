@@ -10,23 +10,13 @@ from gateway.store.base import Store, compose_store
 from gateway.store.sql import dead_letter_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
+from tests.support.clock import Clock
 
-
-class FakeClock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+CLOCK_START = 1_700_000_000.0
 
 
 @pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock(1_700_000_000.0)
-
-
-@pytest.fixture()
-def store(open_database: OpenDatabase, clock: FakeClock) -> Store:
+def store(open_database: OpenDatabase, clock: Clock) -> Store:
     return compose_store(open_database(), clock=clock)
 
 
@@ -41,7 +31,7 @@ def message(topic: str, tag: str | None, now_ms: int) -> TopicMessage:
     )
 
 
-def test_times_come_from_the_clock(store: Store, clock: FakeClock) -> None:
+def test_times_come_from_the_clock(store: Store, clock: Clock) -> None:
     assert store.topics.create_topic("t", 65536, False) is True
     clock.now += 60
     store.topics.set_topic_attributes("t", 2048, None)
@@ -50,7 +40,7 @@ def test_times_come_from_the_clock(store: Store, clock: FakeClock) -> None:
     assert (topic.maximum_message_size, topic.logging_enabled, count) == (2048, False, 0)
 
 
-def test_fan_out_follows_filter_tags(store: Store, clock: FakeClock) -> None:
+def test_fan_out_follows_filter_tags(store: Store, clock: Clock) -> None:
     store.topics.create_topic("t", 65536, False)
     for name, tag in (("all", None), ("red", "red"), ("blue", "blue")):
         store.topics.subscribe(Subscription("t", name, "http://127.0.0.1:9/", filter_tag=tag))
@@ -59,7 +49,7 @@ def test_fan_out_follows_filter_tags(store: Store, clock: FakeClock) -> None:
     assert store.topics.publish(message("t", "green", store.now_ms() + 2)).deliveries == 1
 
 
-def test_message_count_drops_after_one_day(store: Store, clock: FakeClock) -> None:
+def test_message_count_drops_after_one_day(store: Store, clock: Clock) -> None:
     store.topics.create_topic("t", 65536, False)
     store.topics.publish(message("t", None, store.now_ms()))
     assert store.topics.get_topic("t")[1] == 1
@@ -76,7 +66,7 @@ def test_publish_checks_size_in_utf8_bytes(store: Store) -> None:
     assert store.topics.get_topic("t")[1] == 0
 
 
-def test_new_subscription_gets_only_later_messages(store: Store, clock: FakeClock) -> None:
+def test_new_subscription_gets_only_later_messages(store: Store, clock: Clock) -> None:
     store.topics.create_topic("t", 65536, False)
     store.topics.subscribe(Subscription("t", "early", "http://127.0.0.1:9/"))
     assert store.topics.publish(message("t", None, store.now_ms())).deliveries == 1
@@ -92,7 +82,7 @@ def test_new_subscription_gets_only_later_messages(store: Store, clock: FakeCloc
     assert {row["name"]: row["n"] for row in pending} == {"early": 2, "late": 1}
 
 
-def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: FakeClock) -> None:
+def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: Clock) -> None:
     ids = []
     for _ in range(3):
         ids += [store.topics.new_message_id(store.now_ms()) for _ in range(100)]
@@ -101,9 +91,7 @@ def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: Fa
     assert ids == sorted(ids)
 
 
-def test_purging_keeps_expired_messages_a_delivery_still_needs(
-    store: Store, clock: FakeClock
-) -> None:
+def test_purging_keeps_expired_messages_a_delivery_still_needs(store: Store, clock: Clock) -> None:
     store.topics.create_topic("t", 65536, False)
     store.topics.subscribe(Subscription("t", "s", "http://a.test/"))
     store.topics.publish(message("t", "done", store.now_ms()))
@@ -121,7 +109,7 @@ def test_purging_keeps_expired_messages_a_delivery_still_needs(
 
 
 def test_a_delivery_whose_subscription_vanished_is_purged_after_retention(
-    store: Store, clock: FakeClock
+    store: Store, clock: Clock
 ) -> None:
     store.topics.create_topic("t", 65536, False)
     store.topics.subscribe(Subscription("t", "s", "http://a.test/"))

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from tests.conftest import (
     FAST_RETRIES,
     RunningGateway,
     free_port,
-    start_gateway,
+    gateway_fixture,
     wait_until_ready,
 )
 
@@ -181,13 +180,7 @@ def test_serve_help_says_threads_are_for_gthread() -> None:
 # -- dead letters: local and remote, people and scripts ----------------------------------------
 
 
-@pytest.fixture(scope="module")
-def logged_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    logs = tmp_path_factory.mktemp("oplogs")
-    data = tmp_path_factory.mktemp("cli-gateway")
-    running = start_gateway(data, {**FAST_RETRIES, "MNS_GATEWAY_LOG_DIR": str(logs)})
-    yield running
-    running.stop()
+logged_gateway = gateway_fixture("cli-gateway", FAST_RETRIES, oplog=True)
 
 
 def dead_letter(gateway: RunningGateway, topic: str) -> str:

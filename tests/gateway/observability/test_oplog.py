@@ -19,19 +19,11 @@ from gateway.observability.oplog import (
     open_operation_log,
     partition_path,
 )
+from tests.support.clock import Clock
 
 # 2024-03-05 10:59:58 UTC
 START = 1_709_636_398.0
-
-
-class SteppingClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+CLOCK_START = START
 
 
 def lines_under(directory: Path) -> dict[str, list[dict[str, object]]]:
@@ -56,13 +48,8 @@ def registry() -> CollectorRegistry:
 
 
 @pytest.fixture
-def clock() -> SteppingClock:
-    return SteppingClock(START)
-
-
-@pytest.fixture
 def oplog(
-    tmp_path: Path, clock: SteppingClock, registry: CollectorRegistry
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
 ) -> Iterator[JsonLinesOperationLog]:
     log = JsonLinesOperationLog(tmp_path / "logs", clock=clock, registry=registry)
     yield log
@@ -111,7 +98,7 @@ def test_caller_supplied_time_is_kept(oplog: JsonLinesOperationLog, tmp_path: Pa
 
 
 def test_new_hour_rotates_into_a_new_partition(
-    oplog: JsonLinesOperationLog, clock: SteppingClock, tmp_path: Path
+    oplog: JsonLinesOperationLog, clock: Clock, tmp_path: Path
 ) -> None:
     oplog.write({"MessageId": "before"})
     clock.now += 5  # crosses 11:00:00
@@ -126,7 +113,7 @@ def test_new_hour_rotates_into_a_new_partition(
 
 
 def test_rotate_seconds_starts_a_new_file_within_the_hour(
-    tmp_path: Path, clock: SteppingClock, registry: CollectorRegistry
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
 ) -> None:
     clock.now = START - 1000  # 10:43:18, the whole test stays inside hour 10
     log = JsonLinesOperationLog(tmp_path, clock=clock, rotate_seconds=60, registry=registry)
@@ -144,7 +131,7 @@ def test_rotate_seconds_starts_a_new_file_within_the_hour(
 
 
 def test_size_limit_rotates_files_without_splitting_lines(
-    tmp_path: Path, clock: SteppingClock, registry: CollectorRegistry
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
 ) -> None:
     record = {"MessageId": "0123456789", "Time": 1}
     line_size = len(json.dumps(record, separators=(",", ":"))) + 1
@@ -163,9 +150,7 @@ def test_size_limit_rotates_files_without_splitting_lines(
     assert all(path.stat().st_size <= line_size * 2 for path in tmp_path.rglob("*.jsonl"))
 
 
-def test_two_writers_in_one_process_use_distinct_files(
-    tmp_path: Path, clock: SteppingClock
-) -> None:
+def test_two_writers_in_one_process_use_distinct_files(tmp_path: Path, clock: Clock) -> None:
     first = JsonLinesOperationLog(tmp_path, clock=clock, registry=CollectorRegistry())
     second = JsonLinesOperationLog(tmp_path, clock=clock, registry=CollectorRegistry())
     try:
@@ -183,7 +168,7 @@ def test_two_writers_in_one_process_use_distinct_files(
 
 
 def test_unwritable_directory_drops_with_metric_and_never_raises(
-    tmp_path: Path, clock: SteppingClock, registry: CollectorRegistry
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
 ) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the log directory should be")
@@ -208,7 +193,7 @@ def test_write_after_close_is_dropped_with_metric(
 
 
 def test_records_beyond_max_pending_are_dropped_then_the_rest_written(
-    tmp_path: Path, clock: SteppingClock, registry: CollectorRegistry
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
 ) -> None:
     log = JsonLinesOperationLog(
         tmp_path, clock=clock, max_pending=2, registry=registry, start_writer=False
@@ -242,7 +227,7 @@ def test_non_mapping_is_dropped_not_raised(
 
 
 def test_close_writes_what_was_queued(
-    tmp_path: Path, clock: SteppingClock, registry: CollectorRegistry
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
 ) -> None:
     log = JsonLinesOperationLog(tmp_path, clock=clock, registry=registry)
     for index in range(100):

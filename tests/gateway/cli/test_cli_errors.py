@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.testing.process import free_port
+
 ENTRY_POINT = Path(sys.executable).parent / "mns-gateway"
 
 
@@ -38,12 +40,6 @@ def assert_one_line(done: subprocess.CompletedProcess[str], command: str, *fragm
     assert "Traceback" not in done.stderr
     for fragment in fragments:
         assert fragment in done.stderr, done.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def command_line(name: str, data_dir: Path) -> list[str]:
@@ -100,7 +96,7 @@ def test_a_database_that_is_not_there(tmp_path: Path, refused_url: str, command:
     assert "secret" not in done.stderr  # the password is not printed
 
 
-# serve: tests/gateway/test_cli.py::test_read_only_data_dir_with_keys_configured
+# serve: tests/gateway/cli/test_cli.py::test_read_only_data_dir_with_keys_configured
 @pytest.mark.parametrize("command", ["worker", "migrate", "keys"])
 def test_a_read_only_data_dir(read_only_dir: Path, command: str) -> None:
     done = run(command_line(command, read_only_dir), {})

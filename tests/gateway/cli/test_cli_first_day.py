@@ -25,7 +25,9 @@ from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
 from gateway.topics.records import TopicMessage
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
-from tests.gateway.delivery.test_worker import Clock, ScriptedSender, make_worker, run_until_idle
+from tests.support.clock import Clock
+from tests.support.stub import ScriptedSender, run_until_idle
+from tests.support.stub import stub_worker as make_worker
 
 MNS_GATEWAY = Path(sys.executable).parent / "mns-gateway"
 ERROR_PAGE = (

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,17 +27,10 @@ from tests.conftest import (
     FAST_RETRIES,
     RunningGateway,
     free_port,
-    start_gateway,
+    gateway_fixture,
 )
 
-
-@pytest.fixture(scope="module")
-def logged_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
-    logs = tmp_path_factory.mktemp("replay-oplogs")
-    data = tmp_path_factory.mktemp("replay-gateway")
-    running = start_gateway(data, {**FAST_RETRIES, "MNS_GATEWAY_LOG_DIR": str(logs)})
-    yield running
-    running.stop()
+logged_gateway = gateway_fixture("replay-gateway", FAST_RETRIES, oplog=True)
 
 
 def shell_env() -> dict[str, str]:

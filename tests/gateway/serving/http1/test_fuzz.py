@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from gateway.protocol.errors import ERROR_TABLE
 from tests.conftest import RunningGateway, start_gateway
 from tests.fuzz import count, fuzz_settings
-from tests.gateway.http1.fuzz_requests import (
+from tests.gateway.serving.http1.fuzz_requests import (
     BAD_CHUNKS,
     FRAMINGS,
     QUEUE,

@@ -58,7 +58,7 @@ def port(tmp_path_factory: pytest.TempPathFactory, access_log: Path) -> Iterator
     process = subprocess.Popen(
         command,
         env=env,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
