@@ -12,7 +12,7 @@ import pytest
 from gateway.config.tracing import TracingSettings, tracing_from_env
 from gateway.protocol.properties import trace_context, with_trace_context
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PUBLISHER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 GATEWAY = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
