@@ -427,6 +427,31 @@ CONSOLE_SIGN_IN_ATTEMPTS = Migration(
     ),
 )
 
+#: Each subscription endpoint's circuit breaker, shared by every replica
+#: (:mod:`gateway.store.sql.breaker_sql`); a healthy endpoint has no row.
+PUSH_BREAKERS = Migration(
+    12,
+    "push endpoints' circuit breakers",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS push_breakers (
+            resource TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            window_start BIGINT NOT NULL,
+            attempts INTEGER NOT NULL,
+            failures INTEGER NOT NULL,
+            open_until BIGINT NOT NULL,
+            cool_down BIGINT NOT NULL,
+            probes_out INTEGER NOT NULL,
+            probe_until BIGINT NOT NULL,
+            held BIGINT NOT NULL,
+            changed_at BIGINT NOT NULL,
+            override TEXT
+        )
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -439,6 +464,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     DELIVERED_HISTORY,
     CONSOLE_COUNTS,
     CONSOLE_SIGN_IN_ATTEMPTS,
+    PUSH_BREAKERS,
 )
 
 _LEDGER = """
