@@ -141,6 +141,17 @@ class Settings:
     queue_bridges: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: ``MNS_GATEWAY_CONSOLE=0`` turns off the web console at ``/console/`` (docs/console.md).
     console: bool = True
+    #: Each push endpoint's circuit breaker (docs/delivery.md#endpoint-health):
+    #: ``MNS_GATEWAY_BREAKER=0`` turns it off; it opens when ``breaker_failure_rate`` of at least
+    #: ``breaker_min_attempts`` attempts within ``breaker_window`` seconds failed, and lets a
+    #: probe out after ``breaker_cool_down`` seconds (doubled per failed probe, at most
+    #: ``breaker_max_cool_down``). Its times are multiplied by ``retry_scale`` too.
+    breaker: bool = True
+    breaker_failure_rate: float = 0.7
+    breaker_min_attempts: int = 10
+    breaker_window: float = 300.0
+    breaker_cool_down: float = 30.0
+    breaker_max_cool_down: float = 300.0
 
     @property
     def base_url(self) -> str:
@@ -246,7 +257,21 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "graceful_timeout": int,
     "worker_probes": _strip,
     "console": _env_flag,
+    "breaker": _env_flag,
+    "breaker_failure_rate": lambda value: _positive(float(value), most=1.0),
+    "breaker_min_attempts": lambda value: int(_positive(int(value))),
+    "breaker_window": lambda value: _positive(float(value)),
+    "breaker_cool_down": lambda value: _positive(float(value)),
+    "breaker_max_cool_down": lambda value: _positive(float(value)),
 }
+
+
+def _positive(value: float, most: float | None = None) -> float:
+    """A breaker setting: above 0 (and at most ``most``)."""
+    if not value > 0 or (most is not None and value > most):
+        bound = f" and at most {most}" if most is not None else ""
+        raise ValueError(f"must be above 0{bound}")
+    return value
 
 
 def env_name(field_name: str) -> str:

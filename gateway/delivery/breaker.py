@@ -22,6 +22,8 @@ import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gateway.observability.operations import Action, Field
+
 
 class State(StrEnum):
     CLOSED = "closed"
@@ -247,3 +249,22 @@ def overridden(breaker: Breaker, override: Override | None, now_ms: int) -> Brea
     if override is Override.CLOSED:
         return dataclasses.replace(_close(breaker, now_ms), override=override)
     return dataclasses.replace(breaker, override=override)
+
+
+def circuit_record(transition: Transition, account_id: str) -> dict[str, object]:
+    """The operation-log record of a transition (``Action`` EndpointCircuit)."""
+    topic, _, subscription = transition.resource.partition("/")
+    record: dict[str, object] = {
+        Field.TIME.value: transition.at_ms,
+        Field.ACTION.value: Action.ENDPOINT_CIRCUIT.value,
+        Field.ACCOUNT_ID.value: account_id,
+        Field.TOPIC_NAME.value: topic,
+        Field.SUBSCRIPTION_NAME.value: subscription,
+        Field.CIRCUIT_STATE.value: transition.after.value,
+        Field.PREVIOUS_CIRCUIT_STATE.value: transition.before.value,
+        Field.FAILURE_RATE.value: round(transition.breaker.failure_rate(), 4),
+    }
+    next_probe = transition.breaker.next_probe_ms()
+    if next_probe is not None:
+        record[Field.NEXT_PROBE_TIME.value] = next_probe
+    return record

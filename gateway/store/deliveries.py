@@ -238,6 +238,10 @@ class DeliveryStore:
         """Call ``callback`` with the breaker transitions this process makes, once committed."""
         self._breaker_listeners.append(callback)
 
+    def remove_breaker_listener(self, callback: Callable[[list[Transition]], None]) -> None:
+        if callback in self._breaker_listeners:
+            self._breaker_listeners.remove(callback)
+
     def _announce(self, transitions: list[Transition]) -> None:
         if transitions:
             for callback in list(self._breaker_listeners):
