@@ -118,3 +118,39 @@ def test_an_open_breaker_seen_held_and_closed_by_an_operator(
             admin(gateway, "GET", "/admin/topics/alerts/subscriptions/nope/health", 404)
     finally:
         gateway.stop()
+
+
+def test_the_breaker_settings() -> None:
+    from gateway.composition import breaker_policy
+    from gateway.config.settings import SettingsError, settings_from_env
+    from gateway.delivery.breaker import BreakerPolicy
+
+    assert breaker_policy(settings_from_env({})) == BreakerPolicy()
+    settings = settings_from_env(
+        {
+            "MNS_GATEWAY_BREAKER": "0",
+            "MNS_GATEWAY_BREAKER_FAILURE_RATE": "0.5",
+            "MNS_GATEWAY_BREAKER_MIN_ATTEMPTS": "20",
+            "MNS_GATEWAY_BREAKER_WINDOW": "60",
+            "MNS_GATEWAY_BREAKER_COOL_DOWN": "10",
+            "MNS_GATEWAY_BREAKER_MAX_COOL_DOWN": "120",
+            "MNS_GATEWAY_RETRY_SCALE": "0.5",
+        }
+    )
+    assert breaker_policy(settings) == BreakerPolicy(
+        enabled=False,
+        failure_rate=0.5,
+        min_attempts=20,
+        window_ms=30_000,
+        cool_down_ms=5_000,
+        max_cool_down_ms=60_000,
+    )
+    for name, value in (
+        ("FAILURE_RATE", "1.5"),
+        ("FAILURE_RATE", "0"),
+        ("MIN_ATTEMPTS", "0"),
+        ("WINDOW", "-1"),
+        ("COOL_DOWN", "x"),
+    ):
+        with pytest.raises(SettingsError, match=f"MNS_GATEWAY_BREAKER_{name}"):
+            settings_from_env({f"MNS_GATEWAY_BREAKER_{name}": value})
