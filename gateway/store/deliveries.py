@@ -73,9 +73,12 @@ class DeliveryStore:
         def work(conn: Connection) -> list[DeliveryJob]:
             # Endpoints whose breaker is open (or probing) are left out: their deliveries
             # wait, untried and due as they were, and are claimed in due order once it closes.
-            skipped = breaker_sql.blocked(conn, self.breaker, now) | set(used_up)
+            breakers = breaker_sql.not_closed(conn)
+            skipped = breaker_sql.blocked(breakers, self.breaker, now) | set(used_up)
             jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes, skipped)
-            admitted = breaker_sql.admit_claimed(conn, owner, jobs, self.breaker, now, lease_ms)
+            admitted = breaker_sql.admit_claimed(
+                conn, owner, jobs, self.breaker, now, lease_ms, seen=breakers
+            )
             transitions[:] = admitted.transitions
             # Subscriptions' TenantRateLimitPolicy: the batch's grants, in the same transaction;
             # what is over the limit waits for the next second.
@@ -122,11 +125,13 @@ class DeliveryStore:
             delivered_sql.record(conn, settlements)
             delivery_sql.complete(conn, delivery_sql.completed_ids(settlements))
             rates_sql.record(conn, _outcomes(settlements, now))
-            transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
-            return [
+            filed = [
                 None if s.succeeded else self._settle_failure(conn, owner, s, now)
                 for s in settlements
             ]
+            # Last, as a claim locks its deliveries before their breakers: never the reverse.
+            transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
+            return filed
 
         filed = self.database.write(work, durable=False)
         self._wake_dead_letter_queues(filed)

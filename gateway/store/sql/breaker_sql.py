@@ -12,7 +12,7 @@ claim's, so every worker and replica shares each breaker.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from gateway.delivery.breaker import (
     Breaker,
@@ -151,9 +151,10 @@ class Admitted:
     transitions: list[Transition]
 
 
-def blocked(conn: Connection, policy: BreakerPolicy, now_ms: int) -> set[str]:
-    """The subscriptions claims leave out now: held open, cooling down, or probing."""
-    return {r for r, b in not_closed(conn).items() if blocks_claims(b, policy, now_ms)}
+def blocked(breakers: dict[str, Breaker], policy: BreakerPolicy, now_ms: int) -> set[str]:
+    """Of ``breakers`` (:func:`not_closed`), the subscriptions claims leave out now: held open,
+    cooling down, or probing."""
+    return {r for r, b in breakers.items() if blocks_claims(b, policy, now_ms)}
 
 
 def admit_claimed(
@@ -163,12 +164,19 @@ def admit_claimed(
     policy: BreakerPolicy,
     now_ms: int,
     probe_ms: int,
+    *,
+    seen: Collection[str],
 ) -> Admitted:
     """``jobs``, just claimed, less those a breaker that is not closed keeps back (handed back
-    untouched, their due time and attempts as they were)."""
+    untouched, their due time and attempts as they were). ``seen``: the subscriptions whose
+    breaker was not closed when the claim began (:func:`not_closed`); only theirs are locked
+    and read again, so a claim of healthy endpoints' deliveries costs no statement here."""
     groups: dict[str, list[DeliveryJob]] = {}
     for job in jobs:
-        groups.setdefault(resource_of(job), []).append(job)
+        if resource_of(job) in seen:
+            groups.setdefault(resource_of(job), []).append(job)
+    if not groups:
+        return Admitted(list(jobs), [])
     kept = {
         resource: breaker
         for resource, breaker in breakers(conn, sorted(groups), lock=True).items()
