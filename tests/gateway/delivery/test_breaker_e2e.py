@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import random
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from gateway.delivery.breaker import Breaker, BreakerPolicy, State
+from gateway.observability.metrics import GatewayMetrics
 from gateway.protocol.notify import NotifyStrategy
 from gateway.pushing.keyring import KeyRing
 from gateway.pushing.senders import HttpSender, SenderRegistry
@@ -191,3 +192,62 @@ def test_turned_off_it_leaves_todays_behaviour(
         # 0, 1, 3, 7, 15 s: five attempts per message, none held back.
         assert len(down.requests) == 5 * MESSAGES
         assert store.deliveries.breakers()[0]["t/down"].state is State.CLOSED
+
+
+class KeptLog:
+    """An operation log that keeps its records (the OperationLog protocol)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, object]] = []
+
+    def write(self, record: Mapping[str, object]) -> None:
+        self.records.append(dict(record))
+
+    def close(self) -> None:
+        """Nothing to write out."""
+
+
+def test_each_transition_is_logged_and_counted(store: Store, clock: Clock, tmp_path: Path) -> None:
+    oplog, metrics = KeptLog(), GatewayMetrics()
+    with PushTransport(default_timeout=PUSH_TIMEOUT) as transport, scripted_endpoint() as down:
+        down.default = 500
+        sender = HttpSender(
+            transport,
+            KeyRing(tmp_path / "keys", bits=1024),
+            public_url="http://127.0.0.1",
+            account_id="1234567890",
+            clock=clock,
+        )
+        worker = DeliveryWorker(
+            store.deliveries,
+            SenderRegistry(sender),
+            WorkerOptions(threads=4, max_per_route=2, lease_seconds=30),
+            metrics=metrics,
+            oplog=oplog,
+            account_id="1234567890",
+        )
+        try:
+            with scripted_endpoint() as up:
+                publish(store, down.url, up.url)
+                step(worker, clock, 40)  # opens, and a probe at 30 s fails
+                down.default = 204
+                run_until_idle(worker, store, clock)
+        finally:
+            worker.stop(5)
+    circuit = [r for r in oplog.records if r["Action"] == "EndpointCircuit"]
+    assert [(r["PreviousCircuitState"], r["CircuitState"]) for r in circuit] == [
+        ("closed", "open"),
+        ("open", "half-open"),
+        ("half-open", "open"),
+        ("open", "half-open"),
+        ("half-open", "closed"),
+    ]
+    opened = circuit[0]
+    assert (opened["TopicName"], opened["SubscriptionName"]) == ("t", "down")
+    assert opened["FailureRate"] == 1.0 and opened["AccountId"] == "1234567890"
+    assert opened["NextProbeTime"] == opened["Time"] + 30_000  # type: ignore[operator]
+    assert "NextProbeTime" not in circuit[-1]
+    counted = metrics.registry.get_sample_value
+    assert counted("mns_endpoint_circuit_transitions_total", {"state": "open"}) == 2
+    assert counted("mns_endpoint_circuit_transitions_total", {"state": "half-open"}) == 2
+    assert counted("mns_endpoint_circuit_transitions_total", {"state": "closed"}) == 1
