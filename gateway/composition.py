@@ -135,6 +135,7 @@ class Runtime:
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     store = open_store(settings)
     store.deliveries.breaker = breaker_policy(settings)
+    store.deliveries.events_topic = settings.breaker_events_topic
     metrics = GatewayMetrics()
     metrics.track_due(_unless_unavailable(store.deliveries.due_count))
     metrics.track_breakers(_circuit_figures(store))

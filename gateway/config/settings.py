@@ -152,6 +152,9 @@ class Settings:
     breaker_window: float = 300.0
     breaker_cool_down: float = 30.0
     breaker_max_cool_down: float = 300.0
+    #: ``MNS_GATEWAY_BREAKER_EVENTS_TOPIC``: a topic of this gateway each breaker transition is
+    #: published to (docs/delivery.md#operator-events); empty, none.
+    breaker_events_topic: str = ""
 
     @property
     def base_url(self) -> str:
@@ -263,6 +266,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "breaker_window": lambda value: _positive(float(value)),
     "breaker_cool_down": lambda value: _positive(float(value)),
     "breaker_max_cool_down": lambda value: _positive(float(value)),
+    "breaker_events_topic": _strip,
 }
 
 

@@ -19,6 +19,7 @@ closed breaker without failures is not kept), so its figures are exact and a few
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -268,3 +269,29 @@ def circuit_record(transition: Transition, account_id: str) -> dict[str, object]
     if next_probe is not None:
         record[Field.NEXT_PROBE_TIME.value] = next_probe
     return record
+
+
+#: The tag of an operator event's message (docs/delivery.md#operator-events).
+EVENT_TAG = "EndpointCircuit"
+
+
+def event_body(transition: Transition) -> str:
+    """An operator event: the JSON body published for a transition
+    (docs/delivery.md#operator-events)."""
+    topic, _, subscription = transition.resource.partition("/")
+    breaker = transition.breaker
+    return json.dumps(
+        {
+            "Event": EVENT_TAG,
+            "TopicName": topic,
+            "SubscriptionName": subscription,
+            "State": transition.after.value,
+            "PreviousState": transition.before.value,
+            "Time": transition.at_ms,
+            "FailureRate": round(breaker.failure_rate(), 4),
+            "Attempts": breaker.attempts,
+            "Failures": breaker.failures,
+            "NextProbeTime": breaker.next_probe_ms(),
+            "Override": breaker.override.value if breaker.override else None,
+        }
+    )

@@ -42,6 +42,8 @@ class DeliveryStore:
         self.database = database
         #: Subscription endpoints' circuit breakers (docs/delivery.md#endpoint-health).
         self.breaker = breaker or BreakerPolicy()
+        #: A topic of this gateway each transition is published to ("" for none).
+        self.events_topic = ""
         self._breaker_listeners: list[Callable[[list[Transition]], None]] = []
         self.clock = clock
         self.wakeups = wakeups
@@ -80,6 +82,7 @@ class DeliveryStore:
                 conn, owner, jobs, self.breaker, now, lease_ms, seen=breakers
             )
             transitions[:] = admitted.transitions
+            self._publish_events(conn, transitions)
             # Subscriptions' TenantRateLimitPolicy: the batch's grants, in the same transaction;
             # what is over the limit waits for the next second.
             granted = grant_claimed(conn, admitted.jobs, now)
@@ -131,6 +134,7 @@ class DeliveryStore:
             ]
             # Last, as a claim locks its deliveries before their breakers: never the reverse.
             transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
+            self._publish_events(conn, transitions)
             return filed
 
         filed = self.database.write(work, durable=False)
@@ -247,7 +251,16 @@ class DeliveryStore:
         if callback in self._breaker_listeners:
             self._breaker_listeners.remove(callback)
 
+    def _publish_events(self, conn: Connection, transitions: list[Transition]) -> None:
+        """Operator events (docs/delivery.md#operator-events), in the transaction that made the
+        transitions; the workers are woken once it is committed (:meth:`_announce`)."""
+        if transitions and self.events_topic:
+            new_id = self.queues.new_message_id
+            breaker_sql.publish_events(conn, transitions, self.events_topic, new_id)
+
     def _announce(self, transitions: list[Transition]) -> None:
+        if transitions and self.events_topic:
+            self.wakeups.announce_deliveries()
         if transitions:
             for callback in list(self._breaker_listeners):
                 callback(transitions)
@@ -266,9 +279,13 @@ class DeliveryStore:
         """Force a subscription's breaker closed, hold it open, or (``None``) let it decide."""
         now = self.now_ms()
         resource = f"{topic_name}/{subscription_name}"
-        breaker, transition = self.database.write(
-            lambda c: breaker_sql.set_override(c, resource, override, now)
-        )
+
+        def work(conn: Connection) -> tuple[Breaker, Transition | None]:
+            breaker, transition = breaker_sql.set_override(conn, resource, override, now)
+            self._publish_events(conn, [transition] if transition else [])
+            return breaker, transition
+
+        breaker, transition = self.database.write(work)
         self._announce([transition] if transition else [])
         if breaker.effective() is State.CLOSED:
             self.wakeups.announce_deliveries()

@@ -12,9 +12,11 @@ claim's, so every worker and replica shares each breaker.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+import hashlib
+from collections.abc import Callable, Collection, Sequence
 
 from gateway.delivery.breaker import (
+    EVENT_TAG,
     Breaker,
     BreakerPolicy,
     Override,
@@ -23,12 +25,15 @@ from gateway.delivery.breaker import (
     admit,
     blocks_claims,
     counts_as_failure,
+    event_body,
     overridden,
     record,
 )
 from gateway.delivery.records import DeliveryJob, Settlement
-from gateway.store.sql import control_sql, delivery_sql
+from gateway.protocol.errors import MNSError
+from gateway.store.sql import control_sql, delivery_sql, topic_sql
 from gateway.store.sql.connection import Connection, Row, placeholders
+from gateway.topics.records import TopicMessage
 
 _COLUMNS = (
     "resource, state, window_start, attempts, failures, open_until, cool_down, probes_out,"
@@ -234,3 +239,34 @@ def purge_orphans(conn: Connection) -> None:
         "DELETE FROM push_breakers WHERE resource NOT IN"
         " (SELECT topic_name || '/' || name FROM subscriptions)"
     )
+
+
+def publish_events(
+    conn: Connection,
+    transitions: Sequence[Transition],
+    topic: str,
+    new_id: Callable[[int], str],
+) -> int:
+    """Publish each transition to ``topic`` as an operator event, in the caller's transaction
+    (so every replica publishes each transition once: the one that made it); the deliveries
+    made. Transitions of ``topic``'s own subscriptions are not published: an alert webhook that
+    fails must not feed its own topic. A topic that does not exist (or refuses the message)
+    gets nothing, and the transition stands."""
+    made = 0
+    for transition in transitions:
+        if not topic or transition.resource.partition("/")[0] == topic:
+            continue
+        body = event_body(transition)
+        message = TopicMessage(
+            id=new_id(transition.at_ms),
+            topic_name=topic,
+            body=body,
+            body_md5=hashlib.md5(body.encode("utf-8")).hexdigest().upper(),
+            publish_time_ms=transition.at_ms,
+            tag=EVENT_TAG,
+        )
+        try:
+            made += topic_sql.publish(conn, message).deliveries
+        except MNSError:
+            continue
+    return made

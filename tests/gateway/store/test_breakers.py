@@ -3,6 +3,8 @@ database are two replicas, and what one settles decides what the other claims.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gateway.delivery.breaker import Override, State, Transition
@@ -176,3 +178,49 @@ def test_retention_over_while_open_dead_letters_as_circuit_open(
     b.deliveries.expire()
     reasons = {(d.subscription.name, d.reason) for d in b.deliveries.list_dead_letters().items}
     assert reasons == {("down", "endpoint circuit open")}
+
+
+def test_transitions_are_published_to_the_events_topic_once_and_never_loop(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, b = stores
+    published(a, 10)
+    a.topics.create_topic("ops", 65536, False)
+    a.topics.subscribe(Subscription("ops", "alert", "http://alert.test/"))
+    for store in stores:
+        store.deliveries.events_topic = "ops"
+    trip(a, clock)
+    clock.now += 30
+    first = claim(b, "b")  # the probe (half-open, published by b) and the first event
+    assert len(of(first, "down")) == 1
+    events = of(first, "alert") + of(claim(a, "a"), "alert")
+    bodies = [json.loads(job.message.body) for job in events]
+    assert [(e["PreviousState"], e["State"]) for e in bodies] == [
+        ("closed", "open"),
+        ("open", "half-open"),
+    ]
+    opened = bodies[0]
+    assert opened["Event"] == "EndpointCircuit" and events[0].message.tag == "EndpointCircuit"
+    assert (opened["TopicName"], opened["SubscriptionName"]) == ("t", "down")
+    assert opened["FailureRate"] == 1.0 and opened["Attempts"] == opened["Failures"] == 10
+    assert opened["NextProbeTime"] == opened["Time"] + 30_000
+    # The alert endpoint itself fails: its breaker opens, and nothing is published about it.
+    a.deliveries.settle("a", [failed(a, job) for job in events])
+    more = [f"O{n}" for n in range(10)]
+    a.topics.publish_all([TopicMessage(m, "ops", "b", "X", a.now_ms()) for m in more])
+    jobs = claim(a, "a")
+    a.deliveries.settle("a", [failed(a, job) for job in jobs])
+    assert a.deliveries.breakers()[0]["ops/alert"].state is State.OPEN
+    clock.now += 1
+    assert claim(b, "b") == []
+
+
+def test_no_events_topic_no_events(stores: tuple[Store, Store], clock: Clock) -> None:
+    a, b = stores
+    published(a, 10)
+    a.topics.create_topic("ops", 65536, False)
+    a.topics.subscribe(Subscription("ops", "alert", "http://alert.test/"))
+    a.deliveries.events_topic = "missing"  # a topic that is not there: the transition stands
+    trip(a, clock)
+    assert a.deliveries.breakers()[0]["t/down"].state is State.OPEN
+    assert claim(b, "b") == []
