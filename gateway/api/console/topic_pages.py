@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Response, render_template, request, url_for
 
 from gateway.api.console import forms
+from gateway.api.console.circuit_pages import circuits
 from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.topics import publish, subscribe
 from gateway.protocol.names import validate_name
@@ -42,6 +43,7 @@ def topic_page(name: str) -> str:
         topic=topic,
         page=page,
         health=health,
+        circuits=circuits(name),
         rate_limits={resources[key]: policy for key, policy in limits.items()},
         marker=marker,
         strategies=list(NotifyStrategy),
