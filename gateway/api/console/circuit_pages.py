@@ -21,6 +21,13 @@ def circuits(topic: str) -> dict[str, dict[str, Any]]:
     return {entry["SubscriptionName"]: entry for entry in listed}
 
 
+def topics_with_open_circuits() -> set[str]:
+    """The topics one of whose subscriptions' breakers is not closed (the topic list flags
+    them)."""
+    listed = endpoint_health.health(mns().store.deliveries)["Subscriptions"]
+    return {entry["TopicName"] for entry in listed if entry["State"] != "closed"}
+
+
 @blueprint.post("/topics/<name>/circuit")
 def topic_circuit(name: str) -> Response:
     validate_name("topic", name)

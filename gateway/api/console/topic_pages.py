@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Response, render_template, request, url_for
 
 from gateway.api.console import forms
-from gateway.api.console.circuit_pages import circuits
+from gateway.api.console.circuit_pages import circuits, topics_with_open_circuits
 from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.topics import publish, subscribe
 from gateway.protocol.names import validate_name
@@ -24,7 +24,13 @@ def topic_list() -> str:
     page = mns().store.topics.list_topics(prefix, marker, size)
     counts = console().reads.subscription_counts([t.name for t in page.items])
     return render_template(
-        "topics.html", page=page, counts=counts, prefix=prefix, marker=marker, size=size
+        "topics.html",
+        page=page,
+        counts=counts,
+        open_circuits=topics_with_open_circuits(),
+        prefix=prefix,
+        marker=marker,
+        size=size,
     )
 
 

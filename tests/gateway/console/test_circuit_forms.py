@@ -96,3 +96,12 @@ def test_the_form_needs_its_csrf_token(signed_in: Console) -> None:
     )
     assert response.status_code == 403
     assert signed_in.store.deliveries.breakers()[0] == {}
+
+
+def test_the_topic_list_flags_topics_with_an_open_circuit(signed_in: Console) -> None:
+    _topic(signed_in)
+    signed_in.store.topics.create_topic("quiet", 65536, False)
+    _fail_billing(signed_in)
+    page = signed_in.client.get("/console/topics").text
+    assert page.count("(endpoint circuit open)") == 1
+    assert re.search(r"orders</a> \(endpoint circuit open\)", page)
