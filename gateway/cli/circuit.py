@@ -23,6 +23,8 @@ def circuit_command(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
+    # An override's transition is an operator event like any other.
+    store.deliveries.events_topic = settings.breaker_events_topic
     if args.action == "circuit":
         return endpoint_health.override(
             store.topics, store.deliveries, args.topic, args.name, args.override
