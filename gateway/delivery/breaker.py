@@ -169,8 +169,11 @@ def record(breaker: Breaker, policy: BreakerPolicy, failed: bool, now_ms: int) -
 
     Closed: counted; opens when the window's figures reach the threshold. Half-open: the
     outcome decides (closes, or opens again for twice the cool-down). Open: an attempt that
-    was in flight when it opened changes nothing.
+    was in flight when it opened changes nothing. Turned off (``policy.enabled`` false), one
+    left open or half-open closes at its next attempt, so that its health says what happens.
     """
+    if not policy.enabled and breaker.state is not State.CLOSED:
+        return _close(breaker, now_ms)
     if breaker.state is State.OPEN:
         return breaker
     if breaker.state is State.HALF_OPEN:

@@ -206,14 +206,15 @@ def admit_claimed(
 def set_override(
     conn: Connection, resource: str, override: Override | None, now_ms: int
 ) -> tuple[Breaker, Transition | None]:
-    """An operator's override on a subscription's breaker; the breaker, and the transition an
-    override to closed made (from open or half-open)."""
+    """An operator's override on a subscription's breaker; the breaker, and the transition of
+    what claims obey that it made (holding a closed one open, forcing an open one closed)."""
     read = breakers(conn, [resource], lock=True).get(resource)
     before = read or Breaker()
     breaker = overridden(before, override, now_ms)
     keep(conn, resource, read, breaker)
-    if breaker.state is not before.state:
-        return breaker, Transition(resource, before.state, breaker.state, now_ms, breaker)
+    was, now = before.effective(), breaker.effective()
+    if now is not was:
+        return breaker, Transition(resource, was, now, now_ms, breaker)
     return breaker, None
 
 

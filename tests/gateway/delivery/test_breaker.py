@@ -156,6 +156,8 @@ def test_turned_off_it_never_opens_and_never_holds() -> None:
     assert breaker.state is State.CLOSED
     assert not blocks_claims(opened(), off, 1)
     assert admit(opened(), off, 3, 1, PROBE_MS).granted == 3
+    # One left open when it was turned off closes at its next attempt.
+    assert record(opened(), off, True, 2).state is State.CLOSED
 
 
 def test_held_open_by_an_operator() -> None:

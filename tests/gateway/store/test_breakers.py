@@ -148,11 +148,15 @@ def test_a_failed_probe_opens_it_again_for_longer(
 def test_held_open_and_forced_closed(stores: tuple[Store, Store], clock: Clock) -> None:
     a, b = stores
     published(a, 3, names=("down",))
+    seen: list[Transition] = []
+    a.deliveries.on_breaker_transitions(seen.extend)
     held = a.deliveries.override_breaker("t", "down", Override.OPEN)
+    assert [(t.before, t.after) for t in seen] == [(State.CLOSED, State.OPEN)]
     assert held.effective() is State.OPEN
     clock.now += 3600
     assert claim(b, "b") == []
     a.deliveries.override_breaker("t", "down", None)
+    assert [(t.before, t.after) for t in seen][-1] == (State.OPEN, State.CLOSED)
     assert len(claim(b, "b")) == 3
 
 
