@@ -115,10 +115,14 @@ def drain(  # type: ignore[type-arg]
     port: int,
     expected: int,
     timeout: float = 120,
+    extra: dict[str, str] | None = None,
 ) -> dict:
     """Run the workers until ``expected`` pushes arrived; the endpoint's stats, plus the CPU
-    per push of the workers (``worker_cpu_ms``) and of the database (``database_cpu_ms``)."""
-    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5", **backend.env(database_url))
+    per push of the workers (``worker_cpu_ms``) and of the database (``database_cpu_ms``).
+    ``extra``: more settings for the workers."""
+    env = gateway_env(
+        data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5", **backend.env(database_url), **(extra or {})
+    )
     processes = start_workers(env, workers)
     try:
         return watch(processes, backend, port, expected, timeout)

@@ -21,8 +21,9 @@ from flask import Flask
 from gateway.api.app import create_app
 from gateway.auth.generated_keys import announce_generated_keys, resolve_access_keys
 from gateway.config.settings import Settings
+from gateway.delivery.breaker import BreakerPolicy
 from gateway.delivery.egress import EgressPolicy
-from gateway.observability.metrics import GatewayMetrics
+from gateway.observability.metrics import CircuitFigures, GatewayMetrics
 from gateway.observability.oplog import OperationLog, open_operation_log
 from gateway.observability.tracers import open_tracing
 from gateway.observability.tracing import NO_TRACING, Tracing
@@ -74,8 +75,11 @@ class Runtime:
 
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     store = open_store(settings)
+    store.deliveries.breaker = breaker_policy(settings)
+    store.deliveries.events_topic = settings.breaker_events_topic
     metrics = GatewayMetrics()
     metrics.track_due(_unless_unavailable(store.deliveries.due_count))
+    metrics.track_breakers(_circuit_figures(store))
     runtime = Runtime(
         settings,
         store,
@@ -128,6 +132,21 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
     )
 
 
+def breaker_policy(settings: Settings) -> BreakerPolicy:
+    """The push endpoints' circuit breaker the settings ask for, its times scaled as the retry
+    schedules are (docs/delivery.md#endpoint-health)."""
+    return BreakerPolicy(
+        enabled=settings.breaker,
+        failure_rate=settings.breaker_failure_rate,
+        min_attempts=settings.breaker_min_attempts,
+        window_ms=int(settings.breaker_window * 1000),
+        cool_down_ms=int(settings.breaker_cool_down * 1000),
+        max_cool_down_ms=int(
+            max(settings.breaker_max_cool_down, settings.breaker_cool_down) * 1000
+        ),
+    ).scaled(settings.retry_scale)
+
+
 def _queue_sender(runtime: Runtime, transport: PushTransport) -> QueueSender:
     """Pushes to queue endpoints: this gateway's queues, or bridged to a remote service."""
     settings = runtime.settings
@@ -164,6 +183,31 @@ def build_app(settings: Settings, runtime: Runtime | None = None) -> Flask:
         alive=runtime.alive,
         tracing=runtime.tracing,
     )
+
+
+def _circuit_figures(store: Store) -> Callable[[], list[CircuitFigures]]:
+    """The breakers' figures for ``/metrics``; none while the database is unavailable."""
+
+    def read() -> list[CircuitFigures]:
+        try:
+            kept, waiting = store.deliveries.breakers()
+        except StoreUnavailableError:
+            return []
+        figures = []
+        for resource, breaker in kept.items():
+            topic, _, name = resource.partition("/")
+            figures.append(
+                CircuitFigures(
+                    topic,
+                    name,
+                    breaker.effective().value,
+                    breaker.failure_rate(),
+                    waiting.get(resource, 0),
+                )
+            )
+        return figures
+
+    return read
 
 
 def _unless_unavailable(count: Callable[[], int]) -> Callable[[], float]:

@@ -1,4 +1,5 @@
-"""Operator endpoints: dead letters (list, inspect, replay).
+"""Operator endpoints: dead letters (list, inspect, replay); subscription endpoints' health and
+circuit-breaker overrides (docs/delivery.md#endpoint-health).
 
 They sit behind the same MNS request signature as the API; when ``MNS_GATEWAY_ADMIN_ACCESS_KEYS``
 is set, only those access keys may use them. Answers are JSON: these are not MNS operations and
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.admin import dead_letters
+from gateway.admin import dead_letters, endpoint_health
 from gateway.api.context import gateway, query_params
 from gateway.protocol.errors import MNSError
 from gateway.protocol.integers import integer_in_range
@@ -57,3 +58,25 @@ def replay_dead_letter(letter_id: str) -> Response:
             force=force == "true",
         )
     )
+
+
+@blueprint.get("/subscriptions/health")
+def subscriptions_health() -> Response:
+    """``?topic=`` keeps one topic's."""
+    topic = query_params().get("topic") or None
+    return jsonify(endpoint_health.health(gateway().store.deliveries, topic))
+
+
+@blueprint.get("/topics/<topic>/subscriptions/<name>/health")
+def subscription_health(topic: str, name: str) -> Response:
+    store = gateway().store
+    return jsonify(endpoint_health.subscription_health(store.topics, store.deliveries, topic, name))
+
+
+@blueprint.post("/topics/<topic>/subscriptions/<name>/circuit")
+def override_circuit(topic: str, name: str) -> Response:
+    """``?override=closed`` forces the breaker closed, ``open`` holds it open, ``auto`` lets
+    it decide again."""
+    store = gateway().store
+    mode = query_params().get("override", "")
+    return jsonify(endpoint_health.override(store.topics, store.deliveries, topic, name, mode))

@@ -1,5 +1,6 @@
 """``mns-gateway subscriptions``: show or set a subscription's dead-letter queue
-(docs/delivery.md#subscription-dead-letter-queues)."""
+(docs/delivery.md#subscription-dead-letter-queues); ``health`` and ``circuit`` show its
+endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import Commands, emit, existing_settings, on_store
+from gateway.cli.common import CommandError, Commands, emit, existing_settings, on_store
 from gateway.cli.queue_settings import (
     add_policy_options,
     describe,
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
 
 
 def subscriptions(args: argparse.Namespace) -> int:
+    if args.action in ("health", "circuit"):
+        from gateway.cli.circuit import circuit_command
+
+        return circuit_command(args)
+    if args.topic is None or args.name is None:
+        raise CommandError(f"subscriptions {args.action} needs a topic and a subscription")
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
     return 0
 
@@ -39,8 +46,18 @@ def add_command(commands: Commands) -> None:
     parser = commands.add_parser(
         "subscriptions", help="show or set a subscription's dead-letter queue"
     )
-    parser.add_argument("action", choices=("set", "show"), help="show or set its dead-letter queue")
-    parser.add_argument("topic", help="the topic")
-    parser.add_argument("name", help="the subscription")
+    parser.add_argument(
+        "action",
+        choices=("set", "show", "health", "circuit"),
+        help="show or set its dead-letter queue; health: endpoints' circuit breakers (of every"
+        " subscription, a topic's, or one); circuit: override one's breaker (--override)",
+    )
+    parser.add_argument("topic", nargs="?", help="the topic")
+    parser.add_argument("name", nargs="?", help="the subscription")
     add_policy_options(parser)
+    parser.add_argument(
+        "--override",
+        choices=("closed", "open", "auto"),
+        help="circuit: force the breaker closed, hold it open, or let it decide (auto)",
+    )
     parser.set_defaults(handler=subscriptions)

@@ -39,6 +39,13 @@ def seconds(value: object) -> str | None:
     return None
 
 
+def share(value: object) -> str | None:
+    """A share of a whole: above 0, at most 1."""
+    if not isinstance(value, int | float) or not 0 < value <= 1:
+        return "must be a number above 0 and at most 1"
+    return None
+
+
 def factor(value: object) -> str | None:
     if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         return "must be a number above 0"
@@ -110,6 +117,11 @@ CHECKS: Mapping[str, Check] = {
     "graceful_timeout": whole(0),
     "sms_endpoint": web_url,
     "sms_webhook_url": web_url,
+    "breaker_failure_rate": share,
+    "breaker_min_attempts": whole(1),
+    "breaker_window": seconds,
+    "breaker_cool_down": seconds,
+    "breaker_max_cool_down": seconds,
 }
 
 

@@ -158,6 +158,21 @@ class Settings:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
+    #: Each push endpoint's circuit breaker (docs/delivery.md#endpoint-health):
+    #: ``MNS_GATEWAY_BREAKER=0`` turns it off; it opens when ``breaker_failure_rate`` of at least
+    #: ``breaker_min_attempts`` attempts within ``breaker_window`` seconds failed, and lets a
+    #: probe out after ``breaker_cool_down`` seconds (doubled per failed probe, at most
+    #: ``breaker_max_cool_down``). Its times are multiplied by ``retry_scale`` too.
+    breaker: bool = True
+    breaker_failure_rate: float = 0.7
+    breaker_min_attempts: int = 10
+    breaker_window: float = 300.0
+    breaker_cool_down: float = 30.0
+    breaker_max_cool_down: float = 300.0
+    #: ``MNS_GATEWAY_BREAKER_EVENTS_TOPIC``: a topic of this gateway each breaker transition is
+    #: published to (docs/delivery.md#operator-events); empty, none.
+    breaker_events_topic: str = ""
+
     @property
     def base_url(self) -> str:
         """The URL clients reach us at, used in ``Location`` headers and resource URLs."""
@@ -287,6 +302,13 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "graceful_timeout": _whole,
     "worker_probes": _strip,
     "console": _env_flag,
+    "breaker": _env_flag,
+    "breaker_failure_rate": _number,
+    "breaker_min_attempts": _whole,
+    "breaker_window": _number,
+    "breaker_cool_down": _number,
+    "breaker_max_cool_down": _number,
+    "breaker_events_topic": _strip,
 }
 
 

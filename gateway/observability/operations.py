@@ -42,6 +42,10 @@ class Field(StrEnum):
     DEAD_LETTER_MESSAGE_ID = "DeadLetterMessageId"  # ... and its MessageId there
     #: With tracing on: the trace of the request or push attempt (docs/observability.md#tracing)
     TRACE_ID = "TraceId"
+    CIRCUIT_STATE = "CircuitState"  # on EndpointCircuit records: the state entered ...
+    PREVIOUS_CIRCUIT_STATE = "PreviousCircuitState"  # ... and the one left
+    FAILURE_RATE = "FailureRate"  # ... the window's failed share of attempts (0 to 1)
+    NEXT_PROBE_TIME = "NextProbeTime"  # ... when an open breaker lets a probe out, epoch ms
 
 
 class Action(StrEnum):
@@ -67,6 +71,10 @@ class Action(StrEnum):
     #: redrive: QueueName and MessageId are the source queue and the message's new id there,
     #: DeadLetterQueue and DeadLetterMessageId where it came from (the DeadLetter record, undone).
     REDRIVE = "Redrive"
+    #: A subscription endpoint's circuit breaker changed state (docs/delivery.md#endpoint-health):
+    #: TopicName, SubscriptionName, CircuitState, PreviousCircuitState, FailureRate and, when it
+    #: opened, NextProbeTime.
+    ENDPOINT_CIRCUIT = "EndpointCircuit"
 
 
 class Outcome(StrEnum):

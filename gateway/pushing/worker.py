@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gateway.delivery import PermanentDeliveryError
+from gateway.delivery.breaker import Transition, circuit_record
 from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
@@ -97,6 +98,7 @@ class DeliveryWorker:
         #: waits for threads to finish are real waits and keep time.monotonic.
         self._monotonic = monotonic
         self._beat = 0.0
+        store.on_breaker_transitions(self._breaker_changed)
 
     # lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -137,6 +139,7 @@ class DeliveryWorker:
         """
         deadline = time.monotonic() + timeout
         self.store.wakeups.remove_delivery_callback(self.wake)
+        self.store.remove_breaker_listener(self._breaker_changed)
         self.stop_claiming()
         if self._thread is not None:
             self._thread.join(timeout)
@@ -359,6 +362,18 @@ class DeliveryWorker:
         with self._idle:
             self._unsettled -= len(batch)
             self._idle.notify_all()
+
+    def _breaker_changed(self, transitions: list[Transition]) -> None:
+        """Count and log each transition this process made (docs/delivery.md#endpoint-health)."""
+        for transition in transitions:
+            self.metrics.circuit_transitions.labels(transition.after.value).inc()
+            log.warning(
+                "endpoint circuit of %s: %s -> %s",
+                transition.resource,
+                transition.before.value,
+                transition.after.value,
+            )
+            self.oplog.write(circuit_record(transition, self.account_id))
 
     def _count_dead_letter_queue(self, filed: Filed) -> None:
         if filed.dead_letter_queue and filed.dead_letter_queue_message_id:

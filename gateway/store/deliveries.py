@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from gateway.delivery.breaker import Breaker, BreakerPolicy, Override, State, Transition
 from gateway.delivery.dead_letter_pushes import dead_letter_message
 from gateway.delivery.push_limits import grant_holds
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
@@ -15,6 +16,7 @@ from gateway.store.backends.database import Database
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
 from gateway.store.sql import (
+    breaker_sql,
     dead_letter_sql,
     delivered_sql,
     delivery_sql,
@@ -35,8 +37,14 @@ class DeliveryStore:
         queues: QueueStore,
         region: str = "local",
         account_id: str = "1234567890",
+        breaker: BreakerPolicy | None = None,
     ) -> None:
         self.database = database
+        #: Subscription endpoints' circuit breakers (docs/delivery.md#endpoint-health).
+        self.breaker = breaker or BreakerPolicy()
+        #: A topic of this gateway each transition is published to ("" for none).
+        self.events_topic = ""
+        self._breaker_listeners: list[Callable[[list[Transition]], None]] = []
         self.clock = clock
         self.wakeups = wakeups
         self.queues = queues
@@ -62,16 +70,28 @@ class DeliveryStore:
 
         used_up = {name: until for name, until in self._used_up.items() if until > now}
 
+        transitions: list[Transition] = []
+
         def work(conn: Connection) -> list[DeliveryJob]:
-            jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes, used_up)
+            # Endpoints whose breaker is open (or probing) are left out: their deliveries
+            # wait, untried and due as they were, and are claimed in due order once it closes.
+            breakers = breaker_sql.not_closed(conn)
+            skipped = breaker_sql.blocked(breakers, self.breaker, now) | set(used_up)
+            jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes, skipped)
+            admitted = breaker_sql.admit_claimed(
+                conn, owner, jobs, self.breaker, now, lease_ms, seen=breakers
+            )
+            transitions[:] = admitted.transitions
+            self._publish_events(conn, transitions)
             # Subscriptions' TenantRateLimitPolicy: the batch's grants, in the same transaction;
             # what is over the limit waits for the next second.
-            granted = grant_claimed(conn, jobs, now)
+            granted = grant_claimed(conn, admitted.jobs, now)
             used_up.update(granted.used_up)
             return granted.jobs
 
         jobs = self.database.write(work, durable=False)
         self._used_up = used_up
+        self._announce(transitions)
         return jobs
 
     def take_push(self, job: DeliveryJob) -> bool:
@@ -102,18 +122,24 @@ class DeliveryStore:
         and one more keeps them in the delivered history (:mod:`delivered_sql`).
         """
         now = self.now_ms()
+        transitions: list[Transition] = []
 
         def work(conn: Connection) -> list[Filed | None]:
             delivered_sql.record(conn, settlements)
             delivery_sql.complete(conn, delivery_sql.completed_ids(settlements))
             rates_sql.record(conn, _outcomes(settlements, now))
-            return [
+            filed = [
                 None if s.succeeded else self._settle_failure(conn, owner, s, now)
                 for s in settlements
             ]
+            # Last, as a claim locks its deliveries before their breakers: never the reverse.
+            transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
+            self._publish_events(conn, transitions)
+            return filed
 
         filed = self.database.write(work, durable=False)
         self._wake_dead_letter_queues(filed)
+        self._announce(transitions)
         return filed
 
     def complete_into_queue(
@@ -145,8 +171,16 @@ class DeliveryStore:
 
         def work(conn: Connection) -> list[Filed | None]:
             jobs = dead_letter_sql.expired_jobs(conn, now, limit)
-            letters = [self._dead_letter(conn, job, None, "expired", now) for job in jobs]
+            held = {
+                r
+                for r, b in breaker_sql.not_closed(conn).items()
+                if b.effective() is not State.CLOSED
+            }
+            letters = [
+                self._dead_letter(conn, job, None, _expiry_reason(job, held), now) for job in jobs
+            ]
             dead_letter_sql.purge_orphans(conn, now)
+            breaker_sql.purge_orphans(conn)
             dead_letter_sql.purge_expired_messages(conn, now)
             return letters
 
@@ -208,6 +242,55 @@ class DeliveryStore:
         for queue in {f.dead_letter_queue for f in filed if f and f.dead_letter_queue_message_id}:
             self.queues.notify(queue)  # type: ignore[arg-type]
 
+    # endpoint health ----------------------------------------------------------------------------
+    def on_breaker_transitions(self, callback: Callable[[list[Transition]], None]) -> None:
+        """Call ``callback`` with the breaker transitions this process makes, once committed."""
+        self._breaker_listeners.append(callback)
+
+    def remove_breaker_listener(self, callback: Callable[[list[Transition]], None]) -> None:
+        if callback in self._breaker_listeners:
+            self._breaker_listeners.remove(callback)
+
+    def _publish_events(self, conn: Connection, transitions: list[Transition]) -> None:
+        """Operator events (docs/delivery.md#operator-events), in the transaction that made the
+        transitions; the workers are woken once it is committed (:meth:`_announce`)."""
+        if transitions and self.events_topic:
+            new_id = self.queues.new_message_id
+            breaker_sql.publish_events(conn, transitions, self.events_topic, new_id)
+
+    def _announce(self, transitions: list[Transition]) -> None:
+        if transitions and self.events_topic:
+            self.wakeups.announce_deliveries()
+        if transitions:
+            for callback in list(self._breaker_listeners):
+                callback(transitions)
+
+    def breakers(self) -> tuple[dict[str, Breaker], dict[str, int]]:
+        """Every kept breaker (``topic/subscription``), and how many deliveries wait, due, for
+        each; a subscription not listed is closed and healthy."""
+        now = self.now_ms()
+        return self.database.read(
+            lambda c: (breaker_sql.all_breakers(c), breaker_sql.waiting(c, now))
+        )
+
+    def override_breaker(
+        self, topic_name: str, subscription_name: str, override: Override | None
+    ) -> Breaker:
+        """Force a subscription's breaker closed, hold it open, or (``None``) let it decide."""
+        now = self.now_ms()
+        resource = f"{topic_name}/{subscription_name}"
+
+        def work(conn: Connection) -> tuple[Breaker, Transition | None]:
+            breaker, transition = breaker_sql.set_override(conn, resource, override, now)
+            self._publish_events(conn, [transition] if transition else [])
+            return breaker, transition
+
+        breaker, transition = self.database.write(work)
+        self._announce([transition] if transition else [])
+        if breaker.effective() is State.CLOSED:
+            self.wakeups.announce_deliveries()
+        return breaker
+
     # dead letters -----------------------------------------------------------------------------
     def list_dead_letters(
         self,
@@ -253,6 +336,15 @@ class DeliveryStore:
         )
         self.wakeups.announce_deliveries()
         return delivery_id
+
+
+#: A delivery whose message outlived the topic's retention while its endpoint's breaker was
+#: open is dead-lettered with this reason, not "expired" (docs/delivery.md#endpoint-health).
+CIRCUIT_OPEN_REASON = "endpoint circuit open"
+
+
+def _expiry_reason(job: DeliveryJob, held: set[str]) -> str:
+    return CIRCUIT_OPEN_REASON if breaker_sql.resource_of(job) in held else "expired"
 
 
 def _outcomes(settlements: Sequence[Settlement], now_ms: int) -> list[rates_sql.PushOutcome]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from flask import Flask, Response, request
 
 from gateway.api.console import (  # noqa: F401 - their views join the blueprint
+    circuit_pages,
     dead_letter_pages,
     delivery_pages,
     display,

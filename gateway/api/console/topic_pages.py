@@ -7,6 +7,7 @@ from flask import Response, render_template, request, url_for
 from markupsafe import Markup
 
 from gateway.api.console import forms
+from gateway.api.console.circuit_pages import circuits, topics_with_open_circuits
 from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.topics import publish, subscribe
@@ -30,6 +31,7 @@ def topic_list() -> str:
         page=page,
         counts=console().reads.subscription_counts(names),
         tags=mns().store.control.tags_by_name(TAGGED, names),
+        open_circuits=topics_with_open_circuits(),
         prefix=prefix,
         marker=marker,
         size=size,
@@ -51,6 +53,7 @@ def topic_page(name: str) -> str:
         topic=topic,
         page=page,
         health=health,
+        circuits=circuits(name),
         rate_limits={resources[key]: policy for key, policy in limits.items()},
         tags=mns().store.control.tags(TAGGED, name),
         marker=marker,

@@ -461,6 +461,31 @@ CONSOLE_SESSIONS = Migration(
     ),
 )
 
+#: Each subscription endpoint's circuit breaker, shared by every replica
+#: (:mod:`gateway.store.sql.breaker_sql`); a healthy endpoint has no row.
+PUSH_BREAKERS = Migration(
+    14,
+    "push endpoints' circuit breakers",
+    (
+        """
+        CREATE TABLE IF NOT EXISTS push_breakers (
+            resource TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            window_start BIGINT NOT NULL,
+            attempts INTEGER NOT NULL,
+            failures INTEGER NOT NULL,
+            open_until BIGINT NOT NULL,
+            cool_down BIGINT NOT NULL,
+            probes_out INTEGER NOT NULL,
+            probe_until BIGINT NOT NULL,
+            held BIGINT NOT NULL,
+            changed_at BIGINT NOT NULL,
+            override TEXT
+        )
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -475,6 +500,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONSOLE_SIGN_IN_ATTEMPTS,
     NONCES_UNTIL_EXPIRY,
     CONSOLE_SESSIONS,
+    PUSH_BREAKERS,
 )
 
 _LEDGER = """

@@ -170,6 +170,12 @@ BAD_SETTINGS: list[tuple[dict[str, str], str]] = [
     ({"MAX_BODY_BYTES": "0"}, "MNS_GATEWAY_MAX_BODY_BYTES"),
     ({"SQLITE_SYNCHRONOUS": "SOMETIMES"}, "MNS_GATEWAY_SQLITE_SYNCHRONOUS"),
     ({"WORKERS": "0"}, "MNS_GATEWAY_WORKERS"),
+    ({"BREAKER": "maybe"}, "MNS_GATEWAY_BREAKER"),
+    ({"BREAKER_FAILURE_RATE": "1.5"}, "MNS_GATEWAY_BREAKER_FAILURE_RATE"),
+    ({"BREAKER_MIN_ATTEMPTS": "0"}, "MNS_GATEWAY_BREAKER_MIN_ATTEMPTS"),
+    ({"BREAKER_WINDOW": "0"}, "MNS_GATEWAY_BREAKER_WINDOW"),
+    ({"BREAKER_COOL_DOWN": "-1"}, "MNS_GATEWAY_BREAKER_COOL_DOWN"),
+    ({"BREAKER_MAX_COOL_DOWN": "inf"}, "MNS_GATEWAY_BREAKER_MAX_COOL_DOWN"),
     ({"WORKERS": "-3"}, "MNS_GATEWAY_WORKERS"),
     ({"THREADS": "0"}, "MNS_GATEWAY_THREADS"),
     ({"WORKER_CLASS": "eventlet"}, "MNS_GATEWAY_WORKER_CLASS"),
@@ -217,6 +223,8 @@ ANY_VALUE = {
     "worker_probes",
     # Blank is unset: any region in a V4 scope (docs/protocol.md#signature-v4).
     "region",
+    # A topic of the gateway's own; one that does not exist publishes nothing (docs/delivery.md).
+    "breaker_events_topic",
 }
 
 

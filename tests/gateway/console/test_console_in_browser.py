@@ -23,6 +23,7 @@ import base64
 import http.server
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -386,3 +387,35 @@ def test_a_delivered_message_on_the_deliveries_page(pages: Pages, gateway: Runni
     text = pages.text()
     assert "Delivered on attempt 1" in text and "ledger" in text and "success" in text
     pages.check("deliveries-delivered")
+
+
+def test_an_endpoint_circuit_held_open_closed_and_handed_back(pages: Pages) -> None:
+    """The topic's endpoint circuits: held open for maintenance from the form (the topic list
+    flags the topic), forced closed, then handed back to the breaker; screenshots of the first
+    two."""
+    pages.open("/console/topics/orders")
+    form = "form[action$='/circuit']"
+    _choose(pages, form, subscription="hooks", override="open")
+    pages.submit(form)
+    assert "The circuit of hooks is open (override: open)." in pages.text()
+    circuits = pages.driver.find_element(By.CSS_SELECTOR, "section[aria-labelledby=circuit-title]")
+    assert "hooks open (override: open)" in circuits.text
+    pages.check("topic-circuit-open")
+    pages.open("/console/topics")
+    assert "orders (endpoint circuit open)" in pages.text()
+    pages.open("/console/topics/orders")
+    _choose(pages, form, subscription="hooks", override="closed")
+    pages.submit(form)
+    assert "The circuit of hooks is closed (override: closed)." in pages.text()
+    pages.check("topic-circuit-closed")
+    # Handed back, the breaker decides (the module's failed pushes to hooks may have opened it).
+    _choose(pages, form, subscription="hooks", override="auto")
+    pages.submit(form)
+    assert re.search(r"The circuit of hooks is (closed|open|half-open)\.", pages.text())
+
+
+def _choose(pages: Pages, form: str, **choices: str) -> None:
+    """Pick each select's option, as a person clicks it."""
+    for name, value in choices.items():
+        option = f"{form} select[name={name}] option[value={value}]"
+        pages.driver.find_element(By.CSS_SELECTOR, option).click()

@@ -1,0 +1,40 @@
+"""Subscription endpoints' circuit breakers on the topic's page: each subscription's state,
+failure rate over the window, attempts skipped and next probe, and a form to force one closed,
+hold it open for maintenance, or let it decide (docs/delivery.md#endpoint-health). The documents
+and the override are those of the admin API and the CLI (:mod:`gateway.admin.endpoint_health`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, request
+
+from gateway.admin import endpoint_health
+from gateway.api.console.web import blueprint, done, mns
+from gateway.protocol.names import validate_name
+
+
+def circuits(topic: str) -> dict[str, dict[str, Any]]:
+    """The topic's subscriptions whose breaker is not simply closed and healthy, by name."""
+    listed = endpoint_health.health(mns().store.deliveries, topic)["Subscriptions"]
+    return {entry["SubscriptionName"]: entry for entry in listed}
+
+
+def topics_with_open_circuits() -> set[str]:
+    """The topics one of whose subscriptions' breakers is not closed (the topic list flags
+    them)."""
+    listed = endpoint_health.health(mns().store.deliveries)["Subscriptions"]
+    return {entry["TopicName"] for entry in listed if entry["State"] != "closed"}
+
+
+@blueprint.post("/topics/<name>/circuit")
+def topic_circuit(name: str) -> Response:
+    validate_name("topic", name)
+    subscription = request.form.get("subscription", "")
+    validate_name("subscription", subscription)
+    mode = request.form.get("override", "")
+    store = mns().store
+    entry = endpoint_health.override(store.topics, store.deliveries, name, subscription, mode)
+    override = f" (override: {entry['Override']})" if entry["Override"] else ""
+    return done(f"The circuit of {subscription} is {entry['State']}{override}.")
