@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway.test_cli_first_day import MNS_GATEWAY, run, shell
+from tests.gateway.cli.test_cli_first_day import MNS_GATEWAY, run, shell
 
 # -- issue 34: store-only commands do not import the web app ----------------------------------
 
