@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from selenium import webdriver
@@ -44,3 +46,26 @@ def chromium(
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+
+
+@pytest.fixture(scope="module")
+def browser(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[webdriver.Chrome]:
+    """One headless Chromium for the module, its window ``BROWSER_WIDTH`` wide (the module's
+    own, else 1400 px)."""
+    driver = chromium(tmp_path_factory, width=getattr(request.module, "BROWSER_WIDTH", 1400))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def artifacts_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """Where screenshots are kept: ``$MNS_TEST_ARTIFACTS/name`` (CI keeps that directory),
+    else a temporary directory, printed so that a person can find them."""
+    root = os.environ.get("MNS_TEST_ARTIFACTS")
+    target = Path(root) / name if root else tmp_path_factory.mktemp(f"{name}-screenshots")
+    target.mkdir(parents=True, exist_ok=True)
+    print(f"\n{name} screenshots: {target}")
+    return target

@@ -18,7 +18,7 @@ from tests.postgres import PostgresServer, postgres_server
 from tests.support import markers
 
 #: The toolbox's fixtures, for every test package (tests/support).
-pytest_plugins = ["tests.support.clock", "tests.support.stub"]
+pytest_plugins = ["tests.support.clock", "tests.support.stub", "tests.chromium"]
 
 ACCESS_KEY_ID = "test-key-id"
 ACCESS_KEY_SECRET = "test-key-secret"

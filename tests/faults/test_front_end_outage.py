@@ -15,7 +15,6 @@ from mns.account import Account
 from mns.queue import QueueMeta
 from selenium import webdriver
 
-from tests.chromium import chromium
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
 from tests.faults.harness import assert_quiet_log, log_text, start_serve, until
 from tests.gateway.console.browser import Pages
@@ -29,15 +28,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def database_server() -> Iterator[PostgresServer]:
     with postgres_server() as server:
         yield server
-
-
-@pytest.fixture()
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    driver = chromium(tmp_path_factory)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def _console_get(port: int, path: str, cookie: str) -> http.client.HTTPResponse:

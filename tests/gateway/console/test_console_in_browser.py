@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import http.server
 import json
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -37,7 +36,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.chromium import chromium
+from tests.chromium import artifacts_dir, chromium
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
@@ -143,20 +142,7 @@ def _wait_for_dead_letters(raw: object, count: int) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = os.environ.get("MNS_TEST_ARTIFACTS")
-    target = Path(root) / "console" if root else tmp_path_factory.mktemp("console-screenshots")
-    target.mkdir(parents=True, exist_ok=True)
-    print(f"\nconsole screenshots: {target}")
-    return target
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    driver = chromium(tmp_path_factory)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return artifacts_dir(tmp_path_factory, "console")
 
 
 @pytest.fixture(scope="module")

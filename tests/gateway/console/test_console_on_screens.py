@@ -36,7 +36,6 @@ from tests.gateway.console.browser import WIDTHS, Pages
 from tests.gateway.console.test_console_in_browser import (  # noqa: F401 - fixtures
     artifacts,
     backend,
-    browser,
     endpoint,
     filled,
     gateway,
@@ -54,7 +53,7 @@ LONG_PATH = "/hooks/mns/notifications/orders-created?tenant=acme-corporation&reg
 
 @pytest.fixture(scope="module")
 def site(
-    browser: webdriver.Chrome,  # noqa: F811
+    browser: webdriver.Chrome,
     gateway: RunningGateway,  # noqa: F811
     filled: dict[str, str],  # noqa: F811
     artifacts: Path,  # noqa: F811

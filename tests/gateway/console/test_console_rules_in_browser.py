@@ -16,7 +16,6 @@ from mns.queue import QueueMeta
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
-from tests.chromium import chromium
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.gateway.console.browser import Pages
 from tests.gateway.control.clients import Classic
@@ -30,15 +29,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway
     Account(process.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET).get_queue("jobs").create(QueueMeta())
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    driver = chromium(tmp_path_factory)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture()

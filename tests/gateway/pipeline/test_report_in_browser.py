@@ -15,14 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 from selenium import webdriver
 
-from tests.chromium import chromium
 from tests.gateway.pipeline.test_report import run
 
 T0 = 1_717_200_000_000
@@ -96,6 +94,10 @@ def _dead_letter(at: int, message: str, name: str) -> dict[str, object]:
     }
 
 
+#: The report is read at a laptop's width (tests/chromium.py's browser fixture).
+BROWSER_WIDTH = 1280
+
+
 @pytest.fixture(scope="module")
 def report_html(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browser")
@@ -105,15 +107,6 @@ def report_html(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -
     (hour / "oplog-host-1-abc-000001.jsonl").write_text("\n".join(lines) + "\n")
     assert run(spark, "--logs", str(root / "logs"), "--out", str(root / "out")) == 0
     return root / "out" / "report.html"
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    driver = chromium(tmp_path_factory, width=1280)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ test's temporary directory); the path is printed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from gateway.pipeline.html_report import ReportData, render_report
-from tests.chromium import chromium
+from tests.chromium import artifacts_dir
 
 T0 = 1_717_200_000_000
 WIDTHS = (390, 1400)
@@ -107,20 +106,7 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = os.environ.get("MNS_TEST_ARTIFACTS")
-    target = Path(root) / "report" if root else tmp_path_factory.mktemp("report-screens")
-    target.mkdir(parents=True, exist_ok=True)
-    print(f"\nreport layout screenshots: {target}")
-    return target
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    driver = chromium(tmp_path_factory)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return artifacts_dir(tmp_path_factory, "report")
 
 
 @pytest.fixture(scope="module", params=WIDTHS, ids=lambda width: f"{width}px")

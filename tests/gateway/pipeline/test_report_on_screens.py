@@ -20,7 +20,6 @@ from pyspark.sql import SparkSession
 from selenium import webdriver
 
 from tests.gateway.pipeline.test_report import run
-from tests.gateway.pipeline.test_report_in_browser import browser  # noqa: F401 - a fixture
 
 T0 = 1_717_200_000_000
 HEALTHY = ("billing", "audit", "search", "mailer", "ledger")
@@ -76,7 +75,7 @@ def report_html(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -
 @pytest.fixture(scope="module", params=WIDTHS, ids=lambda width: f"{width}px")
 def page(
     request: pytest.FixtureRequest,
-    browser: webdriver.Chrome,  # noqa: F811 - the imported fixture
+    browser: webdriver.Chrome,
     report_html: Path,
 ) -> webdriver.Chrome:
     width = request.param
