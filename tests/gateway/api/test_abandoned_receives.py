@@ -112,9 +112,12 @@ def test_right_after_sending_the_request(raw: RawClient, queue: str) -> None:
     sock.sendall(receive_request(raw, queue, "waitseconds=0"))
     sock.shutdown(socket.SHUT_WR)  # gone before the gateway looked: nothing is taken
     sock.close()
-    time.sleep(0.3)
     # Whether the gateway saw the FIN before its claim is a race, but a message it did claim
-    # went into a response that could not be written, so it was handed back.
+    # went into a response that could not be written, so it is handed back: wait (bounded) for
+    # the gateway to have answered the abandoned request, however loaded the machine.
+    deadline = time.monotonic() + 10
+    while counts(raw, queue) != (1, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert_received_once_by_a_live_client(raw, queue, ["waiting"])
 
 

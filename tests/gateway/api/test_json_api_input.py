@@ -176,7 +176,9 @@ def test_authentication_errors_are_json_too(client: V4RawClient, queue: str) -> 
     assert json_error(unsigned) == (400, "MissingAuthorizationHeader")
     stale = client.send("POST", uri, body, date=time.time() - 3600)
     assert json_error(stale) == (408, "TimeExpired")
-    forged = V4RawClient(client.host, client.port, client.key_id, "not-the-secret", JSON_HEADERS)
+    forged = V4RawClient(
+        client.host, client.port, client.key_id, "not-the-secret", JSON_HEADERS, client.transport
+    )
     assert json_error(forged.send("POST", uri, body)) == (403, "SignatureDoesNotMatch")
     yesterday = client.send("POST", uri, body, scope_day="20200101")
     assert json_error(yesterday) == (403, "SignatureDoesNotMatch")
