@@ -40,6 +40,15 @@ NOT_IN_CHART = {
     "MNS_GATEWAY_SMS_ACCESS_KEY_SECRET": "the SMS API's AccessKey; extraEnv from a Secret",
     "MNS_GATEWAY_SMS_WEBHOOK_URL": "the SMS webhook; set through extraEnv",
     "MNS_GATEWAY_SMS_WEBHOOK_SECRET": "the SMS webhook's HMAC key; extraEnv from a Secret",
+    # The endpoint circuit breaker (docs/delivery.md#endpoint-health) is on with the defaults
+    # chosen there; tuning it goes through extraEnv until the chart has a section for it.
+    **{
+        f"MNS_GATEWAY_BREAKER{suffix}": "the circuit breaker's tuning; set through extraEnv"
+        for suffix in (
+            "", "_FAILURE_RATE", "_MIN_ATTEMPTS", "_WINDOW", "_COOL_DOWN", "_MAX_COOL_DOWN",
+            "_EVENTS_TOPIC",
+        )
+    },
 }
 
 _ENV_NAME = re.compile(r"\bMNS_GATEWAY_[A-Z0-9_]*[A-Z0-9]")
