@@ -45,7 +45,12 @@ NOT_IN_CHART = {
     **{
         f"MNS_GATEWAY_BREAKER{suffix}": "the circuit breaker's tuning; set through extraEnv"
         for suffix in (
-            "", "_FAILURE_RATE", "_MIN_ATTEMPTS", "_WINDOW", "_COOL_DOWN", "_MAX_COOL_DOWN",
+            "",
+            "_FAILURE_RATE",
+            "_MIN_ATTEMPTS",
+            "_WINDOW",
+            "_COOL_DOWN",
+            "_MAX_COOL_DOWN",
             "_EVENTS_TOPIC",
         )
     },
