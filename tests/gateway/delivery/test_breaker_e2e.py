@@ -23,6 +23,7 @@ from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store, compose_store
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
+from tests.support.clock import Clock
 
 from .scripted_endpoint import ScriptedEndpoint, scripted_endpoint
 
@@ -30,19 +31,6 @@ MESSAGES = 20
 PUSH_TIMEOUT = 0.3
 #: Seconds of (injected) time the endpoint stays down.
 OUTAGE_SECONDS = 300
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture()
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture()

@@ -12,19 +12,7 @@ from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.base import Store, compose_store
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture()
-def clock() -> Clock:
-    return Clock()
+from tests.support.clock import Clock
 
 
 @pytest.fixture()
