@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
+import gevent
 from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 
 from gateway.config.settings import Settings, settings_from_env
@@ -328,4 +329,9 @@ class PyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
         clients' idle keep-alive connections do not hold the process until the graceful
         timeout; requests in flight still finish (docs/deploy.md#stopping-gracefully)."""
         super().handle_exit(sig, frame)
-        self.connections.drain()
+        # Not here: a Python signal handler runs between any two bytecodes of whichever
+        # greenlet holds the thread, such as a handler's between its ``recv`` returning the
+        # next request and marking its connection busy, and the drain would close that
+        # connection under a request already read. The hub runs callbacks only between
+        # greenlets, where every connection's state is whole.
+        gevent.get_hub().loop.run_callback(self.connections.drain)

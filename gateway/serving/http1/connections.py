@@ -115,8 +115,8 @@ class ConnectionTable:
 
     def drain(self) -> None:
         """Stop keeping connections alive: close the idle ones now; the others are closed by
-        their handlers after their next response (:attr:`draining`). Never blocks (it runs in
-        a signal handler)."""
+        their handlers after their next response (:attr:`draining`). Never blocks; runs on the
+        event loop between greenlets, never inside a handler's step (the worker's SIGTERM)."""
         self.draining = True
         for slot in [slot for slot in self._waiting if slot.idle]:
             slot.stop_if_idle()
