@@ -8,8 +8,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from gateway.admin import endpoint_health
-from gateway.cli.common import CommandError, emit, existing_settings, on_store
+from gateway.cli.common import emit, existing_settings, on_store
 from gateway.config.settings import Settings
+from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store

@@ -16,7 +16,6 @@ from typing import Any
 from gateway.auth.generated_keys import stored_credentials
 from gateway.auth.served_keys import KnownKey, ServedKeys, known_keys, read_served_keys
 from gateway.cli.common import (
-    CommandError,
     Commands,
     emit,
     existing_settings,
@@ -26,6 +25,7 @@ from gateway.cli.common import (
     with_json,
 )
 from gateway.config.settings import Settings
+from gateway.errors.commands import CommandError
 
 #: The gateway's answers to a request signed with a key it does not have.
 REFUSED = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch"})
@@ -78,7 +78,8 @@ def _generated(settings: Settings) -> dict[str, str] | None:
 def accepted(url: str, key: KnownKey) -> bool | None:
     """Whether the gateway at ``url`` takes requests signed with ``key``; None when it does
     not answer."""
-    from gateway.cli.admin_client import AdminClient, AdminError
+    from gateway.cli.admin_client import AdminClient
+    from gateway.errors.commands import AdminError
 
     client = AdminClient(url, key.access_key_id, key.access_key_secret, timeout=5)
     try:

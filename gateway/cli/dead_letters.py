@@ -8,17 +8,10 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.cli.common import (
-    CommandError,
-    Commands,
-    emit,
-    existing_settings,
-    on_store,
-    with_data_dir,
-    with_json,
-)
+from gateway.cli.common import Commands, emit, existing_settings, on_store, with_data_dir, with_json
 from gateway.config.settings import Settings
-from gateway.protocol.errors import GatewayError
+from gateway.errors import GatewayError
+from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store

@@ -7,7 +7,7 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import CommandError, Commands, emit, existing_settings, on_store
+from gateway.cli.common import Commands, emit, existing_settings, on_store
 from gateway.cli.queue_settings import (
     add_policy_options,
     create_queue,
@@ -17,6 +17,7 @@ from gateway.cli.queue_settings import (
     set_queue,
 )
 from gateway.config.settings import Settings
+from gateway.errors.commands import CommandError
 from gateway.queues.records import QueueType
 
 if TYPE_CHECKING:

@@ -7,9 +7,10 @@ import argparse
 import signal
 import threading
 
-from gateway.cli.common import CommandError, Commands, ready_settings, with_data_dir
+from gateway.cli.common import Commands, ready_settings, with_data_dir
 from gateway.config.settings import Settings
-from gateway.protocol.errors import GatewayError
+from gateway.errors import GatewayError
+from gateway.errors.commands import CommandError
 
 
 def worker(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gateway.pipeline import PipelineError
+from gateway.errors.commands import PipelineError
 from gateway.pipeline.formatting import error_excerpt, format_offset
 from gateway.pipeline.options import ReportOptions
 

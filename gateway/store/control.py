@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gateway.auth.endpoint_acl import EndpointAcl
-from gateway.protocol.errors import GatewayError, MNSError
+from gateway.errors.control import TagLimitError
+from gateway.errors.mns import MNSError
 from gateway.queues.records import Queue, QueueType
 from gateway.store.backends.database import Database
 from gateway.store.shared import SharedSettings
@@ -28,10 +29,6 @@ Tags = Sequence[tuple[str, str]]
 #: Work a create runs in its own transaction, after the resource's row is written.
 Beside = Callable[[Connection], None]
 _MISSING: Final = {"queue": "QueueNotExist", "topic": "TopicNotExist"}
-
-
-class TagLimitError(GatewayError):
-    """A resource would carry more tags than its limit; nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +112,7 @@ class ControlStore:
             raise MNSError(_MISSING[resource_type])
         keys = {key for key, _ in sql.tags_of(conn, resource_type, name)}
         if len(keys | {key for key, _ in tags}) > max_tags:
-            raise TagLimitError(f"a {resource_type} has at most {max_tags} tags")
+            raise TagLimitError(resource_type, max_tags)
         sql.set_tags(conn, resource_type, name, tags)
 
     def untag(self, resource_type: str, names: Sequence[str], keys: Sequence[str] | None) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sqlite3
 
 from gateway.config.settings import Settings
-from gateway.store.backends.database import Database, DatabaseError
+from gateway.errors.commands import DatabaseError
+from gateway.store.backends.database import Database
 from gateway.store.backends.reach import backend_of, check_reachable, without_password
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store

@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues import receipts

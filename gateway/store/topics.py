@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gateway.api.control.errors import invalid, missing
+from gateway.errors.control import invalid, missing
 from gateway.protocol.integers import integer_in_range, parse_integer
 from gateway.protocol.names import validate_name
 from gateway.protocol.text import is_storable

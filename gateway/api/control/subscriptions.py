@@ -10,8 +10,8 @@ from typing import Any, Final
 from gateway.api.control import documents, policies
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.endpoint_filters import endpoint_filter
-from gateway.api.control.errors import invalid
 from gateway.api.control.params import MAX_TAGS, Params, page_data
+from gateway.errors.control import invalid
 from gateway.protocol.endpoints import (
     Endpoint,
     HttpEndpoint,

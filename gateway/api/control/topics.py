@@ -8,8 +8,8 @@ from typing import Any, Final
 
 from gateway.api.control import documents
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import invalid
 from gateway.api.control.params import MAX_TAGS, Params, page_data
+from gateway.errors.control import invalid
 from gateway.store.sql.control_sql import ListQuery
 from gateway.topics.records import MAX_MESSAGE_SIZE, MIN_MESSAGE_SIZE
 

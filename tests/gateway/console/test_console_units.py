@@ -10,7 +10,7 @@ import pytest
 from gateway.api.console import forms
 from gateway.api.console.figures import MINUTES, chart, last_hour
 from gateway.api.console.security import csrf_matches, key_may_sign_in
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.dlq_policy import dead_lettered_properties, queue_arn
 from gateway.queues.wire import parse_new_message
 from gateway.store.redrive import original_properties, source_queue

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.errors.control import TagLimitError
 from gateway.queues.records import QueueAttributes
 from gateway.store.base import Store, compose_store
-from gateway.store.control import RateLimitPolicy, TagLimitError
+from gateway.store.control import RateLimitPolicy
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.control_sql import subscription_resource
 from gateway.topics.records import Subscription
