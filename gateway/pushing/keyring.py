@@ -50,7 +50,7 @@ from gateway.delivery.signing import (
     utc_now,
 )
 from gateway.errors.delivery import KeyRingError
-from gateway.store.backends.database import Database
+from gateway.store.base import Database
 from gateway.store.shared import DatabaseKeyStorage
 
 
