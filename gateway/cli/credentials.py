@@ -25,6 +25,7 @@ from gateway.cli.common import (
     with_json,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
 from gateway.errors.commands import CommandError
 
 #: The gateway's answers to a request signed with a key it does not have.
@@ -58,7 +59,8 @@ def show(args: argparse.Namespace) -> int:
     emit(args, document, describe)
     for line in warnings(known, verdicts, url, served):
         print(line, file=sys.stderr)
-    return 0 if not url or any(verdicts.values()) or None in verdicts.values() else 1
+    ok = not url or any(verdicts.values()) or None in verdicts.values()
+    return ExitCode.OK if ok else ExitCode.FAILED
 
 
 def _generated(settings: Settings) -> dict[str, str] | None:
@@ -147,7 +149,7 @@ def issue(args: argparse.Namespace) -> int:
         database.close()
     document = {**credential.document(), "Expiration": credential.expires_at * 1000}
     emit(args, document, describe_issued)
-    return 0
+    return ExitCode.OK
 
 
 def describe_issued(document: dict[str, Any]) -> str:

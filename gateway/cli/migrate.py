@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from gateway.cli.common import Commands, database_settings, emit, with_data_dir, with_json
+from gateway.errors import ExitCode
 
 
 def migrate(args: argparse.Namespace) -> int:
@@ -18,7 +19,7 @@ def migrate(args: argparse.Namespace) -> int:
     finally:
         database.close()
     emit(args, {"Applied": applied, "SchemaVersion": latest_schema_version()}, describe)
-    return 0
+    return ExitCode.OK
 
 
 def describe(document: dict[str, Any]) -> str:

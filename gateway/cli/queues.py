@@ -17,6 +17,7 @@ from gateway.cli.queue_settings import (
     set_queue,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
 from gateway.errors.commands import CommandError
 from gateway.queues.records import QueueType
 
@@ -32,7 +33,7 @@ def queues(args: argparse.Namespace) -> int:
     if args.action == "delete":
         text = lambda d: f"deleted queue {d['QueueName']}"  # noqa: E731 - one line
     emit(args, document, text)
-    return 0
+    return ExitCode.OK
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from gateway.cli.queue_settings import (
     subscription_document,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
 from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def subscriptions(args: argparse.Namespace) -> int:
     if args.topic is None or args.name is None:
         raise CommandError(f"subscriptions {args.action} needs a topic and a subscription")
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
-    return 0
+    return ExitCode.OK
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
