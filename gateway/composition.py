@@ -23,6 +23,7 @@ from gateway.auth.generated_keys import announce_generated_keys, resolve_access_
 from gateway.config.settings import Settings
 from gateway.delivery.breaker import BreakerPolicy
 from gateway.delivery.egress import EgressPolicy
+from gateway.errors import StoreUnavailableError
 from gateway.observability.metrics import CircuitFigures, GatewayMetrics
 from gateway.observability.oplog import OperationLog, open_operation_log
 from gateway.observability.tracers import open_tracing
@@ -33,7 +34,6 @@ from gateway.pushing.queue_bridge import QueueSender, RemoteService
 from gateway.pushing.senders import HttpSender, Sender, SenderRegistry
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
-from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.base import Store
 from gateway.store.opening import open_store, shared_settings
 

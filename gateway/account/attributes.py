@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Final
 from xml.etree.ElementTree import Element
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.xml import XmlNode, child_text, local_name, unexpected_element
 
 #: Object-storage bucket names: 3 to 63 lowercase letters, digits and hyphens, beginning and

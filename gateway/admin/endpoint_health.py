@@ -9,7 +9,7 @@ from typing import Any
 
 from gateway.admin.text import iso_utc
 from gateway.delivery.breaker import Breaker, Override
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.topics import TopicStore
 

@@ -7,7 +7,7 @@ from flask import Blueprint, Response, request
 
 from gateway.account.attributes import account_nodes, apply_changes
 from gateway.api.context import empty_response, gateway, query_params, xml_response
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.xml import parse_document
 
 blueprint = Blueprint("account", __name__)

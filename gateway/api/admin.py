@@ -12,7 +12,7 @@ from flask import Blueprint, Response, g, jsonify
 
 from gateway.admin import dead_letters, endpoint_health
 from gateway.api.context import gateway, query_params
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.text import storable, storable_or_none
 

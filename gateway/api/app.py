@@ -38,11 +38,11 @@ from gateway.auth.endpoint_acl import EndpointGate
 from gateway.auth.signatures import authenticate
 from gateway.config.settings import Settings
 from gateway.errors import TryAgainError, answer_for
+from gateway.errors.mns import MNSError, body_too_large
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.protocol import MNS_VERSION
-from gateway.protocol.errors import MNSError, body_too_large
 from gateway.protocol.json_body import JSON_VERSION
 from gateway.store.base import Store
 

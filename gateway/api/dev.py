@@ -17,8 +17,8 @@ from flask import Blueprint, Response, jsonify
 
 from gateway.api.admin import admin_only
 from gateway.api.context import gateway, query_params
+from gateway.errors.mns import MNSError
 from gateway.inbox.records import InboxKind, query_from
-from gateway.protocol.errors import MNSError
 
 blueprint = Blueprint("dev", __name__, url_prefix="/dev")
 blueprint.before_request(admin_only)

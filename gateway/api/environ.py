@@ -12,12 +12,12 @@ from __future__ import annotations
 import io
 from typing import Any, Final
 
-from gateway.protocol.errors import body_too_large
+from gateway.errors.mns import body_too_large
 
 #: ``environ[CLIENT_CONNECTED]()`` is False once the client has closed its side; absent when the
 #: server cannot tell (the application then assumes it is connected).
 CLIENT_CONNECTED: Final = "mns.client_connected"
-#: The :class:`~gateway.protocol.errors.MNSError` a request was refused with, before it ran.
+#: The :class:`~gateway.errors.mns.MNSError` a request was refused with, before it ran.
 REFUSAL: Final = "mns.refusal"
 
 

@@ -26,8 +26,8 @@ from gateway.api.context import (
 )
 from gateway.api.environ import CLIENT_CONNECTED
 from gateway.api.tracing import traced_receive, traced_sends, traced_sent, traced_settle
+from gateway.errors.mns import MNSError
 from gateway.observability.oplog import Action, Field, RequestFacts
-from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, children, parse_document, render_document
 from gateway.queues import oplog_records as oplog

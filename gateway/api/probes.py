@@ -18,8 +18,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from flask import Blueprint, Flask, Response
 
+from gateway.errors.commands import CannotListenError, InvalidProbeAddressError
 from gateway.observability.metrics import GatewayMetrics
-from gateway.protocol.errors import CannotListenError, GatewayError
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication
@@ -69,10 +69,6 @@ def create_probe_app(
     app = Flask("gateway.api.probes")
     app.register_blueprint(create_probes_blueprint(alive=alive, ready=ready, metrics=metrics))
     return app
-
-
-class InvalidProbeAddressError(GatewayError):
-    """``--probes`` / ``MNS_GATEWAY_WORKER_PROBES`` is not ``HOST:PORT``."""
 
 
 def parse_address(address: str) -> tuple[str, int]:

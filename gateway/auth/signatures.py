@@ -18,7 +18,7 @@ from typing import Protocol
 
 from gateway.auth import signatures_v4 as auth_v4
 from gateway.auth.incoming import IncomingRequest
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 #: The real service rejects requests whose Date is more than 15 minutes away from its clock.
 MAX_CLOCK_SKEW_SECONDS = 15 * 60

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, unquote
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.request_target import query_parameters
 
 if TYPE_CHECKING:

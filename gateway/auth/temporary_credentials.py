@@ -26,7 +26,7 @@ from typing import Final, Protocol
 
 from cachetools import LRUCache
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 #: Temporary key ids look like Alibaba Cloud STS ones, so logs and people can tell them apart.
 KEY_ID_PREFIX: Final = "STS."

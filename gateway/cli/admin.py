@@ -16,14 +16,16 @@ from pathlib import Path
 from gateway.auth.generated_keys import stored_credentials
 from gateway.auth.served_keys import KnownKey, known_keys
 from gateway.cli import dead_letters
-from gateway.cli.common import CommandError, Commands, settings_of
+from gateway.cli.common import Commands, settings_of
+from gateway.errors.commands import CommandError
 
 #: The gateway's answers to a request signed with a key it does not have.
 REFUSED_KEY_CODES = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"})
 
 
 def admin(args: argparse.Namespace) -> int:
-    from gateway.cli.admin_client import AdminClient, AdminError, RemoteDeadLetters
+    from gateway.cli.admin_client import AdminClient, RemoteDeadLetters
+    from gateway.errors.commands import AdminError
 
     settings = settings_of(args)
     url = args.url or settings.base_url

@@ -17,18 +17,10 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from gateway.auth.signatures import IncomingRequest, sign, string_to_sign
+from gateway.errors.commands import AdminError
+from gateway.errors.mns import MNSError
 from gateway.protocol import MNS_VERSION
-from gateway.protocol.errors import GatewayError, MNSError
 from gateway.protocol.xml import child_text, parse_document
-
-
-class AdminError(GatewayError):
-    """The gateway refused a request (its MNS error code and message), or could not be reached."""
-
-    def __init__(self, code: str, message: str) -> None:
-        self.code = code
-        self.message = message
-        super().__init__(f"{code}: {message}")
 
 
 class AdminClient:

@@ -8,8 +8,10 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from gateway.admin import endpoint_health
-from gateway.cli.common import CommandError, emit, existing_settings, on_store
+from gateway.cli.common import emit, existing_settings, on_store
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
+from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
@@ -19,7 +21,7 @@ def circuit_command(args: argparse.Namespace) -> int:
     if args.action == "circuit" and (args.topic is None or args.name is None or not args.override):
         raise CommandError("subscriptions circuit needs a topic, a subscription and --override")
     emit(args, on_store(existing_settings, args, lambda s, c: run(args, s, c)), _describe)
-    return 0
+    return ExitCode.OK
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:

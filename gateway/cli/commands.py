@@ -112,7 +112,7 @@ def _until_the_reader_leaves(args: argparse.Namespace) -> int:
 def run_command(command: str, run: Callable[[], int]) -> int:
     """``run()``'s exit status; any failure is one line on stderr and status 1.
 
-    The gateway's own errors (:class:`~gateway.protocol.errors.GatewayError`: settings, the
+    The gateway's own errors (:class:`~gateway.errors.GatewayError`: settings, the
     database, the data dir, the signing key, ...) say what to fix; an OSError names the file or
     address; anything else is a bug, still reported in one line (with its type, for a report).
     """

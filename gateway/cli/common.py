@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gateway.admin.text import iso_utc as iso_utc  # re-exported for the commands
 from gateway.config.data_dir import prepare_data_dir
 from gateway.config.settings import Settings, read_value, settings_from_env
-from gateway.protocol.errors import GatewayError
+from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
@@ -31,10 +31,6 @@ SettingsFor = Callable[[argparse.Namespace], Settings]
 #: What ``add_parser`` is called on: the ``mns-gateway`` sub-commands.
 Commands = argparse._SubParsersAction  # type: ignore[type-arg]
 T = TypeVar("T")
-
-
-class CommandError(GatewayError):
-    """A command cannot do what it was asked; its message is the one line the user sees."""
 
 
 def with_data_dir(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,6 @@ from typing import Any
 from gateway.auth.generated_keys import stored_credentials
 from gateway.auth.served_keys import KnownKey, ServedKeys, known_keys, read_served_keys
 from gateway.cli.common import (
-    CommandError,
     Commands,
     emit,
     existing_settings,
@@ -26,6 +25,8 @@ from gateway.cli.common import (
     with_json,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
+from gateway.errors.commands import CommandError
 
 #: The gateway's answers to a request signed with a key it does not have.
 REFUSED = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch"})
@@ -58,7 +59,8 @@ def show(args: argparse.Namespace) -> int:
     emit(args, document, describe)
     for line in warnings(known, verdicts, url, served):
         print(line, file=sys.stderr)
-    return 0 if not url or any(verdicts.values()) or None in verdicts.values() else 1
+    ok = not url or any(verdicts.values()) or None in verdicts.values()
+    return ExitCode.OK if ok else ExitCode.FAILED
 
 
 def _generated(settings: Settings) -> dict[str, str] | None:
@@ -78,7 +80,8 @@ def _generated(settings: Settings) -> dict[str, str] | None:
 def accepted(url: str, key: KnownKey) -> bool | None:
     """Whether the gateway at ``url`` takes requests signed with ``key``; None when it does
     not answer."""
-    from gateway.cli.admin_client import AdminClient, AdminError
+    from gateway.cli.admin_client import AdminClient
+    from gateway.errors.commands import AdminError
 
     client = AdminClient(url, key.access_key_id, key.access_key_secret, timeout=5)
     try:
@@ -146,7 +149,7 @@ def issue(args: argparse.Namespace) -> int:
         database.close()
     document = {**credential.document(), "Expiration": credential.expires_at * 1000}
     emit(args, document, describe_issued)
-    return 0
+    return ExitCode.OK
 
 
 def describe_issued(document: dict[str, Any]) -> str:

@@ -8,17 +8,10 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.cli.common import (
-    CommandError,
-    Commands,
-    emit,
-    existing_settings,
-    on_store,
-    with_data_dir,
-    with_json,
-)
+from gateway.cli.common import Commands, emit, existing_settings, on_store, with_data_dir, with_json
 from gateway.config.settings import Settings
-from gateway.protocol.errors import GatewayError
+from gateway.errors import ExitCode, GatewayError
+from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
@@ -40,7 +33,7 @@ def run(args: argparse.Namespace, letters: DeadLetters) -> int:
     if args.action == "list":
         listing = letters.listing(args.marker or "", args.limit, args.topic)
         emit(args, listing, dead_letters.describe_listing)
-        return 0
+        return ExitCode.OK
     try:
         if args.action == "show":
             emit(args, letters.detail(args.id), dead_letters.describe_detail)
@@ -50,7 +43,7 @@ def run(args: argparse.Namespace, letters: DeadLetters) -> int:
     except GatewayError as error:
         message = getattr(error, "message", str(error))
         raise CommandError(f"dead letter {args.id}: {message}") from error
-    return 0
+    return ExitCode.OK
 
 
 def dead_letters(args: argparse.Namespace) -> int:

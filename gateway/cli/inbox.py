@@ -20,6 +20,7 @@ from gateway.cli.common import (
     with_json,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
 from gateway.inbox.records import InboxKind, query_from
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def run_inbox(args: argparse.Namespace) -> int:
         emit(args, document, lambda d: f"deleted {d['Deleted']} entries")
     else:
         emit(args, document, partial(describe, InboxKind(args.kind)))
-    return 0
+    return ExitCode.OK
 
 
 def add_command(commands: Commands) -> None:

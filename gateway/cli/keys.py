@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from gateway.cli.common import Commands, emit, existing_settings, with_data_dir, with_json
+from gateway.errors import ExitCode
 
 
 def keys(args: argparse.Namespace) -> int:
@@ -21,7 +22,7 @@ def keys(args: argparse.Namespace) -> int:
     finally:
         database.close()
     emit(args, {"CurrentKeyId": key.key_id}, lambda d: f"current signing key: {d['CurrentKeyId']}")
-    return 0
+    return ExitCode.OK
 
 
 def add_command(commands: Commands) -> None:

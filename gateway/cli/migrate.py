@@ -6,20 +6,20 @@ import argparse
 from typing import Any
 
 from gateway.cli.common import Commands, database_settings, emit, with_data_dir, with_json
+from gateway.errors import ExitCode
 
 
 def migrate(args: argparse.Namespace) -> int:
     """Safe beside starting replicas, which migrate on start-up too, one process at a time."""
-    from gateway.store.opening import open_database
-    from gateway.store.sql.migrations import latest_version
+    from gateway.store.opening import latest_schema_version, open_database
 
     database = open_database(database_settings(args), migrate=False)
     try:
         applied = database.migrate()
     finally:
         database.close()
-    emit(args, {"Applied": applied, "SchemaVersion": latest_version()}, describe)
-    return 0
+    emit(args, {"Applied": applied, "SchemaVersion": latest_schema_version()}, describe)
+    return ExitCode.OK
 
 
 def describe(document: dict[str, Any]) -> str:

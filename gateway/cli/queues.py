@@ -7,7 +7,7 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import CommandError, Commands, emit, existing_settings, on_store
+from gateway.cli.common import Commands, emit, existing_settings, on_store
 from gateway.cli.queue_settings import (
     add_policy_options,
     create_queue,
@@ -17,6 +17,8 @@ from gateway.cli.queue_settings import (
     set_queue,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
+from gateway.errors.commands import CommandError
 from gateway.queues.records import QueueType
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ def queues(args: argparse.Namespace) -> int:
     if args.action == "delete":
         text = lambda d: f"deleted queue {d['QueueName']}"  # noqa: E731 - one line
     emit(args, document, text)
-    return 0
+    return ExitCode.OK
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from gateway.auth.served_keys import changed_keys_warning, record_served_keys
 from gateway.cli.common import Commands, setting_type, settings_of, with_data_dir
 from gateway.config.data_dir import prepare_data_dir
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
 
 #: Where the web console is, under the gateway's URL (gateway.api.app.CONSOLE_PREFIX).
 CONSOLE_PATH = "/console/"
@@ -46,7 +47,7 @@ def serve(args: argparse.Namespace) -> int:
         _record_keys(settings, settings.access_keys)
     print("\n".join(addresses(settings)), flush=True)
     GatewayServer(settings).run()
-    return 0
+    return ExitCode.OK
 
 
 def addresses(settings: Settings) -> list[str]:

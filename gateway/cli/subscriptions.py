@@ -8,7 +8,7 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import CommandError, Commands, emit, existing_settings, on_store
+from gateway.cli.common import Commands, emit, existing_settings, on_store
 from gateway.cli.queue_settings import (
     add_policy_options,
     describe,
@@ -17,6 +17,8 @@ from gateway.cli.queue_settings import (
     subscription_document,
 )
 from gateway.config.settings import Settings
+from gateway.errors import ExitCode
+from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
@@ -30,7 +32,7 @@ def subscriptions(args: argparse.Namespace) -> int:
     if args.topic is None or args.name is None:
         raise CommandError(f"subscriptions {args.action} needs a topic and a subscription")
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
-    return 0
+    return ExitCode.OK
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:

@@ -7,9 +7,10 @@ import argparse
 import signal
 import threading
 
-from gateway.cli.common import CommandError, Commands, ready_settings, with_data_dir
+from gateway.cli.common import Commands, ready_settings, with_data_dir
 from gateway.config.settings import Settings
-from gateway.protocol.errors import GatewayError
+from gateway.errors import ExitCode, GatewayError
+from gateway.errors.commands import CommandError
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -46,7 +47,7 @@ def worker(args: argparse.Namespace) -> int:
     runtime.close()  # pushes in flight get MNS_GATEWAY_GRACEFUL_TIMEOUT seconds to finish
     if probes is not None:
         probes.stop()
-    return 0
+    return ExitCode.OK
 
 
 def started_line(settings: Settings) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from gateway.errors import DataDirError
+from gateway.errors.commands import DataDirError
 
 
 def prepare_data_dir(path: Path) -> Path:

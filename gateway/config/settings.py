@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gateway.config.checks import FLAGS, problem
 from gateway.config.tracing import TracingSettings, tracing_from_env
-from gateway.errors import SettingsError
+from gateway.errors.commands import SettingsError
 
 ENV_PREFIX = "MNS_GATEWAY_"
 #: Long polls one gevent worker process holds at once unless told otherwise: each holds one of

@@ -22,11 +22,9 @@ One attempt, as the delivery worker performs it::
 
 (:func:`~gateway.delivery.signing.build_signed_push` does the middle three steps in one call.)
 
-Every error raised on purpose by this package derives from :class:`DeliveryError`, so callers
-can tell our refusals from bugs with one ``except``.
+Every error raised on purpose by this package derives from
+:class:`gateway.errors.DeliveryError` (:mod:`gateway.errors.delivery`), so callers can tell our
+refusals from bugs with one ``except``.
 """
 
 from __future__ import annotations
-
-from gateway.errors import DeliveryError as DeliveryError
-from gateway.errors import PermanentDeliveryError as PermanentDeliveryError

@@ -15,10 +15,10 @@ from email.policy import SMTP
 from email.utils import formatdate
 from typing import Final
 
-from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
+from gateway.errors import PermanentDeliveryError
+from gateway.errors.mns import MNSError
 from gateway.protocol.endpoints import MailEndpoint, parse_endpoint
-from gateway.protocol.errors import MNSError
 from gateway.topics.direct import (
     ADDRESS,
     DIRECT_MAIL,

@@ -20,7 +20,7 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from gateway.delivery import DeliveryError
+from gateway.errors.delivery import EgressError
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -45,10 +45,6 @@ _LOCAL_HOST: Final[tuple[Address, ...]] = (
     ipaddress.IPv4Address("127.0.0.1"),
     ipaddress.IPv6Address("::1"),
 )
-
-
-class EgressError(DeliveryError, ValueError):
-    """A CIDR in the egress configuration, or an address to check, is not valid."""
 
 
 def _canonical_address(ip: str | Address) -> Address:

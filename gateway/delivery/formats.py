@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from gateway.delivery import DeliveryError
+from gateway.errors.delivery import InvalidEndpointError, UnrenderableMessageError
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.notify import ContentFormat
 from gateway.protocol.xml import NAMESPACE
@@ -34,18 +34,6 @@ DEFAULT_PUSH_PATH: Final = "/notifications"
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 #: A carriage return would be normalised to a line feed by every XML parser; keep it as "&#13;".
 _XML_ESCAPES: Final = {"\r": "&#13;"}
-
-
-class UnrenderableMessageError(DeliveryError, ValueError):
-    """The message cannot be expressed in the requested format or in an HTTP header.
-
-    Bodies reach the gateway through XML requests, so this only happens when a store holds data
-    that no client could have published; retrying cannot help, the worker should dead-letter it.
-    """
-
-
-class InvalidEndpointError(DeliveryError, ValueError):
-    """An endpoint URL that cannot be turned into a request path."""
 
 
 CONTENT_TYPES: Final[dict[ContentFormat, str]] = {

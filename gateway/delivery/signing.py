@@ -19,7 +19,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from gateway.delivery import DeliveryError
 from gateway.delivery.formats import (
     ContentFormat,
     PushNotification,
@@ -28,6 +27,7 @@ from gateway.delivery.formats import (
     render,
     string_to_sign,
 )
+from gateway.errors.delivery import KeyRingError
 
 #: Key ids are the first 16 hex digits of SHA-256 over the public key's DER encoding.
 KEY_ID_PATTERN: Final = re.compile(r"[0-9a-f]{16}")
@@ -36,10 +36,6 @@ DEFAULT_VALIDITY_DAYS: Final = 3650
 _CLOCK_SKEW: Final = timedelta(minutes=5)
 
 Clock = Callable[[], datetime]
-
-
-class KeyRingError(DeliveryError):
-    """The key directory or a configured PEM file cannot be used."""
 
 
 def utc_now() -> datetime:

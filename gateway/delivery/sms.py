@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
+from gateway.errors import PermanentDeliveryError
+from gateway.errors.mns import MNSError
 from gateway.protocol.endpoints import SmsEndpoint, parse_endpoint
-from gateway.protocol.errors import MNSError
 from gateway.topics.direct import (
     DIRECT_SMS,
     DirectSms,

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 if TYPE_CHECKING:
     from gateway.delivery.directmail import OutgoingMail

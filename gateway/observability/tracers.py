@@ -5,8 +5,8 @@ Apart from :mod:`gateway.observability.tracing` so that OpenTelemetry's side
 
 from __future__ import annotations
 
+from gateway.errors.commands import TracingUnavailableError
 from gateway.observability.tracing import NO_TRACING, Tracing
-from gateway.protocol.errors import GatewayError
 
 
 def open_tracing(exporter: str, protocol: str, service_name: str) -> Tracing:
@@ -23,7 +23,3 @@ def open_tracing(exporter: str, protocol: str, service_name: str) -> Tracing:
             "pip install 'mns-push[otel]' (or unset OTEL_TRACES_EXPORTER and the OTLP endpoint)"
         ) from error
     return OtelTracing.configured(exporter, protocol, service_name)
-
-
-class TracingUnavailableError(GatewayError):
-    """Tracing was asked for and the ``otel`` extra is not installed."""

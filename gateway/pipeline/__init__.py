@@ -12,13 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gateway.protocol.errors import GatewayError
-
 LOG = logging.getLogger(__name__)
-
-
-class PipelineError(GatewayError):
-    """Root of the errors the report pipeline raises on purpose (bad arguments, missing input)."""
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from gateway.pipeline import PipelineError
+from gateway.errors.commands import PipelineError
 from gateway.pipeline.schema import CORRUPT_RECORD, raw_log_schema
 from gateway.pipeline.storage import Listing
 from gateway.pipeline.transforms import facts, parsing

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gateway.pipeline import PipelineError
+from gateway.errors import ExitCode
+from gateway.errors.commands import PipelineError
 from gateway.pipeline.formatting import error_excerpt, format_offset
 from gateway.pipeline.options import ReportOptions
 
@@ -90,10 +91,10 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
             return trace_from_kept(options)
     except PipelineError as error:
         print(f"mns-gateway report: {error}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     if session_factory is None and (missing := missing_requirement(os.environ)):
         print(f"mns-gateway report: {missing}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     quiet = session_factory is None and not getattr(args, "verbose", False)
     with steps_on_stdout(), spark_output_in(spark_log_path() if quiet else None):
         return _run(options, session_factory)
@@ -110,7 +111,7 @@ def _run(options: ReportOptions, session_factory: SessionFactory | None) -> int:
         summary = spark_job.write_report(spark, options)
     except PipelineError as error:
         print(f"mns-gateway report: {error}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     finally:
         if session_factory is None:
             spark.stop()
@@ -119,7 +120,7 @@ def _run(options: ReportOptions, session_factory: SessionFactory | None) -> int:
         f"{summary['malformed_lines']} malformed and {summary['unusable_records']} unusable "
         f"lines skipped; wrote {options.out}"
     )
-    return 0
+    return ExitCode.OK
 
 
 def _is_local(where: str | None) -> bool:
@@ -144,14 +145,14 @@ def trace_from_kept(options: ReportOptions) -> int:
     lines = kept_traces.format_summary(kept_traces.summary_lines(rows, zone), zone)
     if not lines:
         print(f"no operations logged for MessageId {options.trace}")
-        return 1
+        return ExitCode.FAILED
     print("\n".join(lines))
     print(
         "(from the report's facts: one line per kind of operation and place; "
         "--logs DIR --trace ID prints every operation)",
         file=sys.stderr,
     )
-    return 0
+    return ExitCode.OK
 
 
 def check_local_inputs(options: ReportOptions, is_dir: Callable[[str], bool]) -> None:
@@ -339,10 +340,10 @@ def _shown(key: str, value: object) -> str:
 def _print_trace(events: Sequence[Mapping[str, object]], message_id: str, zone: tzinfo) -> int:
     if not events:
         print(f"no operations logged for MessageId {message_id}")
-        return 1
+        return ExitCode.FAILED
     for event in events:
         print(format_trace_line(event, zone))
-    return 0
+    return ExitCode.OK
 
 
 def _split_setting(setting: str) -> tuple[str, str]:

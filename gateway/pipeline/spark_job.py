@@ -25,7 +25,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 
-from gateway.pipeline import PipelineError, phase, storage, summaries, traces
+from gateway.errors.commands import PipelineError
+from gateway.pipeline import phase, storage, summaries, traces
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.increments import (
     INPUT_COUNTS,

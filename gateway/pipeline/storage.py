@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
-from gateway.pipeline import PipelineError
+from gateway.errors.commands import PipelineError
 from gateway.pipeline.increments import FileStamps
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 #: The ``x-mns-version`` of the JSON message API (``alibabacloud-smqproxy20260409``).
 JSON_VERSION: Final = "2026-04-09"

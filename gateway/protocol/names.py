@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from gateway.protocol.errors import MNSError, invalid_argument
+from gateway.errors.mns import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")

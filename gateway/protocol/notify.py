@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 
 class NotifyStrategy(StrEnum):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from xml.etree.ElementTree import Element
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.text import storable
 from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 #: The characters XML 1.0 cannot carry (a Python string holds no code point above U+10FFFF).
 _UNSTORABLE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")

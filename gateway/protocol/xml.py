@@ -18,7 +18,7 @@ from defusedxml import DefusedXmlException
 # from a second copy of that module), so catching xml.etree's let malformed XML through as a 500.
 from defusedxml.ElementTree import ParseError, fromstring
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 NAMESPACE = "http://mns.aliyuncs.com/doc/v1/"
 

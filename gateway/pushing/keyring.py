@@ -42,7 +42,6 @@ from gateway.delivery.signing import (
     DEFAULT_VALIDITY_DAYS,
     KEY_ID_PATTERN,
     Clock,
-    KeyRingError,
     SigningKey,
     checked_certificate,
     key_id_of,
@@ -50,7 +49,8 @@ from gateway.delivery.signing import (
     self_signed_certificate,
     utc_now,
 )
-from gateway.store.backends.database import Database
+from gateway.errors.delivery import KeyRingError
+from gateway.store.base import Database
 from gateway.store.shared import DatabaseKeyStorage
 
 

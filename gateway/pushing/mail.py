@@ -34,9 +34,10 @@ from typing import Any, Final, Protocol
 from urllib.parse import unquote, urlsplit
 
 from gateway.config.settings import Settings
-from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.directmail import ADDRESS, OutgoingMail, prepare_mail
 from gateway.delivery.records import DeliveryJob
+from gateway.errors import DeliveryError, PermanentDeliveryError
+from gateway.errors.delivery import SmtpConfigError
 from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.transport import PushOutcome, PushResult
 
@@ -44,10 +45,6 @@ from gateway.pushing.transport import PushOutcome, PushResult
 _MAX_CAUSE_DEPTH: Final = 5
 
 Clock = Callable[[], float]
-
-
-class SmtpConfigError(DeliveryError):
-    """``MNS_GATEWAY_SMTP_URL`` or ``MNS_GATEWAY_MAIL_FROM`` is unusable; raised at start-up."""
 
 
 class _RelayUnavailableError(DeliveryError):

@@ -11,12 +11,13 @@ A route without a sender dead-letters its deliveries, saying that nothing is con
 from __future__ import annotations
 
 from gateway.config.settings import Settings
+from gateway.errors.delivery import SmsConfigError
 from gateway.inbox.records import InboxKind
 from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.inbox_sender import InboxSender
 from gateway.pushing.mail import MailSender
 from gateway.pushing.senders import Sender
-from gateway.pushing.sms_providers import AliyunSmsSender, SmsConfigError, WebhookSmsSender
+from gateway.pushing.sms_providers import AliyunSmsSender, WebhookSmsSender
 from gateway.pushing.transport import PushTransport
 from gateway.store.inbox import InboxStore
 

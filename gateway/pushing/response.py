@@ -16,13 +16,9 @@ from typing import Final
 
 import httptools
 
-from gateway.delivery import DeliveryError
+from gateway.errors.delivery import MalformedResponseError
 
 _READ_BYTES: Final = 65536
-
-
-class MalformedResponseError(DeliveryError):
-    """The endpoint's answer was not HTTP/1.x, or ended before it was complete."""
 
 
 class _Collector:

@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.formats import http_date
 from gateway.delivery.notifications import notification_of
 from gateway.delivery.notifications import queue_message_body as queue_message_body
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.signing import SigningKey, build_signed_push
+from gateway.errors import DeliveryError, PermanentDeliveryError
 from gateway.observability.tracing import CREATION_HEADER, NO_TRACING, Tracing
 from gateway.protocol.properties import trace_context
 from gateway.protocol.request_ids import new_request_id

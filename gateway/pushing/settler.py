@@ -9,7 +9,7 @@ else takes it; if the process dies first, the lease lapses and the push is made 
 at-least-once delivery allows.
 
 A database that is briefly away (restarting, failing over) does not cost the outcomes: a batch
-that fails with :class:`~gateway.store.backends.outage.StoreUnavailableError` is tried again with a
+that fails with :class:`~gateway.errors.StoreUnavailableError` is tried again with a
 growing delay for up to ``retry_for`` seconds (less than a lease), so pushes already made are not
 made again once the database is back.
 """
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from gateway.delivery.records import Filed, Settlement
-from gateway.store.backends.outage import StoreUnavailableError
+from gateway.errors import StoreUnavailableError
 from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)

@@ -19,10 +19,11 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
-from gateway.delivery import DeliveryError, PermanentDeliveryError
 from gateway.delivery.acs3 import acs_date, sign_rpc
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.sms import OutgoingSms, prepare_sms
+from gateway.errors import DeliveryError, PermanentDeliveryError
+from gateway.errors.delivery import SmsConfigError
 from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.transport import (
     Origin,
@@ -35,10 +36,6 @@ from gateway.topics.direct import SmsType
 
 DYSMS_VERSION: Final = "2017-05-25"
 _COMPACT: Final = {"ensure_ascii": False, "separators": (",", ":")}
-
-
-class SmsConfigError(DeliveryError):
-    """An SMS provider's settings are unusable; raised at start-up."""
 
 
 def _json(value: object) -> str:

@@ -32,9 +32,10 @@ from types import TracebackType
 from typing import Final, Self
 from urllib.parse import urlsplit
 
-from gateway.delivery import DeliveryError
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import push_path
+from gateway.errors import DeliveryError
+from gateway.errors.delivery import EgressRefusedError, PushTimeoutError
 from gateway.pushing.response import read_response
 
 DEFAULT_TIMEOUT_SECONDS: Final = 5.0
@@ -72,18 +73,10 @@ class PushResult:
         return self.outcome is PushOutcome.SUCCESS
 
 
-class EgressRefusedError(DeliveryError):
-    """Every address the endpoint's host resolved to is refused by the egress policy."""
-
-
 def resolve_host(host: str, port: int) -> list[str]:
     """The system resolver's TCP addresses for ``host``, duplicates removed, order kept."""
     infos = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
-class PushTimeoutError(DeliveryError, TimeoutError):
-    """No free connection to the host, or no answer, within the push timeout."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,11 +24,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.breaker import Transition, circuit_record
 from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
+from gateway.errors import PermanentDeliveryError, StoreUnavailableError
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
@@ -36,7 +36,6 @@ from gateway.pushing.attempt_spans import traced_attempt
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
-from gateway.store.backends.outage import StoreUnavailableError
 from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)

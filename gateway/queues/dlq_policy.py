@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from xml.etree.ElementTree import Element
 
-from gateway.protocol.errors import MNSError, invalid_argument
+from gateway.errors.mns import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import child_text, local_name

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.json_body import (
     JsonObject,
     integer_field,

@@ -28,7 +28,7 @@ import struct
 from dataclasses import dataclass
 from typing import Final
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.states import MessageState, message_state
 
 _VERSION: Final = 1

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from gateway.protocol.errors import MNSError, invalid_argument
+from gateway.errors.mns import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.names import validate_name
 from gateway.queues.dlq_policy import DeadLetterPolicy

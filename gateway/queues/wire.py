@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from xml.etree.ElementTree import Element
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
 from gateway.protocol.properties import message_body, parse_properties, property_nodes
 from gateway.protocol.xml import XmlNode, child_text, children

@@ -28,7 +28,7 @@ from gunicorn.http.wsgi import base_environ
 from gunicorn.workers import gthread
 
 from gateway.config.settings import settings_from_env
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.serving.http1.environ import CLIENT_CONNECTED, size_body
 from gateway.serving.http1.peer import client_closed
 from gateway.serving.http1.refusal import WSGIApp, refusal_response

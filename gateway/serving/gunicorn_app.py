@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gunicorn.app.base import BaseApplication
 
 from gateway.config.settings import Settings
-from gateway.protocol.errors import CannotListenError
+from gateway.errors.commands import CannotListenError
 
 if TYPE_CHECKING:
     from flask import Flask

@@ -3,7 +3,7 @@
 A worker that cannot build the app fails to boot, and gunicorn reports that in dozens of lines
 ending in "Worker failed to boot", the cause buried among them. So whatever the operator set
 that a worker would trip over is checked here first, and raised as the one-line
-:class:`~gateway.protocol.errors.GatewayError` the command prints: the database URL's scheme,
+:class:`~gateway.errors.GatewayError` the command prints: the database URL's scheme,
 the SQLite settings, the egress CIDR lists, the worker class, the SMS provider and SMTP relay,
 the configured signing key and certificate files, a PostgreSQL server that answers (each value's
 own form is checked as it is read, :mod:`gateway.config.checks`). The arbiter must not load
@@ -19,8 +19,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from gateway.config.settings import Settings, SettingsError
-from gateway.protocol.errors import GatewayError
+from gateway.config.settings import Settings
+from gateway.errors import GatewayError
+from gateway.errors.commands import SettingsError
 from gateway.store.backends.reach import backend_of, check_sqlite_settings
 
 
@@ -59,7 +60,8 @@ def check_log_dir(path: Path) -> None:
 
 def check_egress(settings: Settings) -> None:
     """The egress CIDR lists, as the push transport reads them."""
-    from gateway.delivery.egress import EgressError, EgressPolicy
+    from gateway.delivery.egress import EgressPolicy
+    from gateway.errors.delivery import EgressError
 
     for name, cidrs in (("ALLOW", settings.egress_allow), ("DENY", settings.egress_deny)):
         try:

@@ -40,7 +40,7 @@ import gevent
 from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 
 from gateway.config.settings import Settings, settings_from_env
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.serving.http1.connections import ConnectionTable, Slot
 from gateway.serving.http1.environ import request_environ
 from gateway.serving.http1.framing import Phase, Request, RequestParser

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gateway.auth.endpoint_acl import EndpointAcl
-from gateway.protocol.errors import GatewayError, MNSError
+from gateway.errors.control import TagLimitError
+from gateway.errors.mns import MNSError
 from gateway.queues.records import Queue, QueueType
 from gateway.store.backends.database import Database
 from gateway.store.shared import SharedSettings
@@ -25,13 +26,9 @@ from gateway.store.sql.topic_sql import subscription_of, topic_of
 from gateway.topics.records import Subscription, Topic
 
 Tags = Sequence[tuple[str, str]]
-#: Work a create runs in its own transaction, after the resource's row is written.
-Beside = Callable[[Connection], None]
+#: At most this many tags on one resource, and in one TagResources call (the service's 20).
+MAX_TAGS: Final = 20
 _MISSING: Final = {"queue": "QueueNotExist", "topic": "TopicNotExist"}
-
-
-class TagLimitError(GatewayError):
-    """A resource would carry more tags than its limit; nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,43 +77,17 @@ class ControlStore:
     def tags(self, resource_type: str, name: str) -> list[tuple[str, str]]:
         return self.database.read(lambda c: sql.tags_of(c, resource_type, name))
 
-    def tag(self, resource_type: str, names: Sequence[str], tags: Tags, max_tags: int) -> None:
+    def tag(
+        self, resource_type: str, names: Sequence[str], tags: Tags, max_tags: int = MAX_TAGS
+    ) -> None:
         """Tag every one of ``names``, all or none: ``QueueNotExist`` or ``TopicNotExist`` for
         a missing one, :class:`TagLimitError` for one that would carry more than
         ``max_tags``. Rows are locked in name order, so two calls naming the same resources
         in another order wait for each other instead of deadlocking (PostgreSQL)."""
         ordered = sorted(set(names))
         self.database.write(
-            lambda c: [self._tag(c, resource_type, name, tags, max_tags) for name in ordered]
+            lambda c: [tag_resource(c, resource_type, name, tags, max_tags) for name in ordered]
         )
-
-    def beside_create(
-        self,
-        resource_type: str,
-        name: str,
-        tags: Tags,
-        rate_limit: RateLimitPolicy | None,
-        max_tags: int,
-    ) -> Beside:
-        """The tags and policy a create gives its resource, for the create's own transaction:
-        a resource never exists without them, and a refused tag undoes the create."""
-
-        def work(conn: Connection) -> None:
-            if tags:
-                self._tag(conn, resource_type, name, tags, max_tags)
-            if rate_limit is not None:
-                _set_rate_limit(conn, resource_type, name, rate_limit)
-
-        return work
-
-    @staticmethod
-    def _tag(conn: Connection, resource_type: str, name: str, tags: Tags, max_tags: int) -> None:
-        if not sql.lock_resource(conn, resource_type, name):
-            raise MNSError(_MISSING[resource_type])
-        keys = {key for key, _ in sql.tags_of(conn, resource_type, name)}
-        if len(keys | {key for key, _ in tags}) > max_tags:
-            raise TagLimitError(f"a {resource_type} has at most {max_tags} tags")
-        sql.set_tags(conn, resource_type, name, tags)
 
     def untag(self, resource_type: str, names: Sequence[str], keys: Sequence[str] | None) -> None:
         self.database.write(
@@ -217,3 +188,32 @@ def _set_rate_limit(
     conn: Connection, resource_type: str, name: str, policy: RateLimitPolicy
 ) -> None:
     sql.set_rate_limit(conn, resource_type, name, policy.enabled, policy.max_per_second)
+
+
+def tag_resource(
+    conn: Connection, resource_type: str, name: str, tags: Tags, max_tags: int = MAX_TAGS
+) -> None:
+    """Tag one queue or topic inside the caller's transaction: ``QueueNotExist`` or
+    ``TopicNotExist`` for a missing one, :class:`TagLimitError` for too many tags."""
+    if not sql.lock_resource(conn, resource_type, name):
+        raise MNSError(_MISSING[resource_type])
+    keys = {key for key, _ in sql.tags_of(conn, resource_type, name)}
+    if len(keys | {key for key, _ in tags}) > max_tags:
+        raise TagLimitError(resource_type, max_tags)
+    sql.set_tags(conn, resource_type, name, tags)
+
+
+def give_created(
+    conn: Connection,
+    resource_type: str,
+    name: str,
+    tags: Tags = (),
+    rate_limit: RateLimitPolicy | None = None,
+) -> None:
+    """The tags and TenantRateLimitPolicy a create gives its resource, in the create's own
+    transaction, after the resource's row: a resource never exists without them, and a refused
+    tag undoes the create."""
+    if tags:
+        tag_resource(conn, resource_type, name, tags)
+    if rate_limit is not None:
+        _set_rate_limit(conn, resource_type, name, rate_limit)

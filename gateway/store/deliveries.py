@@ -10,7 +10,7 @@ from gateway.delivery.breaker import Breaker, BreakerPolicy, Override, State, Tr
 from gateway.delivery.dead_letter_pushes import dead_letter_message
 from gateway.delivery.push_limits import grant_holds
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.store.backends.database import Database
 from gateway.store.notify.notifier import Wakeups

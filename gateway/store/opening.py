@@ -11,11 +11,13 @@ from __future__ import annotations
 import sqlite3
 
 from gateway.config.settings import Settings
-from gateway.store.backends.database import Database, DatabaseError
+from gateway.errors.commands import DatabaseError
+from gateway.store.backends.database import Database
 from gateway.store.backends.reach import backend_of, check_reachable, without_password
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import Store, compose_store
 from gateway.store.shared import SharedSettings
+from gateway.store.sql.migrations import latest_version
 
 
 def open_database(settings: Settings, *, migrate: bool = True) -> Database:
@@ -65,3 +67,8 @@ def shared_settings(settings: Settings, database: Database) -> SharedSettings | 
     """Where replicas keep what they share: the database when it is shared (PostgreSQL), else
     ``None`` (SQLite: one host, the data dir's files)."""
     return SharedSettings(database) if settings.database_url else None
+
+
+def latest_schema_version() -> int:
+    """The schema version this gateway's migrations bring a database to."""
+    return latest_version()

@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues import receipts
@@ -40,6 +40,7 @@ from gateway.queues.records import (
 )
 from gateway.queues.states import visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
+from gateway.store.control import RateLimitPolicy, Tags, give_created
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queue_receiving import QueueReceiving, Received
 from gateway.store.queue_sending import QueueSending
@@ -110,19 +111,19 @@ class QueueStore:
         name: str,
         attributes: QueueAttributes,
         *,
-        beside: Callable[[Connection], object] | None = None,
+        tags: Tags = (),
+        rate_limit: RateLimitPolicy | None = None,
     ) -> bool:
         """True when created, False when an identical queue exists (409 for a different one).
-        ``beside`` runs in the same transaction after the queue's row is written (the control
-        plane's tags and policy): if it raises, no queue is created."""
+        Its ``tags`` and TenantRateLimitPolicy (the control plane's) are written in the same
+        transaction, also onto an identical queue: a refused tag leaves no queue."""
         now = int(self.clock())
         queue = Queue.new(name, now, attributes)
 
         def work(conn: Connection) -> bool:
             _check_dead_letter_target(conn, name, attributes.dead_letter_policy)
             created = sql.create_queue(conn, queue, self.max_queues)
-            if beside is not None:
-                beside(conn)
+            give_created(conn, "queue", name, tags, rate_limit)
             return created
 
         return self.database.write(work)

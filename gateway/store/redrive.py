@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues import dlq_policy as dead_letters
 from gateway.store.queues import QueueStore
 from gateway.store.sql import queue_sql

@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.store.backends.database import Database
+from gateway.store.control import RateLimitPolicy, Tags, give_created
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.sql import topic_sql as sql
 from gateway.store.sql.connection import Connection
+from gateway.store.sql.control_sql import subscription_resource
 from gateway.topics.records import Published, Subscription, Topic, TopicMessage
 
 
@@ -48,13 +50,20 @@ class TopicStore:
         maximum_message_size: int,
         logging_enabled: bool,
         *,
-        beside: Callable[[Connection], object] | None = None,
+        tags: Tags = (),
     ) -> bool:
-        """True when created, False for an identical one (409 for a different one); ``beside``
-        runs in the same transaction after the row is written (if it raises, nothing is)."""
+        """True when created, False for an identical one (409 for a different one). Its
+        ``tags`` (the control plane's) are written in the same transaction, also onto an
+        identical topic: a refused tag leaves no topic."""
         now = self.now_seconds()
         topic = Topic.new(name, now, maximum_message_size, logging_enabled)
-        return self.database.write(partial(_then, partial(sql.create_topic, topic=topic), beside))
+
+        def work(conn: Connection) -> bool:
+            created = sql.create_topic(conn, topic)
+            give_created(conn, "topic", name, tags)
+            return created
+
+        return self.database.write(work)
 
     def set_topic_attributes(
         self, name: str, maximum_message_size: int | None, logging_enabled: bool | None
@@ -81,11 +90,18 @@ class TopicStore:
 
     # subscriptions ----------------------------------------------------------------------------
     def subscribe(
-        self, subscription: Subscription, *, beside: Callable[[Connection], object] | None = None
+        self, subscription: Subscription, *, rate_limit: RateLimitPolicy | None = None
     ) -> bool:
-        """As :meth:`create_topic`, for a subscription."""
-        work = partial(sql.subscribe, subscription=subscription)
-        return self.database.write(partial(_then, work, beside))
+        """As :meth:`create_topic`, for a subscription and its TenantRateLimitPolicy (the
+        control plane's)."""
+        resource = subscription_resource(subscription.topic_name, subscription.name)
+
+        def work(conn: Connection) -> bool:
+            created = sql.subscribe(conn, subscription)
+            give_created(conn, "subscription", resource, (), rate_limit)
+            return created
+
+        return self.database.write(work)
 
     def set_notify_strategy(self, topic_name: str, name: str, strategy: NotifyStrategy) -> None:
         now = self.now_seconds()
@@ -127,15 +143,3 @@ class TopicStore:
         if any(p.deliveries for p in published):
             self.wakeups.announce_deliveries()
         return published
-
-
-def _then(
-    work: Callable[[Connection], bool],
-    beside: Callable[[Connection], object] | None,
-    conn: Connection,
-) -> bool:
-    """``work``, then ``beside`` in the same transaction."""
-    done = work(conn)
-    if beside is not None:
-        beside(conn)
-    return done

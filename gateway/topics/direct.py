@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 DIRECT_MAIL: Final = "DirectMail"
 DIRECT_SMS: Final = "DirectSMS"

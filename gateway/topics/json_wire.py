@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.json_body import JsonObject, object_field, string_field
 from gateway.protocol.properties import require_body, validated_properties
 from gateway.topics.records import TopicMessage

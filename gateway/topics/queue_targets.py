@@ -13,8 +13,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from gateway.errors.mns import MNSError
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
-from gateway.protocol.errors import MNSError
 from gateway.queues.dlq_policy import check_not_own
 from gateway.topics.records import Subscription
 

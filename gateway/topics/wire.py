@@ -13,8 +13,8 @@ import json
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from gateway.errors.mns import MNSError
 from gateway.protocol.endpoints import Endpoint, MailEndpoint, parse_endpoint
-from gateway.protocol.errors import MNSError
 from gateway.protocol.names import bool_attribute, int_attribute, render_bool, validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from gateway.store.sql.rates_sql import PUSH_FAILED, PUSH_OK
+from gateway.store import PUSH_FAILED, PUSH_OK
 
 MINUTES = 60
 #: The drawings' widths in CSS pixels, by the class that console.css shows at which width:

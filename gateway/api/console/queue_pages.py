@@ -16,8 +16,8 @@ from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.context import log_operations
 from gateway.api.messages import delete_message, send_message
 from gateway.api.queues import set_queue_attributes
+from gateway.errors.mns import MNSError
 from gateway.observability.operations import Field
-from gateway.protocol.errors import MNSError
 from gateway.protocol.names import validate_name
 from gateway.queues import oplog_records as oplog
 from gateway.queues.records import BATCH_SIZE

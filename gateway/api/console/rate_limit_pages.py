@@ -19,11 +19,11 @@ from flask import Response, request
 from gateway.api.console.refused import refused_page
 from gateway.api.console.web import back_to, blueprint, done, mns
 from gateway.api.control import policies
-from gateway.api.control.errors import ControlError
 from gateway.api.control.params import Params
+from gateway.errors.control import ControlError
 from gateway.protocol.names import validate_name
+from gateway.store import subscription_resource
 from gateway.store.control import RateLimitPolicy
-from gateway.store.sql.control_sql import subscription_resource
 
 QUEUE = "queue"
 SUBSCRIPTION = "subscription"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from flask import Response, current_app, flash, g, redirect, request
 from werkzeug.exceptions import HTTPException
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 #: Fields never written back into a page: the CSRF token (the page writes the session's own),
 #: where the form returns to, and anything secret.

@@ -41,7 +41,7 @@ from gateway.api.console.security import (
 from gateway.api.context import GatewayContext, gateway
 from gateway.delivery.error_text import error_excerpt
 from gateway.errors import Answer
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.store.console import ConsoleReads
 from gateway.store.sign_in import SignInAttempts
 

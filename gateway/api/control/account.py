@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import invalid
 from gateway.api.control.params import Params
+from gateway.errors.control import invalid
 from gateway.store.control import ACCOUNT_SETTING
 
 DEFAULTS: Final[dict[str, Any]] = {

@@ -27,14 +27,13 @@ from gateway.api.control import (
 )
 from gateway.api.control.authentication import Signer, verify
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import ControlError, invalid
 from gateway.api.control.params import Params
 from gateway.api.control.requests import RpcCall, parse_call
 from gateway.api.environ import REFUSAL, size_body
 from gateway.errors import Answer, TryAgainError, answer_for
-from gateway.protocol.errors import MNSError, body_too_large, host_id_for
+from gateway.errors.control import ControlError
+from gateway.errors.mns import MNSError, body_too_large, host_id_for
 from gateway.protocol.request_ids import new_request_id
-from gateway.store.control import TagLimitError
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -160,8 +159,6 @@ def _as_control(error: Exception) -> Exception:
     to :func:`gateway.errors.answer_for`."""
     if isinstance(error, MNSError):
         return ControlError.from_mns(error)
-    if isinstance(error, TagLimitError):  # found inside the write's transaction
-        return invalid("Tag", f"{error}.")
     return error
 
 

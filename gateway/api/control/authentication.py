@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from gateway.api.control.errors import ControlError, missing
 from gateway.api.control.requests import RpcCall
 from gateway.auth import rpc_signatures as signing
+from gateway.errors.control import ControlError, missing
 
 #: How far a request's time may be from ours: 15 minutes, Alibaba Cloud's window. A nonce is
 #: remembered until its call's timestamp falls out of it (:attr:`Signer.remember_until`).

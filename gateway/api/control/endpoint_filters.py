@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from gateway.api.control.errors import invalid
 from gateway.api.control.params import Params
+from gateway.errors.control import invalid
 from gateway.protocol.endpoints import MAIL_PREFIX, QUEUE_PATH, QUEUE_PREFIX, SMS_PREFIX
-from gateway.store.sql.control_sql import EndpointFilter, EndpointShape
+from gateway.store import EndpointFilter, EndpointShape
 
 #: EndpointType -> the endpoints of that kind (``http`` covers HTTPS too, as PushType does).
 KINDS: Final[dict[str, tuple[EndpointShape, ...]]] = {

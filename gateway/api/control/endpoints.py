@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import invalid, missing
 from gateway.api.control.params import MAX_ITEMS, Params
 from gateway.auth.endpoint_acl import ACL_STRATEGIES, ENDPOINT_TYPES, EndpointAcl, normalized_cidr
+from gateway.errors.control import invalid, missing
 
 
 def _endpoint_type(params: Params) -> str:

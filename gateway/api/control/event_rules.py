@@ -13,8 +13,8 @@ import re
 from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import ControlError, invalid
 from gateway.api.control.params import Params, page_data
+from gateway.errors.control import ControlError, invalid
 from gateway.protocol.text import is_storable
 from gateway.store.control import EVENT_RULES_SETTING
 

@@ -12,7 +12,7 @@ import binascii
 import json
 from typing import Final
 
-from gateway.api.control.errors import invalid
+from gateway.errors.control import invalid
 
 #: A token is a few hundred characters at most (names of 256, keys of 128); anything longer
 #: is refused before it is decoded.

@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gateway.api.control.errors import invalid, missing
+from gateway.errors.control import invalid, missing
 from gateway.protocol.integers import integer_in_range, parse_integer
 from gateway.protocol.names import validate_name
 from gateway.protocol.text import is_storable
+from gateway.store.control import MAX_TAGS
 
-#: At most this many tags on one resource, and in one TagResources call (the service's 20).
-MAX_TAGS: Final = 20
 MAX_TAG_KEY: Final = 128
 MAX_TAG_VALUE: Final = 128
 #: At most this many ResourceId.N or TagKey.N in one call.

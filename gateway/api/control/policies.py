@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.api.control.errors import invalid
 from gateway.api.control.params import Params
+from gateway.errors.control import invalid
 from gateway.protocol.integers import integer_in_range
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.dlq_policy import PolicyUpdate

@@ -11,10 +11,10 @@ from typing import Any, Final
 
 from gateway.api.control import documents, policies
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.params import MAX_TAGS, Params, page_data
+from gateway.api.control.params import Params, page_data
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.records import QUEUE_RANGES, QueueAttributes, QueueType
-from gateway.store.sql.control_sql import ListQuery
+from gateway.store import ListQuery
 
 RESOURCE: Final = "queue"
 #: Parameter name -> QueueAttributes field (the ranges are the XML API's elements').
@@ -53,10 +53,9 @@ def create_queue(params: Params, ctx: ControlContext) -> Any:
     )
     # Everything is checked before anything is written; the queue, its tags and its policy are
     # then one transaction (an identical queue again: its tags and policy set as asked).
-    beside = ctx.store.control.beside_create(
-        RESOURCE, name, params.tags(), policies.rate_limit(params), MAX_TAGS
+    ctx.store.queues.create_queue(
+        name, attributes, tags=params.tags(), rate_limit=policies.rate_limit(params)
     )
-    ctx.store.queues.create_queue(name, attributes, beside=beside)
     return documents.DONE
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import parse_qsl
 
-from gateway.api.control.errors import ControlError
+from gateway.errors.control import ControlError
 
 FORM_TYPE: Final = "application/x-www-form-urlencoded"
 #: Parameters of the classic signature itself, not of the operation.

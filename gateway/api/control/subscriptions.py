@@ -10,8 +10,8 @@ from typing import Any, Final
 from gateway.api.control import documents, policies
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.endpoint_filters import endpoint_filter
-from gateway.api.control.errors import invalid
-from gateway.api.control.params import MAX_TAGS, Params, page_data
+from gateway.api.control.params import Params, page_data
+from gateway.errors.control import invalid
 from gateway.protocol.endpoints import (
     Endpoint,
     HttpEndpoint,
@@ -21,7 +21,7 @@ from gateway.protocol.endpoints import (
     parse_endpoint,
 )
 from gateway.protocol.notify import NotifyStrategy
-from gateway.store.sql.control_sql import ListQuery, subscription_resource
+from gateway.store import ListQuery, subscription_resource
 from gateway.topics import wire
 from gateway.topics.queue_targets import check_queue_targets
 from gateway.topics.records import Subscription
@@ -69,9 +69,7 @@ def subscribe(params: Params, ctx: ControlContext) -> Any:
     )
     rate_limit = policies.rate_limit(params)
     check_queue_targets(subscription, ctx.settings, ctx.store.queues.queue_exists)
-    resource = subscription_resource(topic_name, name)
-    beside = ctx.store.control.beside_create(RESOURCE, resource, (), rate_limit, MAX_TAGS)
-    ctx.store.topics.subscribe(subscription, beside=beside)  # with its policy, one transaction
+    ctx.store.topics.subscribe(subscription, rate_limit=rate_limit)  # one transaction
     return f"{ctx.settings.base_url}/topics/{topic_name}/subscriptions/{name}"
 
 

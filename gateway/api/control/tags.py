@@ -11,8 +11,9 @@ from typing import Any, Final
 
 from gateway.api.control import documents, next_token
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import invalid, missing
-from gateway.api.control.params import MAX_TAGS, Params
+from gateway.api.control.params import Params
+from gateway.errors.control import invalid, missing
+from gateway.store.control import MAX_TAGS
 
 RESOURCE_TYPES: Final = ("queue", "topic")
 #: ListTagResources: entries in one page, when MaxResults asks for no fewer.

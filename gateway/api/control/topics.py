@@ -8,9 +8,9 @@ from typing import Any, Final
 
 from gateway.api.control import documents
 from gateway.api.control.context import ControlContext, Operation
-from gateway.api.control.errors import invalid
-from gateway.api.control.params import MAX_TAGS, Params, page_data
-from gateway.store.sql.control_sql import ListQuery
+from gateway.api.control.params import Params, page_data
+from gateway.errors.control import invalid
+from gateway.store import ListQuery
 from gateway.topics.records import MAX_MESSAGE_SIZE, MIN_MESSAGE_SIZE
 
 RESOURCE: Final = "topic"
@@ -33,8 +33,7 @@ def create_topic(params: Params, ctx: ControlContext) -> Any:
     _check_type(params)
     size = _size(params) or MAX_MESSAGE_SIZE
     logging = bool(params.boolean("EnableLogging"))
-    beside = ctx.store.control.beside_create(RESOURCE, name, params.tags(), None, MAX_TAGS)
-    ctx.store.topics.create_topic(name, size, logging, beside=beside)  # one transaction
+    ctx.store.topics.create_topic(name, size, logging, tags=params.tags())  # one transaction
     return documents.DONE
 
 

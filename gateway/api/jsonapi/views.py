@@ -21,8 +21,8 @@ from gateway.api.environ import CLIENT_CONNECTED
 from gateway.api.messages import always, dead_lettered, handed_over, limited_receive, log_queue
 from gateway.api.topics import publish_parsed
 from gateway.api.tracing import traced_receive, traced_sends, traced_sent, traced_settle
+from gateway.errors.mns import MNSError
 from gateway.observability.oplog import Action
-from gateway.protocol.errors import MNSError
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JsonObject, parse_object, render
 from gateway.protocol.names import validate_name
 from gateway.queues import json_wire

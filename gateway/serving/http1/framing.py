@@ -24,7 +24,7 @@ from typing import Final
 
 import httptools
 
-from gateway.protocol.errors import MNSError, body_too_large
+from gateway.errors.mns import MNSError, body_too_large
 from gateway.protocol.request_target import parse_request_target
 
 #: The request line and headers; a receipt handle in a query string is a few hundred bytes.

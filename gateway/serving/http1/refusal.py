@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from email.utils import formatdate
 from typing import Any
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.serving.http1.environ import REFUSAL
 
 StartResponse = Callable[..., object]

@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from gateway.errors import DatabaseConfigError as DatabaseConfigError
-from gateway.errors import DatabaseError as DatabaseError
-from gateway.errors import DatabaseVersionError as DatabaseVersionError
 from gateway.store.sql.connection import Connection
 
 if TYPE_CHECKING:

@@ -16,8 +16,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.errors import StoreUnavailableError as StoreUnavailableError
-
 log = logging.getLogger("gateway.store")
 
 

@@ -12,7 +12,7 @@ Under gevent (gunicorn's workers, ``mns-gateway worker``) a query must block onl
 :func:`~gateway.store.backends.pg_waiting.cooperative_waiting` makes psycopg wait on gevent's hub.
 
 A server that goes away (restarted, failed over, unreachable) fails each call within ``timeout``
-seconds with :class:`~gateway.store.backends.outage.StoreUnavailableError`: the pool waits that
+seconds with :class:`~gateway.errors.StoreUnavailableError`: the pool waits that
 long for a connection, a new connection that long to connect, and a sent packet that long for
 its acknowledgement (``tcp_user_timeout``). Pooled connections are checked before use, so the first
 requests after the server is back do not fail on connections it closed.
@@ -33,8 +33,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from gateway.protocol.errors import MNSError
-from gateway.store.backends.outage import Outage, StoreUnavailableError
+from gateway.errors import StoreUnavailableError
+from gateway.errors.mns import MNSError
+from gateway.store.backends.outage import Outage
 from gateway.store.backends.pg_waiting import cooperative_waiting
 from gateway.store.notify.pg_notifier import PgNotifier
 from gateway.store.sql.connection import POSTGRESQL, Dialect, Params, SelfContained

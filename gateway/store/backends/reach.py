@@ -15,10 +15,11 @@ import sqlite3
 from typing import Final
 from urllib.parse import urlsplit
 
-from gateway.store.backends.database import (
+from gateway.errors.commands import (
     DatabaseConfigError,
     DatabaseError,
     DatabaseVersionError,
+    UnsupportedDatabaseError,
 )
 
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -27,10 +28,6 @@ MIN_SQLITE_VERSION = (3, 35, 0)
 POSTGRESQL_SCHEMES: Final = ("postgresql", "postgres")
 #: Seconds a first connection may take before the server counts as unreachable.
 CONNECT_TIMEOUT: Final = 10
-
-
-class UnsupportedDatabaseError(DatabaseConfigError):
-    """``MNS_GATEWAY_DATABASE_URL`` names a database this gateway cannot use."""
 
 
 def backend_of(url: str) -> str:

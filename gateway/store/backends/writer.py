@@ -11,7 +11,7 @@ the writers; a blocked ``flock`` wakes as soon as the lock is free, unlike the b
 
 A full disk fails writes, never the writer: a batch whose statements or COMMIT fail for want of
 space (SQLite has then rolled the whole transaction back itself) fails each of its jobs with
-:class:`~gateway.store.backends.outage.StoreUnavailableError`, and the writer takes the next
+:class:`~gateway.errors.StoreUnavailableError`, and the writer takes the next
 batch, which succeeds as soon as there is room again. Nothing of a failed batch was committed,
 so nothing acknowledged is lost, and the file stays intact (SQLite's own guarantee for
 SQLITE_FULL).
@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from gateway.store.backends.outage import Outage, StoreUnavailableError
+from gateway.errors import StoreUnavailableError
+from gateway.store.backends.outage import Outage
 
 T = TypeVar("T")
 

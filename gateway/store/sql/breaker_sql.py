@@ -30,7 +30,7 @@ from gateway.delivery.breaker import (
     record,
 )
 from gateway.delivery.records import DeliveryJob, Settlement
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.store.sql import control_sql, delivery_sql, topic_sql
 from gateway.store.sql.connection import Connection, Row, placeholders
 from gateway.topics.records import TopicMessage

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.store.sql import delivery_sql, topic_sql
 from gateway.store.sql.connection import Connection, Row

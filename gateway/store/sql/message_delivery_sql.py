@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gateway.delivery.records import Attempt, DeadLetter
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.store.sql import dead_letter_sql, delivered_sql, delivery_sql, topic_sql
 from gateway.store.sql.connection import Connection, placeholders
 from gateway.store.sql.delivered_sql import Delivered

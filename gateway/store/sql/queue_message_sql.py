@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.dlq_policy import Moved
 from gateway.queues.receipts import ReceiptMatch
 from gateway.queues.records import Queue, QueueMessage, QueueType

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import MessageCounts, Queue, QueueAttributes, QueueType

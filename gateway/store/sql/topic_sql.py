@@ -11,8 +11,8 @@ import uuid
 from functools import partial
 from typing import Final
 
+from gateway.errors.mns import MNSError
 from gateway.protocol.endpoints import route_of
-from gateway.protocol.errors import MNSError
 from gateway.protocol.listing import Page
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy

@@ -8,14 +8,9 @@ import socket
 import pytest
 from flask import Flask
 
-from gateway.api.probes import (
-    InvalidProbeAddressError,
-    ProbeServer,
-    create_probe_app,
-    parse_address,
-)
+from gateway.api.probes import ProbeServer, create_probe_app, parse_address
+from gateway.errors.commands import CannotListenError, InvalidProbeAddressError
 from gateway.observability.metrics import GatewayMetrics
-from gateway.protocol.errors import CannotListenError
 from tests.http_wire import http_get
 
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.topics.direct import parse_direct_sms
 from tests.gateway.api.sdk import NS
 from tests.mns_http import RawClient, RawResponse

@@ -17,7 +17,7 @@ from gateway.auth.signatures import (
     string_to_sign,
 )
 from gateway.auth.temporary_credentials import AccessKeys
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 NOW = 1_800_000_000.0
 SECRETS = AccessKeys({"ak": "sk"})

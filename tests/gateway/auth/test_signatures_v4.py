@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from gateway.auth import signatures_v4 as auth_v4
 from gateway.auth.signatures import IncomingRequest, authenticate
 from gateway.auth.temporary_credentials import AccessKeys
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.request_target import query_parameters
 from tests import v4_signer
 from tests.smq_sdk import gateway_mns_client

@@ -18,7 +18,7 @@ from gateway.auth.temporary_credentials import (
     read_security_token,
     security_token,
 )
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 
 NOW = 1_800_000_000.0
 TOKEN_KEY = b"k" * 32

@@ -10,11 +10,11 @@ import pytest
 from gateway.api.console import forms
 from gateway.api.console.figures import MINUTES, chart, last_hour
 from gateway.api.console.security import csrf_matches, key_may_sign_in
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.dlq_policy import dead_lettered_properties, queue_arn
 from gateway.queues.wire import parse_new_message
+from gateway.store import PUSH_FAILED, PUSH_OK
 from gateway.store.redrive import original_properties, source_queue
-from gateway.store.sql.rates_sql import PUSH_FAILED, PUSH_OK
 
 
 def test_the_hour_has_sixty_minutes_and_its_rate() -> None:

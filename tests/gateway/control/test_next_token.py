@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.api.control import next_token
-from gateway.api.control.errors import ControlError
+from gateway.errors.control import ControlError
 
 
 @pytest.mark.parametrize("key", ["k", 'a "quoted", [bracketed] key', "标签/键=值", "x" * 128])

@@ -11,9 +11,9 @@ from alibabacloud_tea_openapi.utils import Utils as TeaUtils
 from aliyunsdkcore.auth.composer import rpc_signature_composer
 
 from gateway.api.control.authentication import parse_timestamp, verify
-from gateway.api.control.errors import ControlError
 from gateway.api.control.requests import parse_call
 from gateway.auth import rpc_signatures as signing
+from gateway.errors.control import ControlError
 
 SECRET = "s3cret"
 #: Values that percent-encoding treats differently: space, +, *, ~, /, =, &, non-ASCII.

@@ -6,8 +6,9 @@ import ipaddress
 
 import pytest
 
-from gateway.delivery import DeliveryError
-from gateway.delivery.egress import EgressError, EgressPolicy
+from gateway.delivery.egress import EgressPolicy
+from gateway.errors import DeliveryError
+from gateway.errors.delivery import EgressError
 
 
 @pytest.mark.parametrize(

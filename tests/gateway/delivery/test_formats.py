@@ -13,11 +13,9 @@ import json
 import pytest
 from defusedxml import ElementTree
 
-from gateway.delivery import DeliveryError
 from gateway.delivery.formats import (
     PushNotification,
     RenderedPush,
-    UnrenderableMessageError,
     content_md5,
     http_date,
     message_md5,
@@ -26,6 +24,8 @@ from gateway.delivery.formats import (
     render,
     string_to_sign,
 )
+from gateway.errors import DeliveryError
+from gateway.errors.delivery import UnrenderableMessageError
 from gateway.protocol.notify import ContentFormat
 
 SEED_MESSAGE = '{1:"a", 2:"b"}'

@@ -23,10 +23,11 @@ from mns.account import Account
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, TopicMessage, TopicMeta
 
-from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.directmail import DEFAULT_SUBJECT
 from gateway.delivery.records import DeliveryJob
-from gateway.pushing.mail import MailSender, SmtpConfigError, SmtpSecurity, SmtpSettings, open_smtp
+from gateway.errors import PermanentDeliveryError
+from gateway.errors.delivery import SmtpConfigError
+from gateway.pushing.mail import MailSender, SmtpSecurity, SmtpSettings, open_smtp
 from gateway.pushing.transport import PushOutcome
 from gateway.topics.records import Subscription
 from gateway.topics.records import TopicMessage as StoredMessage

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.pushing.response import MalformedResponseError, read_response
+from gateway.errors.delivery import MalformedResponseError
+from gateway.pushing.response import read_response
 
 LIMIT = 1024
 

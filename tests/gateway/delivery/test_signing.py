@@ -17,13 +17,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from gateway.delivery.formats import ContentFormat, PushNotification, message_md5, string_to_sign
-from gateway.delivery.signing import (
-    KeyRingError,
-    build_signed_push,
-    cert_url,
-    key_id_of,
-    sign_headers,
-)
+from gateway.delivery.signing import build_signed_push, cert_url, key_id_of, sign_headers
+from gateway.errors.delivery import KeyRingError
 from gateway.pushing.keyring import KeyRing
 
 from .conftest import WAIT_SECONDS

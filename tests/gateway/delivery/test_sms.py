@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.sms import SmsMessage, prepare_sms
+from gateway.errors import PermanentDeliveryError
 from gateway.topics.direct import SmsType
 from gateway.topics.records import Subscription, TopicMessage
 

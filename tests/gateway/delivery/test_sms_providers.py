@@ -11,13 +11,9 @@ from typing import Any
 
 import pytest
 
-from gateway.delivery import PermanentDeliveryError
-from gateway.pushing.sms_providers import (
-    AliyunSmsSender,
-    SmsConfigError,
-    WebhookSmsSender,
-    is_permanent_refusal,
-)
+from gateway.errors import PermanentDeliveryError
+from gateway.errors.delivery import SmsConfigError
+from gateway.pushing.sms_providers import AliyunSmsSender, WebhookSmsSender, is_permanent_refusal
 from gateway.pushing.transport import PushOutcome, PushTransport
 from tests.conftest import free_port
 from tests.dysmsapi import ACCESS_KEY_ID, ACCESS_KEY_SECRET, SmsApi, sms_api

@@ -12,9 +12,9 @@ import threading
 
 import pytest
 
-from gateway.delivery import PermanentDeliveryError
 from gateway.delivery.records import DeliveryJob
-from gateway.protocol.errors import MNSError
+from gateway.errors import PermanentDeliveryError
+from gateway.errors.mns import MNSError
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult

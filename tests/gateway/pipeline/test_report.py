@@ -15,7 +15,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from gateway.pipeline import PipelineError, reader, storage
+from gateway.errors.commands import PipelineError
+from gateway.pipeline import reader, storage
 from gateway.pipeline.report import (
     add_report_arguments,
     format_trace_line,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.integers import integer_in_range, parse_integer
 from gateway.protocol.names import int_attribute
 from gateway.queues.records import DELAY_SECONDS, WAIT_SECONDS

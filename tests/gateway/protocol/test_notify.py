@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 
 BACKOFF = NotifyStrategy.BACKOFF_RETRY

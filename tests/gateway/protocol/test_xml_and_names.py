@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.errors.mns import ERROR_TABLE, MNSError
 from gateway.protocol.endpoints import (
     HttpEndpoint,
     MailEndpoint,
@@ -11,7 +12,6 @@ from gateway.protocol.endpoints import (
     SmsEndpoint,
     parse_endpoint,
 )
-from gateway.protocol.errors import ERROR_TABLE, MNSError
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import child_text, parse_document, render_document
 

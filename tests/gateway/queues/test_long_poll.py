@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes, QueueMessage
 from gateway.store.base import compose_store
 from gateway.store.queues import QueueStore

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues import receipts
 from gateway.queues.receipts import Receipt, ReceiptSigner, new_nonce, new_secret
 

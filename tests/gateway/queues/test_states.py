@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.records import DELAY_SECONDS, MAXIMUM_MESSAGE_SIZE
 from gateway.queues.states import (

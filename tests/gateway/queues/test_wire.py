@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.protocol.xml import parse_document, render_document
 from gateway.queues.records import NewMessage, QueueAttributes, QueueMessage, SentMessage
 from gateway.queues.wire import (

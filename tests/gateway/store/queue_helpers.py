@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
 from gateway.store.base import compose_store
 from gateway.store.queues import QueueStore

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from gateway.account.attributes import AccountAttributes
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.store.account import AccountStore
 from tests.conftest import OpenDatabase
 

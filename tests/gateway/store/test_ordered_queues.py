@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.records import NewMessage, QueueMessage, QueueType
 from gateway.store.queues import QueueStore
 from tests.conftest import OpenDatabase

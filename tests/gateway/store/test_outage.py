@@ -13,7 +13,8 @@ import psycopg
 import pytest
 from psycopg_pool import PoolTimeout
 
-from gateway.store.backends.outage import Outage, StoreUnavailableError
+from gateway.errors import StoreUnavailableError
+from gateway.store.backends.outage import Outage
 from gateway.store.backends.postgres import PostgresDatabase, is_unavailable
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.testing.process import free_port

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.queues.records import NewMessage, QueueAttributes
 from gateway.store.queues import QueueStore
 from gateway.store.sql.queue_message_sql import next_due, ready_rows, take

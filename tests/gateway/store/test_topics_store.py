@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.delivery.records import Attempt, Settlement
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.store.base import Store, compose_store
 from gateway.store.sql import dead_letter_sql
 from gateway.topics.records import Subscription, TopicMessage

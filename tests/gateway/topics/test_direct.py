@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mns.topic import DirectMailInfo, DirectSMSInfo
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.topics.direct import (
     DirectSms,
     SmsType,

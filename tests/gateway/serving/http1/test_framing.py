@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.protocol.errors import MNSError
+from gateway.errors.mns import MNSError
 from gateway.serving.http1.framing import Phase, Request, RequestParser
 
 LIMIT = 1024

@@ -27,7 +27,7 @@ from defusedxml.ElementTree import fromstring
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.protocol.errors import ERROR_TABLE
+from gateway.errors.mns import ERROR_TABLE
 from tests.conftest import RunningGateway, start_gateway
 from tests.fuzz import count, fuzz_settings
 from tests.gateway.serving.http1.fuzz_requests import (

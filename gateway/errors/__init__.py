@@ -1,17 +1,26 @@
-"""What every error gets for an answer, decided once for every front end (issue 33).
+"""Every error the gateway raises on purpose, and what each gets for an answer, decided once for
+every front end (issue 33).
 
 The gateway's errors fall into groups by the answer they get, not by where they are raised:
 
 - a **refused request** (:class:`RefusedError`): the client asked for something the rules do not
-  allow; it carries its own status, code and message (the MNS ones, or the control plane's);
+  allow; it carries its own status, code and message: the MNS ones
+  (:class:`~gateway.errors.mns.MNSError`, looked up in the code table of :mod:`.mns`), or the
+  control plane's (:class:`~gateway.errors.control.ControlError`, :mod:`.control`);
 - **try again** (:class:`TryAgainError`): the gateway cannot do it now (its database is
   unreachable or its disk full); nothing was done, and the same request may be retried, so the
   answer is 503 ``ServiceUnavailable`` with ``Retry-After`` and no traceback;
+- a **delivery failure** (:class:`DeliveryError`, :class:`PermanentDeliveryError`): a push that
+  failed, never a request's answer (:mod:`.delivery`);
+- what **stops a command** (:class:`StopsCommandError`): settings, a data dir, a database, an
+  address or a remote gateway a command cannot use; the command prints the one line and exits 1
+  (:mod:`.commands`);
 - anything else is a bug: 500 ``InternalError``, and a traceback in the log.
 
 :func:`answer_for` is that decision; the XML API, the JSON API, the control plane, the console
 and the command line only render its :class:`Answer` (as XML, JSON, a page or an exit status).
-This module imports nothing from ``gateway`` so that every layer may import it.
+The package imports nothing else from ``gateway`` so that every layer may import it; its
+submodules hold each group's errors and import only this package.
 """
 
 from __future__ import annotations
@@ -38,10 +47,10 @@ class ExitCode(IntEnum):
 
 
 class GatewayError(Exception):
-    """Root of every error the gateway raises on purpose: the MNS errors a request is answered
-    with (:class:`gateway.protocol.errors.MNSError`), the delivery errors
-    (:class:`gateway.delivery.DeliveryError`), and what stops a command (bad settings, a
-    database it cannot open or reach, a data dir it cannot write, a signing key it cannot read).
+    """Root of every error the gateway raises on purpose: the refused requests
+    (:class:`RefusedError`), the outages (:class:`TryAgainError`), the delivery errors
+    (:class:`DeliveryError`), and what stops a command (:class:`StopsCommandError`: bad
+    settings, a database it cannot open or reach, a data dir it cannot write).
     Its message is one line a person can act on: the command line prints it as the command's
     only output on stderr and exits 1."""
 
@@ -49,8 +58,8 @@ class GatewayError(Exception):
 # refused request ---------------------------------------------------------------------------
 class RefusedError(GatewayError):
     """A request refused by a rule: answered with its ``status``, ``code`` and ``message``
-    (:class:`gateway.protocol.errors.MNSError`, with the MNS code table it is looked up in, and
-    the control plane's :class:`gateway.api.control.errors.ControlError`)."""
+    (:class:`gateway.errors.mns.MNSError`, with the MNS code table it is looked up in, and
+    the control plane's :class:`gateway.errors.control.ControlError`)."""
 
     status: int
     code: str
@@ -84,39 +93,20 @@ class StoreUnavailableError(TryAgainError):
         return "The gateway's database is unavailable; retry later."
 
 
-# permanent delivery failure ----------------------------------------------------------------
+# delivery failure (permanent or not) -------------------------------------------------------
 class DeliveryError(GatewayError):
-    """Root of every exception the delivery package raises deliberately."""
+    """Root of every exception delivery raises deliberately (:mod:`gateway.errors.delivery`):
+    callers tell our refusals from bugs with one ``except``."""
 
 
 class PermanentDeliveryError(DeliveryError):
     """The delivery can never succeed; the reason is kept on the dead letter."""
 
 
-# configuration that stops a command --------------------------------------------------------
-class SettingsError(GatewayError, ValueError):
-    """A setting's value cannot be read; the message names the variable and the value."""
-
-
-class DataDirError(GatewayError):
-    """The data dir cannot be created or written."""
-
-
-class CannotListenError(GatewayError):
-    """The address to serve on is taken, not local, or not ours to bind."""
-
-
-class DatabaseError(GatewayError):
-    """The database cannot be opened, reached or used as configured (the message says which
-    database, without its password, and why)."""
-
-
-class DatabaseConfigError(DatabaseError, ValueError):
-    """The database is configured with a value it cannot take."""
-
-
-class DatabaseVersionError(DatabaseError, RuntimeError):
-    """The database software is older than the gateway needs."""
+# what stops a command ---------------------------------------------------------------------
+class StopsCommandError(GatewayError):
+    """A command cannot run as configured or asked (:mod:`gateway.errors.commands`): it prints
+    the message as its only output on stderr and exits 1. Reaching a request, it is a bug."""
 
 
 @dataclass(frozen=True, slots=True)

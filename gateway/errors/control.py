@@ -3,7 +3,7 @@ data API already answers with, as ``{Code, Message, RequestId}`` JSON.
 
 Authentication and request-shape failures use the codes every RPC-style Alibaba Cloud API shares
 (what the SDKs and the Terraform provider branch on); a refused operation (no such queue, a bad
-attribute) keeps the MNS code and status of :mod:`gateway.protocol.errors`, since the same domain
+attribute) keeps the MNS code and status of :mod:`gateway.errors.mns`, since the same domain
 rules decided it (docs/control-plane.md#authentication).
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from gateway.errors import RefusedError
-from gateway.protocol.errors import GatewayError, MNSError
+from gateway.errors import GatewayError, RefusedError
+from gateway.errors.mns import MNSError
 
 #: code -> (HTTP status, default message).
 CONTROL_ERRORS: Final[dict[str, tuple[int, str]]] = {
@@ -72,3 +72,12 @@ def invalid(name: str, why: str = "") -> ControlError:
     detail = f": {why}" if why else "."
     message = f'The specified parameter "{name}" is not valid{detail}'
     return ControlError("InvalidParameter", message)
+
+
+class TagLimitError(ControlError):
+    """A resource would carry more tags than its limit; nothing was written (found by the store,
+    inside the write's transaction)."""
+
+    def __init__(self, resource_type: str, max_tags: int) -> None:
+        refused = invalid("Tag", f"a {resource_type} has at most {max_tags} tags.")
+        super().__init__(refused.code, refused.message)

@@ -1,4 +1,5 @@
-"""Every error the gateway can answer with, mapped to its MNS code and HTTP status in one table.
+"""The refused requests the MNS API answers with an ``<Error>`` body (:class:`MNSError`), each
+code mapped to its HTTP status in one table.
 
 MNS clients branch on the ``Code`` element and on the status, so both must match the service
 exactly; keeping them in one table makes a wrong pairing visible in review instead of scattered
@@ -11,8 +12,6 @@ import re
 from enum import StrEnum
 from typing import Final
 
-from gateway.errors import CannotListenError as CannotListenError
-from gateway.errors import GatewayError as GatewayError
 from gateway.errors import RefusedError
 
 
