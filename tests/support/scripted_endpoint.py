@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from tests.gateway.pushing.conftest import ReceivedRequest
 from tests.local_server import local_server
-
-from .conftest import ReceivedRequest
 
 
 @dataclass

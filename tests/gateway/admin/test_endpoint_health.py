@@ -24,7 +24,7 @@ from tests.conftest import (
     RunningGateway,
     start_gateway,
 )
-from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
+from tests.support.scripted_endpoint import scripted_endpoint
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

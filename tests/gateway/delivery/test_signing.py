@@ -25,8 +25,7 @@ from gateway.delivery.signing import (
     sign_headers,
 )
 from gateway.pushing.keyring import KeyRing
-
-from .conftest import WAIT_SECONDS
+from tests.gateway.pushing.conftest import WAIT_SECONDS
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 TEST_BITS = 1024  # generation speed; the 2048-bit default is covered once below

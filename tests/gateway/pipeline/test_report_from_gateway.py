@@ -20,7 +20,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from gateway.pipeline.report import add_report_arguments, run_report
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, free_port, start_gateway
-from tests.gateway.delivery.scripted_endpoint import ScriptedEndpoint, scripted_endpoint
+from tests.support.scripted_endpoint import ScriptedEndpoint, scripted_endpoint
 
 
 def wait_until(condition: Any, timeout: float = 20) -> None:

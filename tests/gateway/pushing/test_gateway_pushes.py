@@ -29,9 +29,9 @@ from tests.conftest import (
     gateway_fixture,
     start_gateway,
 )
+from tests.support.scripted_endpoint import scripted_endpoint
 
 from .doc_verifier import received_value, verify_as_a_receiver
-from .scripted_endpoint import scripted_endpoint
 
 gateway = gateway_fixture("push-gateway", FAST_RETRIES)
 

@@ -21,9 +21,9 @@ from gateway.pushing.sms_providers import (
 from gateway.pushing.transport import PushOutcome, PushTransport
 from tests.conftest import free_port
 from tests.dysmsapi import ACCESS_KEY_ID, ACCESS_KEY_SECRET, SmsApi, sms_api
+from tests.gateway.delivery.test_sms import direct, sms_job
 
 from .conftest import Endpoint
-from .test_sms import direct, sms_job
 
 
 @pytest.fixture()

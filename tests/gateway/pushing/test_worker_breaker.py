@@ -24,8 +24,7 @@ from gateway.store.base import Store, compose_store
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
-
-from .scripted_endpoint import ScriptedEndpoint, scripted_endpoint
+from tests.support.scripted_endpoint import ScriptedEndpoint, scripted_endpoint
 
 MESSAGES = 20
 PUSH_TIMEOUT = 0.3

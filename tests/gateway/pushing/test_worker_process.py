@@ -21,9 +21,9 @@ from mns.topic import TopicMessage, TopicMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.http_wire import http_get
+from tests.support.scripted_endpoint import scripted_endpoint
 
 from .doc_verifier import received_value, verify_as_a_receiver
-from .scripted_endpoint import scripted_endpoint
 
 API_ONLY = {"MNS_GATEWAY_DELIVERY_THREADS": "0", "MNS_GATEWAY_LEASE_SECONDS": "2"}
 

@@ -20,8 +20,8 @@ import pytest
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import compose_store
 from tests.conftest import RunningGateway, start_gateway
-from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
 from tests.mns_http import RawClient, RawResponse
+from tests.support.scripted_endpoint import scripted_endpoint
 
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 GRACEFUL = {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "10", "MNS_GATEWAY_LEASE_SECONDS": "2"}

@@ -10,7 +10,7 @@ import re
 from gateway.delivery.breaker import Override, State
 from gateway.delivery.records import Attempt, Settlement
 from gateway.topics.records import Subscription, TopicMessage
-from tests.gateway.console.conftest import Console
+from tests.gateway.api.console.conftest import Console
 
 TOPIC_PAGE = "/console/topics/orders"
 

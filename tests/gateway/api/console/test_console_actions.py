@@ -13,7 +13,7 @@ from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import MessageCounts, NewMessage, QueueAttributes
 from gateway.store.base import Store
 from gateway.topics.records import Subscription, TopicMessage
-from tests.gateway.console.conftest import Console
+from tests.gateway.api.console.conftest import Console
 
 HTML_ERROR = (
     "HTTP 502: <html><head><title>502 Bad Gateway</title><script>steal()</script></head>"

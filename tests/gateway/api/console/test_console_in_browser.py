@@ -44,9 +44,9 @@ from tests.conftest import (
     RunningGateway,
     start_gateway,
 )
+from tests.gateway.api.console.browser import Pages
+from tests.gateway.api.control.clients import Classic
 from tests.gateway.api.sdk import put_queue
-from tests.gateway.console.browser import Pages
-from tests.gateway.control.clients import Classic
 from tests.local_server import local_server
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -32,15 +32,15 @@ from selenium.webdriver.common.by import By
 
 from tests.chromium import chromium
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
-from tests.gateway.console.browser import WIDTHS, Pages
-from tests.gateway.console.test_console_in_browser import (  # noqa: F401 - fixtures
+from tests.gateway.api.console.browser import WIDTHS, Pages
+from tests.gateway.api.console.test_console_in_browser import (  # noqa: F401 - fixtures
     artifacts,
     backend,
     endpoint,
     filled,
     gateway,
 )
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.control.clients import Classic
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),

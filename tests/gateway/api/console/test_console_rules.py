@@ -10,7 +10,7 @@ import pytest
 
 from gateway.auth.endpoint_acl import AclRule, EndpointAcl
 from gateway.queues.records import QueueAttributes
-from tests.gateway.console.conftest import Console
+from tests.gateway.api.console.conftest import Console
 
 CONSOLE_HEADERS = ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options")
 

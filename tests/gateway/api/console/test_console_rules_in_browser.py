@@ -17,8 +17,8 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
-from tests.gateway.console.browser import Pages
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.console.browser import Pages
+from tests.gateway.api.control.clients import Classic
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

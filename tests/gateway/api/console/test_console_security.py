@@ -11,7 +11,7 @@ from gateway.protocol.notify import ContentFormat
 from gateway.queues.records import NewMessage, QueueAttributes
 from gateway.topics.records import Subscription
 from tests.conftest import OpenDatabase
-from tests.gateway.console.conftest import (
+from tests.gateway.api.console.conftest import (
     KEY_ID,
     OTHER_ID,
     OTHER_SECRET,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gateway.queues.records import QueueAttributes
 from tests.conftest import OpenDatabase
-from tests.gateway.console.conftest import SECRET, Console, make_console
+from tests.gateway.api.console.conftest import SECRET, Console, make_console
 
 COOKIE = "mns_console"
 

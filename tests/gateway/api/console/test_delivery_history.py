@@ -21,7 +21,7 @@ from gateway.pushing.senders import HttpSender, SenderRegistry
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.topics.records import Subscription, TopicMessage
-from tests.gateway.console.conftest import Console
+from tests.gateway.api.console.conftest import Console
 from tests.local_server import local_server
 
 #: What a hostile or broken upstream might put in its error page: it must stay text on the page.

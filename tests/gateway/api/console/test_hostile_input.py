@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.queues.records import NewMessage, QueueAttributes
-from tests.gateway.console.conftest import Console
+from tests.gateway.api.console.conftest import Console
 
 HOSTILE = ["\x00", "a\x00b", "\x01", "\ufffe"]
 PAGES = [

@@ -16,8 +16,8 @@ from gateway.store.sql.connection import Connection, Cursor
 from gateway.store.sql.console_counts_sql import KeptCounts
 from gateway.store.sql.console_sql import queue_counts
 from tests.conftest import OpenDatabase
-from tests.gateway.console.conftest import T0, Console, make_console
-from tests.gateway.console.test_console_actions import dead_letter
+from tests.gateway.api.console.conftest import T0, Console, make_console
+from tests.gateway.api.console.test_console_actions import dead_letter
 from tests.support.clock import Clock
 
 

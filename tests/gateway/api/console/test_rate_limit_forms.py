@@ -10,8 +10,8 @@ import html
 from gateway.queues.records import QueueAttributes
 from gateway.store.control import RateLimitPolicy
 from gateway.topics.records import Subscription
-from tests.gateway.console.conftest import Console
-from tests.gateway.console.test_console_actions import dead_letter
+from tests.gateway.api.console.conftest import Console
+from tests.gateway.api.console.test_console_actions import dead_letter
 
 #: The control plane's refusals, word for word (gateway/api/control/policies.py).
 OUT_OF_RANGE = (

@@ -8,7 +8,7 @@ import json
 
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import NewMessage, QueueAttributes
-from tests.gateway.console.conftest import Console
+from tests.gateway.api.console.conftest import Console
 
 
 def _dead_lettered(

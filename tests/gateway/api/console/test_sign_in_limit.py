@@ -10,7 +10,7 @@ from pathlib import Path
 from gateway.store.sign_in import SignInAttempts
 from gateway.store.sql.sign_in_sql import wait_ms
 from tests.conftest import OpenDatabase
-from tests.gateway.console.conftest import KEY_ID, SECRET, T0, make_console
+from tests.gateway.api.console.conftest import KEY_ID, SECRET, T0, make_console
 
 
 def _rows(attempts: SignInAttempts) -> list[str]:

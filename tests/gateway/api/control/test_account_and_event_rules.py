@@ -9,7 +9,7 @@ from alibabacloud_mns_open20220119.client import Client
 from alibabacloud_tea_openapi.exceptions import AlibabaCloudException
 
 from tests.conftest import RunningGateway
-from tests.gateway.control.clients import darabonba
+from tests.gateway.api.control.clients import darabonba
 
 
 @pytest.fixture()

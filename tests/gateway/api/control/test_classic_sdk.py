@@ -26,7 +26,7 @@ from aliyunsdkmns_open.request.v20220119 import (
 from mns.account import Account
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.control.clients import Classic
 
 
 @pytest.fixture()

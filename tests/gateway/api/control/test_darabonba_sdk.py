@@ -15,7 +15,7 @@ from mns.account import Account
 from mns.queue import QueueMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
-from tests.gateway.control.clients import darabonba
+from tests.gateway.api.control.clients import darabonba
 
 
 @pytest.fixture()

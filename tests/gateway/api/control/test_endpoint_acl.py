@@ -15,7 +15,7 @@ from mns.mns_exception import MNSServerException
 
 from gateway.auth.endpoint_acl import AclRule, EndpointAcl, EndpointGate
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
-from tests.gateway.control.clients import darabonba
+from tests.gateway.api.control.clients import darabonba
 
 
 def test_the_rules() -> None:

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.conftest import RunningGateway
-from tests.gateway.control.test_refusals import assert_error, classic
+from tests.gateway.api.control.test_refusals import assert_error, classic
 
 HOSTILE = ["\x00", "a\x00", "\x01", "\x1f", "\ufffe", "\uffff"]
 

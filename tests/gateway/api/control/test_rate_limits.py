@@ -15,7 +15,7 @@ from gateway.store.control import RateLimitPolicy
 from gateway.store.sql.control_sql import grant
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
-from tests.gateway.control.clients import darabonba
+from tests.gateway.api.control.clients import darabonba
 from tests.support.clock import Clock
 
 

@@ -18,7 +18,7 @@ from alibabacloud_tea_openapi.utils import Utils as TeaUtils
 from aliyunsdkcore.auth.composer import rpc_signature_composer
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
-from tests.gateway.control.conftest import APP_KEY_ID, APP_KEY_SECRET
+from tests.gateway.api.control.conftest import APP_KEY_ID, APP_KEY_SECRET
 
 VERSION = "2022-01-19"
 

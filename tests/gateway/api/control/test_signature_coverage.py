@@ -32,7 +32,7 @@ from gateway.api.control.authentication import parse_timestamp
 from gateway.config.settings import Settings
 from gateway.store.base import compose_store
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, OpenDatabase, RunningGateway
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.control.clients import Classic
 from tests.support.clock import Clock
 
 

@@ -13,7 +13,7 @@ from aliyunsdkmns_open.request.v20220119.ListSubscriptionByTopicRequest import (
 )
 
 from tests.conftest import RunningGateway
-from tests.gateway.control.clients import Classic, darabonba
+from tests.gateway.api.control.clients import Classic, darabonba
 
 #: name -> (PushType, endpoint); the queue endpoints' queues are made by the fixture.
 ENDPOINTS = {

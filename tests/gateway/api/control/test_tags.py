@@ -12,7 +12,7 @@ from mns.account import Account
 from mns.mns_exception import MNSExceptionBase
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.control.clients import Classic
 
 
 @pytest.fixture()

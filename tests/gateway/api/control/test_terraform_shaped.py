@@ -20,7 +20,7 @@ import pytest
 from aliyunsdkcore.acs_exception.exceptions import ServerException
 
 from tests.conftest import RunningGateway
-from tests.gateway.control.clients import REGION, Classic
+from tests.gateway.api.control.clients import REGION, Classic
 
 
 @pytest.fixture()
