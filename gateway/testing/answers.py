@@ -32,6 +32,8 @@ class Answer:
     content_type: str = "text/plain; charset=utf-8"
     held: bool = False
     connection: Literal["keep-alive", "close", "drop"] = "keep-alive"
+    #: More response headers, e.g. ``(("Location", "/elsewhere"),)`` with a 302.
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def as_answer(answer: int | Answer) -> Answer:

@@ -292,6 +292,8 @@ def _handler(recorder: PushRecorder) -> type[http.server.BaseHTTPRequestHandler]
             if answer.body:
                 self.send_header("Content-Type", answer.content_type)
             self.send_header("Content-Length", str(len(answer.body)))
+            for name, value in answer.headers:
+                self.send_header(name, value)
             if answer.connection == "close":
                 self.send_header("Connection", "close")
             self.end_headers()

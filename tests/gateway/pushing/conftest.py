@@ -1,8 +1,7 @@
-"""Real push receivers on 127.0.0.1: a recording HTTP/1.1 server and a raw-socket one."""
+"""Real push receivers on 127.0.0.1: the shipped push recorder (raw mode) and a raw-socket one."""
 
 from __future__ import annotations
 
-import http.server
 import socket
 import ssl
 import threading
@@ -19,98 +18,31 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from gateway.pushing.transport import PushTransport
+from gateway.testing import PushRecorder
 from tests.http_wire import read_message
-from tests.local_server import local_server
 
 #: Upper bound for anything a test waits on, so a broken test fails instead of hanging.
 WAIT_SECONDS = 10
 
 
-@dataclass(frozen=True)
-class ReceivedRequest:
-    method: str
-    target: str
-    headers: list[tuple[str, str]]
-    body: bytes
-
-
-@dataclass
-class Endpoint:
-    """What the receiver should answer and what it has seen."""
-
-    url: str = ""
-    status: int = 204
-    response_body: bytes = b""
-    #: While cleared, requests wait (bounded) for it: a receiver that is slow to answer.
-    release: threading.Event = field(default_factory=threading.Event)
-    #: Set when a request has arrived, so a test can act while the receiver is busy.
-    arrived: threading.Event = field(default_factory=threading.Event)
-    requests: list[ReceivedRequest] = field(default_factory=list)
-    #: Answer with ``Connection: close`` and hang up, as servers with short keep-alives do.
-    close_after_response: bool = False
-    #: Hang up right after answering, without saying so: a keep-alive that timed out while idle.
-    hang_up_silently: bool = False
-    hung_up: threading.Event = field(default_factory=threading.Event)
-    connections: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self.release.set()
-
-
-def _handler_for(endpoint: Endpoint) -> type[http.server.BaseHTTPRequestHandler]:
-    class RecordingHandler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def setup(self) -> None:
-            super().setup()
-            with endpoint.lock:
-                endpoint.connections += 1  # one handler instance per TCP connection
-
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            endpoint.requests.append(
-                ReceivedRequest(self.command, self.path, list(self.headers.items()), body)
-            )
-            endpoint.arrived.set()
-            endpoint.release.wait(WAIT_SECONDS)
-            self.send_response(endpoint.status)
-            self.send_header("Content-Length", str(len(endpoint.response_body)))
-            if 300 <= endpoint.status < 400:
-                self.send_header("Location", "/redirected")
-            if endpoint.close_after_response:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            self.wfile.write(endpoint.response_body)
-            if endpoint.hang_up_silently:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)
-                self.close_connection = True
-                endpoint.hung_up.set()
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Keep test output clean."""
-
-    return RecordingHandler
-
-
-def _serve(endpoint: Endpoint, tls: ssl.SSLContext | None = None) -> Iterator[Endpoint]:
-    with local_server(_handler_for(endpoint), tls=tls) as endpoint.url:
-        try:
-            yield endpoint
-        finally:
-            endpoint.release.set()  # a held request ends before the server stops
+def _recorder(tls: ssl.SSLContext | None = None) -> Iterator[PushRecorder]:
+    """The shipped recorder in raw mode: these tests post bytes of their own through the
+    transport or an in-process sender, signed with keys whose certificate is served nowhere."""
+    recorder = PushRecorder.raw(max_hold=WAIT_SECONDS).start(tls=tls)
+    try:
+        yield recorder
+    finally:
+        recorder.stop()  # releases a held request first
 
 
 @pytest.fixture()
-def endpoint() -> Iterator[Endpoint]:
-    yield from _serve(Endpoint())
+def endpoint() -> Iterator[PushRecorder]:
+    yield from _recorder()
 
 
 @pytest.fixture()
-def second_endpoint() -> Iterator[Endpoint]:
-    yield from _serve(Endpoint())
+def second_endpoint() -> Iterator[PushRecorder]:
+    yield from _recorder()
 
 
 @pytest.fixture()
@@ -158,10 +90,10 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
 
 
 @pytest.fixture()
-def tls_endpoint(tls_files: TlsFiles) -> Iterator[Endpoint]:
+def tls_endpoint(tls_files: TlsFiles) -> Iterator[PushRecorder]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tls_files.certificate, tls_files.private_key)
-    yield from _serve(Endpoint(), tls=context)
+    yield from _recorder(context)
 
 
 @dataclass

@@ -12,17 +12,18 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from .conftest import WAIT_SECONDS, ReceivedRequest
+from gateway.testing import ReceivedPush
+
+from .conftest import WAIT_SECONDS
 
 
-def received_value(request: ReceivedRequest, name: str) -> str:
-    """The header as the receiver got it. http.server decodes header bytes as Latin-1; the
-    bytes are UTF-8, which is what the signature covers."""
-    value = next(value for key, value in request.headers if key == name)
-    return value.encode("latin-1").decode("utf-8")
+def received_value(request: ReceivedPush, name: str) -> str:
+    """The header as the receiver got it (the recorder keys headers by lowercased name and
+    reads their bytes as UTF-8, which is what the signature covers)."""
+    return request.headers[name.lower()]
 
 
-def verify_as_a_receiver(request: ReceivedRequest, trusted_prefix: str) -> bool:
+def verify_as_a_receiver(request: ReceivedPush, trusted_prefix: str) -> bool:
     cert_url = base64.b64decode(received_value(request, "x-mns-signing-cert-url")).decode()
     assert cert_url.startswith(trusted_prefix)
     with urllib.request.urlopen(cert_url, timeout=WAIT_SECONDS) as response:
@@ -30,17 +31,15 @@ def verify_as_a_receiver(request: ReceivedRequest, trusted_prefix: str) -> bool:
     assert isinstance(public_key, rsa.RSAPublicKey)
 
     mns_headers = sorted(
-        (key.lower(), received_value(request, key))
-        for key, _ in request.headers
-        if key.lower().startswith("x-mns-")
+        (key, value) for key, value in request.headers.items() if key.startswith("x-mns-")
     )
     text = (
-        f"{request.method}\n"
+        "POST\n"
         f"{received_value(request, 'Content-md5')}\n"
         f"{received_value(request, 'Content-Type')}\n"
         f"{received_value(request, 'Date')}\n"
         + "".join(f"{key}:{value}\n" for key, value in mns_headers)
-        + request.target
+        + request.path
     )
     signature = base64.b64decode(received_value(request, "Authorization"))
     try:

@@ -17,6 +17,7 @@ from mns.account import Account
 from mns.subscription import SubscriptionMeta
 from mns.topic import DirectMailInfo, DirectSMSInfo, TopicMessage, TopicMeta
 
+from gateway.testing import PushRecorder
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
@@ -27,8 +28,6 @@ from tests.conftest import (
 from tests.dysmsapi import ACCESS_KEY_ID as SMS_KEY_ID
 from tests.dysmsapi import ACCESS_KEY_SECRET as SMS_KEY_SECRET
 from tests.dysmsapi import SmsApi, sms_api
-
-from .conftest import Endpoint
 
 FAST = {"MNS_GATEWAY_RETRY_SCALE": "0.01", "MNS_GATEWAY_PUSH_TIMEOUT": "2"}
 T = TypeVar("T")
@@ -205,7 +204,7 @@ def test_publish_refuses_a_malformed_direct_sms(
 
 
 # a webhook --------------------------------------------------------------------------------------
-def test_sms_through_a_webhook(tmp_path: Path, endpoint: Endpoint, unique: str) -> None:
+def test_sms_through_a_webhook(tmp_path: Path, endpoint: PushRecorder, unique: str) -> None:
     env = {
         **FAST,
         "MNS_GATEWAY_SMS_PROVIDER": "webhook",
@@ -219,12 +218,12 @@ def test_sms_through_a_webhook(tmp_path: Path, endpoint: Endpoint, unique: str) 
         published = topic.publish_message(
             TopicMessage("x", direct_sms=single("13800000001", code="9"))
         )
-        eventually(lambda: endpoint.requests or None)
+        endpoint.wait_for(1, timeout=20)
         endpoint.status = 204
-        eventually(lambda: endpoint.requests[1:] or None)
+        endpoint.wait_for(2, timeout=20)
     finally:
         gateway.stop()
-    first, second = (json.loads(r.body) for r in endpoint.requests[:2])
+    first, second = (json.loads(r.body) for r in endpoint.received[:2])
     assert first == second
     assert first["MessageId"] == published.message_id and first["Messages"] == [
         {"PhoneNumber": "13800000001", "TemplateParam": {"code": "9"}}

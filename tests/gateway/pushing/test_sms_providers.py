@@ -19,11 +19,10 @@ from gateway.pushing.sms_providers import (
     is_permanent_refusal,
 )
 from gateway.pushing.transport import PushOutcome, PushTransport
+from gateway.testing import PushRecorder
 from tests.conftest import free_port
 from tests.dysmsapi import ACCESS_KEY_ID, ACCESS_KEY_SECRET, SmsApi, sms_api
 from tests.gateway.delivery.test_sms import direct, sms_job
-
-from .conftest import Endpoint
 
 
 @pytest.fixture()
@@ -146,7 +145,7 @@ def test_unusable_aliyun_settings_are_refused(options: dict[str, Any], problem: 
 
 # the webhook ----------------------------------------------------------------------------------
 def test_the_webhook_gets_json_signed_with_the_secret(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     sender = WebhookSmsSender(
         transport, url=f"{endpoint.url}/sms", secret="s3cret", clock=lambda: 1_700_000_000
@@ -155,9 +154,9 @@ def test_the_webhook_gets_json_signed_with_the_secret(
 
     assert sender.send(job).ok
 
-    (request,) = endpoint.requests
-    headers = dict(request.headers)
-    assert (request.target, headers["Content-Type"]) == ("/sms", "application/json;charset=utf-8")
+    (request,) = endpoint.received
+    headers = request.headers  # keyed by lowercased name
+    assert (request.path, headers["content-type"]) == ("/sms", "application/json;charset=utf-8")
     document = json.loads(request.body)
     assert document == {
         "MessageId": "M1",
@@ -173,21 +172,23 @@ def test_the_webhook_gets_json_signed_with_the_secret(
             {"PhoneNumber": "13800000002", "TemplateParam": {"code": "42"}},
         ],
     }
-    assert headers["X-MNS-Gateway-Timestamp"] == "1700000000"
+    assert headers["x-mns-gateway-timestamp"] == "1700000000"
     expected = hmac.new(b"s3cret", b"1700000000." + request.body, hashlib.sha256).hexdigest()
-    assert headers["X-MNS-Gateway-Signature"] == f"v1={expected}"
+    assert headers["x-mns-gateway-signature"] == f"v1={expected}"
 
 
-def test_a_webhook_error_is_a_failed_attempt(endpoint: Endpoint, transport: PushTransport) -> None:
+def test_a_webhook_error_is_a_failed_attempt(
+    endpoint: PushRecorder, transport: PushTransport
+) -> None:
     endpoint.status = 503
     sender = WebhookSmsSender(transport, url=endpoint.url)
     result = sender.send(sms_job("sms:directsms:13800000000", direct()))
     assert (result.outcome, result.status) == (PushOutcome.HTTP_ERROR, 503)
-    assert "X-MNS-Gateway-Signature" not in dict(endpoint.requests[0].headers)
+    assert "x-mns-gateway-signature" not in endpoint.received[0].headers
 
 
 def test_a_traced_attempt_sends_its_trace_context_to_the_webhook(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     from opentelemetry.sdk.trace import TracerProvider
 
@@ -201,4 +202,4 @@ def test_a_traced_attempt_sends_its_trace_context_to_the_webhook(
         assert sender.send(sms_job("sms:directsms:13800000000", direct())).ok
     finally:
         span.end()
-    assert dict(endpoint.requests[0].headers)["traceparent"] == span.carrier()["traceparent"]
+    assert endpoint.received[0].headers["traceparent"] == span.carrier()["traceparent"]

@@ -27,28 +27,29 @@ from gateway.pushing.transport import (
     PushResult,
     PushTransport,
 )
+from gateway.testing import Answer, PushRecorder
 
-from .conftest import WAIT_SECONDS, Endpoint, RawEndpoint, TlsFiles
+from .conftest import WAIT_SECONDS, RawEndpoint, TlsFiles
 
 HEADERS = [("Content-Type", "text/plain;charset=utf-8"), ("x-mns-message-id", "MID")]
 LOOPBACK = ["127.0.0.0/8", "::1/128"]  # "localhost" may resolve to either family
 
 
 def test_2xx_is_success_and_the_request_arrives_intact(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     result = transport.send(endpoint.url + "/hook?x=1", HEADERS, b"payload")
 
     assert result.outcome == "success" and result.ok
     assert (result.status, result.error) == (204, None)
     assert result.latency_ms > 0
-    [request] = endpoint.requests
-    assert (request.method, request.target, request.body) == ("POST", "/hook?x=1", b"payload")
+    [request] = endpoint.received  # the recorder takes POST only
+    assert (request.path, request.body) == ("/hook?x=1", b"payload")
 
 
 @pytest.mark.parametrize("status", [200, 201, 202, 299])
 def test_every_2xx_status_is_success(
-    endpoint: Endpoint, transport: PushTransport, status: int
+    endpoint: PushRecorder, transport: PushTransport, status: int
 ) -> None:
     endpoint.status = status
 
@@ -56,27 +57,26 @@ def test_every_2xx_status_is_success(
 
 
 def test_an_endpoint_without_a_path_receives_at_notifications(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     transport.send(endpoint.url, HEADERS, b"x")
 
-    assert endpoint.requests[0].target == "/notifications"
+    assert endpoint.received[0].path == "/notifications"
 
 
 def test_the_request_target_on_the_wire_is_the_signed_push_path(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     url = endpoint.url + "/a b/%7e/../c?q=x y&z=ü"
 
     assert transport.send(url, HEADERS, b"x").ok
-    assert endpoint.requests[0].target == push_path(url) == "/a%20b/c?q=x%20y&z=%C3%BC"
+    assert endpoint.received[0].path == push_path(url) == "/a%20b/c?q=x%20y&z=%C3%BC"
 
 
 def test_5xx_is_an_http_error_with_the_body_excerpt(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
-    endpoint.status = 503
-    endpoint.response_body = b"down for maintenance"
+    endpoint.answer(Answer(503, b"down for maintenance"))
 
     result = transport.send(endpoint.url, HEADERS, b"x")
 
@@ -85,27 +85,28 @@ def test_5xx_is_an_http_error_with_the_body_excerpt(
 
 
 def test_redirects_are_failures_and_not_followed(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     endpoint.status = 302
+    endpoint.answer(Answer(302, headers=(("Location", "/redirected"),)))
 
     result = transport.send(endpoint.url, HEADERS, b"x")
 
     assert (result.outcome, result.status) == (PushOutcome.HTTP_ERROR, 302)
-    assert len(endpoint.requests) == 1
+    assert len(endpoint.received) == 1
 
 
-def test_a_slow_endpoint_times_out(endpoint: Endpoint, transport: PushTransport) -> None:
-    endpoint.release.clear()  # the receiver holds every request until the test ends
+def test_a_slow_endpoint_times_out(endpoint: PushRecorder, transport: PushTransport) -> None:
+    endpoint.hold()  # the receiver holds every request until the test ends
 
     result = transport.send(endpoint.url, HEADERS, b"x", timeout=0.3)
 
-    assert endpoint.arrived.is_set()
+    assert endpoint.received  # it arrived
     assert (result.outcome, result.status) == (PushOutcome.TIMEOUT, None)
     assert "timed out" in (result.error or "")
 
 
-def test_a_2xx_after_the_deadline_is_a_timeout(endpoint: Endpoint) -> None:
+def test_a_2xx_after_the_deadline_is_a_timeout(endpoint: PushRecorder) -> None:
     ten_seconds_per_reading = itertools.count(0.0, 10.0).__next__
 
     with PushTransport(clock=ten_seconds_per_reading, default_timeout=5.0) as transport:
@@ -130,23 +131,21 @@ def test_an_unsupported_scheme_is_a_connection_error(transport: PushTransport) -
 
 
 def test_connections_are_kept_alive_and_reused(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     results = [transport.send(endpoint.url, HEADERS, b"x") for _ in range(5)]
 
     assert all(result.ok for result in results)
-    assert len(endpoint.requests) == 5
+    assert len(endpoint.received) == 5
     assert endpoint.connections == 1
 
 
 def test_an_oversized_response_is_not_drained_and_its_connection_is_replaced(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
-    endpoint.status = 500
-    endpoint.response_body = b"x" * (MAX_RESPONSE_BYTES + 10)
+    endpoint.answer(Answer(500, b"x" * (MAX_RESPONSE_BYTES + 10)))
     assert transport.send(endpoint.url, HEADERS, b"x").outcome == "http_error"
 
-    endpoint.status, endpoint.response_body = 204, b""
     assert transport.send(endpoint.url, HEADERS, b"x").ok
     assert transport.send(endpoint.url, HEADERS, b"x").ok
 
@@ -169,54 +168,56 @@ def one_per_host() -> Iterator[PushTransport]:
         yield transport
 
 
-def test_concurrency_per_host_is_bounded(endpoint: Endpoint, one_per_host: PushTransport) -> None:
-    endpoint.release.clear()
+def test_concurrency_per_host_is_bounded(
+    endpoint: PushRecorder, one_per_host: PushTransport
+) -> None:
+    endpoint.hold()
     first: list[PushResult] = []
     thread = send_in_background(one_per_host, endpoint.url, first)
-    assert endpoint.arrived.wait(WAIT_SECONDS)
+    endpoint.wait_for(1, timeout=WAIT_SECONDS)
 
     second = one_per_host.send(endpoint.url, HEADERS, b"x", timeout=0.2)
-    endpoint.release.set()
+    endpoint.release()
     thread.join(WAIT_SECONDS)
 
     assert (second.outcome, second.status) == (PushOutcome.TIMEOUT, None)
     assert "no free connection" in (second.error or "")
     assert first[0].ok
-    assert endpoint.connections == 1 and len(endpoint.requests) == 1
+    assert endpoint.connections == 1 and len(endpoint.received) == 1
 
 
 def test_a_busy_host_does_not_block_other_hosts(
-    endpoint: Endpoint, second_endpoint: Endpoint, one_per_host: PushTransport
+    endpoint: PushRecorder, second_endpoint: PushRecorder, one_per_host: PushTransport
 ) -> None:
-    endpoint.release.clear()
+    endpoint.hold()
     first: list[PushResult] = []
     thread = send_in_background(one_per_host, endpoint.url, first)
-    assert endpoint.arrived.wait(WAIT_SECONDS)
+    endpoint.wait_for(1, timeout=WAIT_SECONDS)
 
     other = one_per_host.send(second_endpoint.url, HEADERS, b"x", timeout=WAIT_SECONDS)
-    endpoint.release.set()
+    endpoint.release()
     thread.join(WAIT_SECONDS)
 
     assert other.ok and first[0].ok
 
 
-def localhost_url(endpoint: Endpoint) -> str:
+def localhost_url(endpoint: PushRecorder) -> str:
     return endpoint.url.replace("127.0.0.1", "localhost")
 
 
 def test_a_hostname_resolving_to_loopback_is_permitted_by_default(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
     assert transport.send(localhost_url(endpoint), HEADERS, b"x").ok
 
 
-def test_a_hostname_resolving_to_a_denied_address_is_refused(endpoint: Endpoint) -> None:
+def test_a_hostname_resolving_to_a_denied_address_is_refused(endpoint: PushRecorder) -> None:
     with PushTransport(EgressPolicy(deny=LOOPBACK)) as transport:
         result = transport.send(localhost_url(endpoint), HEADERS, b"x")
 
     assert (result.outcome, result.status) == (PushOutcome.REFUSED_BY_POLICY, None)
     assert "localhost resolves to" in (result.error or "")
-    assert endpoint.requests == []
+    assert endpoint.received == []
 
 
 def test_a_refused_address_is_never_connected_to() -> None:
@@ -234,7 +235,7 @@ def test_a_refused_address_is_never_connected_to() -> None:
         connection.close()
 
 
-def test_only_permitted_resolved_addresses_are_tried(endpoint: Endpoint) -> None:
+def test_only_permitted_resolved_addresses_are_tried(endpoint: PushRecorder) -> None:
     lookups: list[tuple[str, int]] = []
 
     def resolver(host: str, port: int) -> list[str]:
@@ -247,7 +248,7 @@ def test_only_permitted_resolved_addresses_are_tried(endpoint: Endpoint) -> None
 
     assert result.ok
     assert lookups == [("push.example.test", port)]
-    assert ("Host", f"push.example.test:{port}") in endpoint.requests[0].headers
+    assert endpoint.received[0].headers["host"] == f"push.example.test:{port}"
 
 
 def test_a_name_resolving_only_to_metadata_is_refused() -> None:
@@ -304,7 +305,7 @@ def test_header_spellings_arrive_on_the_wire_exactly(
 
 
 def test_https_endpoints_are_pushed_to_and_checked_alike(
-    tls_endpoint: Endpoint, tls_files: TlsFiles
+    tls_endpoint: PushRecorder, tls_files: TlsFiles
 ) -> None:
     trusting = ssl.create_default_context(cafile=str(tls_files.certificate))
     with PushTransport(ssl_context=trusting) as transport:
@@ -319,34 +320,34 @@ def test_https_endpoints_are_pushed_to_and_checked_alike(
 
     assert result.outcome == "connection_error"
     assert "CERTIFICATE_VERIFY_FAILED" in (result.error or "")
-    assert [request.target for request in tls_endpoint.requests] == ["/secure", "/notifications"]
+    assert [request.path for request in tls_endpoint.received] == ["/secure", "/notifications"]
 
 
-def test_https_connections_are_kept_alive_too(tls_endpoint: Endpoint, tls_files: TlsFiles) -> None:
+def test_https_connections_are_kept_alive_too(
+    tls_endpoint: PushRecorder, tls_files: TlsFiles
+) -> None:
     trusting = ssl.create_default_context(cafile=str(tls_files.certificate))
     with PushTransport(ssl_context=trusting) as transport:
         assert all(transport.send(tls_endpoint.url, HEADERS, b"x").ok for _ in range(4))
-    assert tls_endpoint.connections == 1 and len(tls_endpoint.requests) == 4
+    assert tls_endpoint.connections == 1 and len(tls_endpoint.received) == 4
 
 
 def test_a_connection_closed_by_the_endpoint_is_not_reused(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
+    endpoint.answer(Answer(), Answer(connection="close"))
     assert transport.send(endpoint.url, HEADERS, b"x").ok
-    endpoint.close_after_response = True
     assert transport.send(endpoint.url, HEADERS, b"x").ok  # answered with Connection: close
-    endpoint.close_after_response = False
     assert transport.send(endpoint.url, HEADERS, b"x").ok
     assert endpoint.connections == 2
 
 
 def test_a_kept_alive_connection_the_endpoint_hung_up_on_is_not_reused(
-    endpoint: Endpoint, transport: PushTransport
+    endpoint: PushRecorder, transport: PushTransport
 ) -> None:
-    endpoint.hang_up_silently = True
+    endpoint.answer(Answer(connection="drop"))
     assert transport.send(endpoint.url, HEADERS, b"x").ok
-    assert endpoint.hung_up.wait(5)
-    endpoint.hang_up_silently = False
+    endpoint.wait_closed(1, timeout=5)
     assert transport.send(endpoint.url, HEADERS, b"x").ok  # reusing the dead socket would fail
     assert endpoint.connections == 2
 
