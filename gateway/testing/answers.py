@@ -43,8 +43,9 @@ def as_answer(answer: int | Answer) -> Answer:
 class Answers:
     """The script, the default and the hold; thread-safe (one request per handler thread)."""
 
-    def __init__(self, default: int = 204, *, max_hold: float = MAX_HOLD_SECONDS) -> None:
-        self.default = default
+    def __init__(self, default: int | Answer = 204, *, max_hold: float = MAX_HOLD_SECONDS) -> None:
+        #: The answer once the script is used up.
+        self.default = as_answer(default)
         self.max_hold = max_hold
         self._script: deque[Answer] = deque()
         self._holding = False
@@ -60,7 +61,7 @@ class Answers:
         """The answer for a request that just arrived (held if every answer is held now), and
         the releases so far: a held request waits for the next one (:meth:`wait_released`)."""
         with self._lock:
-            answer = self._script.popleft() if self._script else Answer(self.default)
+            answer = self._script.popleft() if self._script else self.default
             if self._holding and not answer.held:
                 answer = replace(answer, held=True)
             return answer, self._releases
@@ -82,9 +83,9 @@ class Answers:
         with self._lock:
             return self._lock.wait_for(lambda: self._releases > seen, self.max_hold)
 
-    def reset(self, default: int = 204) -> None:
+    def reset(self, default: int | Answer = 204) -> None:
         """Forget the script and the hold (releasing what waits); answer ``default``."""
         self.release()
         with self._lock:
             self._script.clear()
-            self.default = default
+            self.default = as_answer(default)

@@ -13,6 +13,7 @@ reachable) and answers every request.
 
 from __future__ import annotations
 
+import dataclasses
 import http.server
 import socket
 import ssl
@@ -38,7 +39,8 @@ _MAX_BODY_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class ReceivedPush:
-    """One request as received; ``notification`` is set when it verified and parsed."""
+    """One request as received; ``notification`` is set when it verified and parsed.
+    ``headers`` are keyed by lowercased name."""
 
     path: str
     headers: Mapping[str, str] = field(repr=False)
@@ -46,6 +48,10 @@ class ReceivedPush:
     verified: bool
     error: str | None
     notification: Notification | None
+    #: The headers as they arrived, names spelled as the sender spelled them.
+    raw_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: When it arrived, by ``time.monotonic()``.
+    arrived: float = field(default=0.0, repr=False)
 
     @property
     def message_id(self) -> str:
@@ -99,12 +105,21 @@ class PushRecorder:
 
     @property
     def status(self) -> int:
-        """What a push is answered once the script is used up (204)."""
-        return self.answers.default
+        """The status a push is answered once the script is used up (204)."""
+        return self.answers.default.status
 
     @status.setter
     def status(self, value: int) -> None:
-        self.answers.default = value
+        self.answers.default = Answer(value)
+
+    @property
+    def default(self) -> Answer:
+        """The whole answer once the script is used up (a status with a body, say)."""
+        return self.answers.default
+
+    @default.setter
+    def default(self, answer: Answer) -> None:
+        self.answers.default = answer
 
     def answer(self, *answers: int | Answer) -> None:
         """Answer the next pushes with these (statuses or :class:`Answer`), then :attr:`status`."""
@@ -201,7 +216,7 @@ class PushRecorder:
             self._thread.join(DEFAULT_WAIT)
 
     def __enter__(self) -> PushRecorder:
-        return self.start()
+        return self if self._server is not None else self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
@@ -210,7 +225,9 @@ class PushRecorder:
         """Verify and record one request; the answer, and the releases it waits past if held
         (:meth:`Answers.next`)."""
         push = SignedPush("POST", path, lowercase_headers(headers.items()), body)
-        record = self._judge(push)
+        record = dataclasses.replace(
+            self._judge(push), raw_headers=tuple(headers.items()), arrived=time.monotonic()
+        )
         with self._changed:
             self._received.append(record)
             self._changed.notify_all()

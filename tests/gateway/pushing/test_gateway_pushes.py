@@ -29,7 +29,7 @@ from tests.conftest import (
     gateway_fixture,
     start_gateway,
 )
-from tests.support.scripted_endpoint import scripted_endpoint
+from tests.support.pushes import HANG, pushes_to
 
 from .doc_verifier import received_value, verify_as_a_receiver
 
@@ -91,15 +91,15 @@ def test_each_format_byte_for_byte_and_signed(
 ) -> None:
     account.get_topic(unique).create(TopicMeta())
     body = 'order <42> & "done"'
-    with scripted_endpoint() as endpoint:
+    with pushes_to(gateway.url) as endpoint:
         subscribe(
             account, unique, "sub", endpoint.url + "/hooks/mns?tenant=a", notify_content_format=fmt
         )
         published = account.get_topic(unique).publish_message(TopicMessage(body, "vip"))
-        (push,) = endpoint.wait_for(1)
+        (push,) = endpoint.wait_for(1, timeout=15)
 
-    headers = dict(push.headers)
-    assert push.target == "/hooks/mns?tenant=a"
+    headers = dict(push.raw_headers)
+    assert push.path == "/hooks/mns?tenant=a"
     for name in (
         "Content-md5",
         "Content-Type",
@@ -155,18 +155,22 @@ def test_each_format_byte_for_byte_and_signed(
     assert verify_as_a_receiver(push, trusted_prefix=f"{gateway.url}/certs/")
 
 
-def test_no_path_means_notifications(account: Account, unique: str) -> None:
+def test_no_path_means_notifications(
+    gateway: RunningGateway, account: Account, unique: str
+) -> None:
     account.get_topic(unique).create(TopicMeta())
-    with scripted_endpoint() as endpoint:
+    with pushes_to(gateway.url) as endpoint:
         subscribe(account, unique, "s", endpoint.url)
         account.get_topic(unique).publish_message(TopicMessage("x"))
-        assert endpoint.wait_for(1)[0].target == "/notifications"
+        assert endpoint.wait_for(1, timeout=15)[0].path == "/notifications"
 
 
-def test_tag_filtering_across_subscriptions(account: Account, unique: str) -> None:
+def test_tag_filtering_across_subscriptions(
+    gateway: RunningGateway, account: Account, unique: str
+) -> None:
     topic = account.get_topic(unique)
     topic.create(TopicMeta())
-    with scripted_endpoint() as endpoint:
+    with pushes_to(gateway.url) as endpoint:
         for name, tag in (("all", ""), ("red", "red"), ("blue", "blue")):
             subscribe(
                 account,
@@ -178,12 +182,12 @@ def test_tag_filtering_across_subscriptions(account: Account, unique: str) -> No
             )
         for tag in ("red", "blue", "", "green"):
             topic.publish_message(TopicMessage(f"m-{tag or 'none'}", tag))
-        endpoint.wait_for(6)
+        endpoint.wait_for(6, timeout=15)
         time.sleep(0.3)  # a wrongly fanned-out seventh push would arrive within this
-        pushes = list(endpoint.requests)
+        pushes = endpoint.received
     by_path: dict[str, list[str]] = {}
     for push in pushes:
-        by_path.setdefault(push.target, []).append(push.body.decode())
+        by_path.setdefault(push.path, []).append(push.body.decode())
     assert sorted(by_path["/all"]) == ["m-blue", "m-green", "m-none", "m-red"]
     assert by_path["/red"] == ["m-red"]
     assert by_path["/blue"] == ["m-blue"]
@@ -192,13 +196,13 @@ def test_tag_filtering_across_subscriptions(account: Account, unique: str) -> No
 
 @pytest.mark.parametrize("strategy", ["BACKOFF_RETRY", "EXPONENTIAL_DECAY_RETRY"])
 def test_retries_after_5xx_and_timeout_then_success(
-    account: Account, unique: str, strategy: str
+    gateway: RunningGateway, account: Account, unique: str, strategy: str
 ) -> None:
     account.get_topic(unique).create(TopicMeta())
-    with scripted_endpoint(500, 503, "hang") as endpoint:
+    with pushes_to(gateway.url, 500, 503, HANG) as endpoint:
         subscribe(account, unique, "s", endpoint.url, notify_strategy=strategy)
         published = account.get_topic(unique).publish_message(TopicMessage("retry me"))
-        pushes = endpoint.wait_for(4)
+        pushes = endpoint.wait_for(4, timeout=15)
     ids = {received_value(p, "x-mns-message-id") for p in pushes}
     assert ids == {published.message_id}
 
@@ -216,10 +220,10 @@ def test_refused_connections_end_in_a_dead_letter_and_replay(
     assert [a["Outcome"] for a in detail["AttemptHistory"]] == ["connection_error"] * 4
     assert detail["MessageBody"] == "eventually"
 
-    with scripted_endpoint(port=port) as endpoint:
+    with pushes_to(gateway.url).start(port=port) as endpoint:
         replayed = admin(gateway, "POST", f"/admin/dead-letters/{summary['Id']}/replay")
         assert replayed["DeliveryId"]
-        (push,) = endpoint.wait_for(1)
+        (push,) = endpoint.wait_for(1, timeout=15)
     assert received_value(push, "x-mns-message-id") == published.message_id
     assert admin(gateway, "GET", f"/admin/dead-letters/{summary['Id']}")["ReplayedAt"]
 
@@ -259,14 +263,14 @@ def test_sigkill_mid_delivery_loses_nothing(tmp_path: Path) -> None:
     first = start_gateway(tmp_path, FAST_RETRIES)
     account = Account(first.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
     account.get_topic("crash").create(TopicMeta())
-    with scripted_endpoint("hang") as endpoint:
+    with pushes_to(first.url, HANG) as endpoint:
         subscribe(account, "crash", "s", endpoint.url)
         published = account.get_topic("crash").publish_message(TopicMessage("survive"))
-        endpoint.wait_for(1)  # the push is in flight, its answer held back
+        endpoint.wait_for(1, timeout=15)  # the push is in flight, its answer held back
         first.kill()
         second = start_gateway(tmp_path, FAST_RETRIES, port=first.port)
         try:
-            pushes = endpoint.wait_for(2)
+            pushes = endpoint.wait_for(2, timeout=15)
         finally:
             second.stop()
     assert {received_value(p, "x-mns-message-id") for p in pushes} == {published.message_id}
@@ -276,16 +280,16 @@ def test_key_rotated_by_the_cli_is_used_without_restart(
     gateway: RunningGateway, account: Account, unique: str
 ) -> None:
     account.get_topic(unique).create(TopicMeta())
-    with scripted_endpoint() as endpoint:
+    with pushes_to(gateway.url) as endpoint:
         subscribe(account, unique, "s", endpoint.url)
         account.get_topic(unique).publish_message(TopicMessage("before"))
-        (before,) = endpoint.wait_for(1)
+        (before,) = endpoint.wait_for(1, timeout=15)
         new_key = gateway_cli(gateway, "keys", "rotate")["CurrentKeyId"]
         deadline = time.monotonic() + 30  # the sender re-reads the key ring every 10 s
         while time.monotonic() < deadline:
-            seen = len(endpoint.requests)
+            seen = len(endpoint.received)
             account.get_topic(unique).publish_message(TopicMessage("after"))
-            latest = endpoint.wait_for(seen + 1)[-1]
+            latest = endpoint.wait_for(seen + 1, timeout=15)[-1]
             if (
                 new_key
                 in base64.b64decode(received_value(latest, "x-mns-signing-cert-url")).decode()

@@ -21,7 +21,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.http_wire import http_get
-from tests.support.scripted_endpoint import scripted_endpoint
+from tests.support.pushes import HANG, pushes_to
 
 from .doc_verifier import received_value, verify_as_a_receiver
 
@@ -64,12 +64,12 @@ def test_a_worker_process_delivers_signed_pushes_and_stops_on_sigterm(
     account = Account(api.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
     topic = account.get_topic("apart")
     topic.create(TopicMeta())
-    with scripted_endpoint() as endpoint:
+    with pushes_to(api.url) as endpoint:
         topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url))
         published = [topic.publish_message(TopicMessage(f"m{n}")) for n in range(5)]
         worker = start_worker(api, worker_class)
         try:
-            pushes = endpoint.wait_for(5)
+            pushes = endpoint.wait_for(5, timeout=15)
         finally:
             returncode = stop(worker)
     assert returncode == 0, worker.stderr.read() if worker.stderr else ""
@@ -82,16 +82,16 @@ def test_a_killed_worker_process_loses_nothing(api: RunningGateway) -> None:
     account = Account(api.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
     topic = account.get_topic("crash")
     topic.create(TopicMeta())
-    with scripted_endpoint("hang") as endpoint:
+    with pushes_to(api.url, HANG) as endpoint:
         topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url))
         published = topic.publish_message(TopicMessage("survive"))
         first = start_worker(api, "gevent")
-        endpoint.wait_for(1)  # the push is in flight, its answer held back
+        endpoint.wait_for(1, timeout=15)  # the push is in flight, its answer held back
         first.kill()
         first.wait(timeout=10)
         second = start_worker(api, "gevent")
         try:
-            pushes = endpoint.wait_for(2)
+            pushes = endpoint.wait_for(2, timeout=15)
         finally:
             stop(second)
     assert [received_value(p, "x-mns-message-id") for p in pushes] == [published.message_id] * 2
@@ -129,13 +129,13 @@ def test_a_worker_answers_probes_and_counts_its_pushes_in_its_metrics(
     account = Account(api.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
     topic = account.get_topic("probed")
     topic.create(TopicMeta())
-    with scripted_endpoint() as endpoint:
+    with pushes_to(api.url) as endpoint:
         topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url))
         worker = start_worker(api, worker_class, "--probes", "127.0.0.1:0")
         try:
             address = probe_address(worker)
             topic.publish_message(TopicMessage("counted"))
-            endpoint.wait_for(1)
+            endpoint.wait_for(1, timeout=15)
             assert http_get(address, "/healthz") == (200, b"ok\n")
             assert http_get(address, "/readyz") == (200, b"ready\n")
             metrics = metrics_once_counted(address, SUCCEEDED)

@@ -20,7 +20,6 @@ printed either way.
 from __future__ import annotations
 
 import base64
-import http.server
 import json
 import re
 import time
@@ -36,6 +35,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from gateway.testing import Answer
 from tests.chromium import artifacts_dir, chromium
 from tests.conftest import (
     ACCESS_KEY_ID,
@@ -47,7 +47,7 @@ from tests.conftest import (
 from tests.gateway.api.console.browser import Pages
 from tests.gateway.api.control.clients import Classic
 from tests.gateway.api.sdk import put_queue
-from tests.local_server import local_server
+from tests.support.pushes import pushes_to
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -61,25 +61,6 @@ ERROR_PAGE = (
     b"<html><head><title>Oops</title><script>window.pwned=4</script></head><body>"
     b"<h1>Broken \xff\xfe upstream</h1><img src=x onerror=window.pwned=5></body></html>"
 )
-
-
-class HostileEndpoint(http.server.BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(502)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(ERROR_PAGE)))
-        self.end_headers()
-        self.wfile.write(ERROR_PAGE)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    with local_server(HostileEndpoint) as url:
-        yield url
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -98,6 +79,14 @@ def gateway(
     process = start_gateway(tmp_path_factory.mktemp(f"console-gateway-{backend}"), env)
     yield process
     process.stop()
+
+
+@pytest.fixture(scope="module")
+def endpoint(gateway: RunningGateway) -> Iterator[str]:
+    """Answers every push with a hostile HTML error page (a 502)."""
+    with pushes_to(gateway.url) as recorder:
+        recorder.default = Answer(502, ERROR_PAGE, "text/html")
+        yield recorder.url
 
 
 @pytest.fixture(scope="module")
@@ -343,25 +332,14 @@ def test_rate_limits_of_a_queue_and_a_subscription(pages: Pages, gateway: Runnin
     assert subscription["TenantRateLimitPolicy"] == {"Enabled": True, "MaxReceivesPerSecond": 4}
 
 
-class AcceptingEndpoint(http.server.BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(204)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_a_delivered_message_on_the_deliveries_page(pages: Pages, gateway: RunningGateway) -> None:
     """A successful push is shown with its attempt (deliveries-history), and passes every
     page's checks. Signs in again: an earlier test signed out."""
     account = Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
-    with local_server(AcceptingEndpoint) as url:
+    with pushes_to(gateway.url) as accepting:
         topic = account.get_topic("receipts")
         topic.create(TopicMeta())
-        topic.get_subscription("ledger").subscribe(SubscriptionMeta(f"{url}/ok"))
+        topic.get_subscription("ledger").subscribe(SubscriptionMeta(f"{accepting.url}/ok"))
         message_id = topic.publish_message(TopicMessage(BODY)).message_id
         _sign_in_again(pages)
         deadline = time.monotonic() + 30

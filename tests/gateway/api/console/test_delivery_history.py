@@ -7,10 +7,8 @@ time is the console's injected clock, moved to each retry, so nothing sleeps.
 
 from __future__ import annotations
 
-import http.server
 import random
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +18,10 @@ from gateway.pushing.keyring import KeyRing
 from gateway.pushing.senders import HttpSender, SenderRegistry
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
+from gateway.testing import Answer, PushRecorder
 from gateway.topics.records import Subscription, TopicMessage
 from tests.gateway.api.console.conftest import Console
-from tests.local_server import local_server
+from tests.support.pushes import raw_pushes
 
 #: What a hostile or broken upstream might put in its error page: it must stay text on the page.
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -32,49 +31,13 @@ ERROR_PAGE = (
 )
 
 
-class Answers:
-    """The endpoint's answers in turn (status, body), then 204; the requests it got."""
-
-    def __init__(self, *script: tuple[int, str]) -> None:
-        self.script = list(script)
-        self.received = 0
-        self.lock = threading.Lock()
-
-    def next(self) -> tuple[int, str]:
-        with self.lock:
-            self.received += 1
-            return self.script.pop(0) if self.script else (204, "")
-
-
-def _handler(answers: Answers) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            status, body = answers.next()
-            payload = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet."""
-
-    return Handler
-
-
 @pytest.fixture()
-def answers() -> Answers:
-    return Answers((502, ERROR_PAGE), (503, ERROR_PAGE))
-
-
-@pytest.fixture()
-def endpoint(answers: Answers) -> Iterator[str]:
-    with local_server(_handler(answers)) as url:
-        yield url
+def endpoint() -> Iterator[PushRecorder]:
+    """Fails twice with the HTML error page, then accepts. Raw: the in-process sender's
+    certificate is served nowhere and its pushes are dated by the console's clock."""
+    page = ERROR_PAGE.encode()
+    with raw_pushes(Answer(502, page, "text/html"), Answer(503, page, "text/html")) as recorder:
+        yield recorder
 
 
 @pytest.fixture()
@@ -126,11 +89,11 @@ def attempt_rows(page: str) -> list[list[str]]:
 
 
 def test_fails_twice_then_succeeds_shows_three_attempts(
-    signed_in: Console, worker: DeliveryWorker, endpoint: str, answers: Answers
+    signed_in: Console, worker: DeliveryWorker, endpoint: PushRecorder
 ) -> None:
-    message_id = publish(signed_in, endpoint)
+    message_id = publish(signed_in, endpoint.url)
     run_until_idle(worker, signed_in)
-    assert answers.received == 3
+    assert len(endpoint.received) == 3
 
     page = signed_in.client.get(f"/console/deliveries?message_id={message_id}").text
     assert "Delivered on attempt 3" in page
@@ -152,15 +115,15 @@ def test_fails_twice_then_succeeds_shows_three_attempts(
     )
     assert response.status_code == 302
     run_until_idle(worker, signed_in)
-    assert answers.received == 4
+    assert len(endpoint.received) == 4
     page = signed_in.client.get(f"/console/deliveries?message_id={message_id}").text
     assert page.count("Delivered on attempt 1") == 1 and "Delivered on attempt 3" in page
 
 
 def test_history_older_than_a_day_is_purged(
-    signed_in: Console, worker: DeliveryWorker, endpoint: str
+    signed_in: Console, worker: DeliveryWorker, endpoint: PushRecorder
 ) -> None:
-    message_id = publish(signed_in, endpoint)
+    message_id = publish(signed_in, endpoint.url)
     run_until_idle(worker, signed_in)
     signed_in.clock.now += 86_400 + 1
     signed_in.store.deliveries.expire()
