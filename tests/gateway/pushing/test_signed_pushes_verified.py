@@ -18,25 +18,21 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from gateway.api.certs import create_certs_blueprint
-from gateway.delivery.formats import ContentFormat, PushNotification, http_date, message_md5
+from gateway.delivery.formats import ContentFormat, http_date
 from gateway.delivery.signing import build_signed_push
 from gateway.pushing.keyring import KeyRing
 from gateway.pushing.transport import PushTransport
 from gateway.testing import PushRecorder
+from tests.support.notifications import billing_notification
 
 from .conftest import WAIT_SECONDS
 from .doc_verifier import received_value, verify_as_a_receiver
 
 MESSAGE = "订单 <42> & done\r\n"
-NOTIFICATION = PushNotification(
-    topic_owner="1234567890",
-    topic_name="orders",
-    subscriber="1234567890",
-    subscription_name="billing",
+NOTIFICATION = billing_notification(
+    MESSAGE,
+    tag="标签",
     message_id="5F6A7B8C9D0E1F20-1-18C0A1B2C3D-200000001",
-    message=MESSAGE,
-    message_md5=message_md5(MESSAGE),
-    message_tag="标签",
     publish_time_ms=1_700_000_000_123,
 )
 

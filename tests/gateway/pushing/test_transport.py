@@ -13,8 +13,6 @@ import pytest
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import (
     ContentFormat,
-    PushNotification,
-    message_md5,
     push_headers,
     push_path,
     render,
@@ -28,6 +26,7 @@ from gateway.pushing.transport import (
     PushTransport,
 )
 from gateway.testing import Answer, PushRecorder
+from tests.support.notifications import billing_notification
 
 from .conftest import WAIT_SECONDS, RawEndpoint, TlsFiles
 
@@ -262,17 +261,7 @@ def test_a_name_resolving_only_to_metadata_is_refused() -> None:
 def signed_push_headers(
     ring: KeyRing, body_format: ContentFormat
 ) -> tuple[list[tuple[str, str]], bytes]:
-    notification = PushNotification(
-        topic_owner="1234567890",
-        topic_name="orders",
-        subscriber="1234567890",
-        subscription_name="billing",
-        message_id="MID-1",
-        message="hello 中文",
-        message_md5=message_md5("hello 中文"),
-        message_tag="标签",
-        publish_time_ms=1_700_000_000_000,
-    )
+    notification = billing_notification("hello 中文", tag="标签")
     rendered = render(notification, body_format)
     headers = push_headers(
         notification,
