@@ -278,16 +278,21 @@ def test_a_message_that_can_never_be_mailed_is_permanent_without_connecting(
 # relay verdicts ----------------------------------------------------------------------------
 
 
+def refuse_at(relay: Relay, stage: str, reply: str) -> None:
+    """The relay answers ``reply`` to the recipient (``rcpt``) or to the message (``data``)."""
+    if stage == "rcpt":
+        relay.mailbox.rcpt_replies["you@example.test"] = [reply]
+    else:
+        relay.mailbox.data_replies.append(reply)
+
+
 @pytest.mark.parametrize(
     ("stage", "reply"), [("rcpt", "550 5.1.1 no such user"), ("data", "554 5.7.1 rejected")]
 )
 def test_a_5xx_refusal_is_permanent(
     relay: Relay, sender: MailSender, stage: str, reply: str
 ) -> None:
-    if stage == "rcpt":
-        relay.mailbox.rcpt_replies["you@example.test"] = [reply]
-    else:
-        relay.mailbox.data_replies.append(reply)
+    refuse_at(relay, stage, reply)
 
     with pytest.raises(PermanentDeliveryError, match=reply.split()[0]):
         sender.send(delivery())
@@ -299,10 +304,7 @@ def test_a_5xx_refusal_is_permanent(
 def test_a_4xx_refusal_is_retryable_and_keeps_the_connection(
     relay: Relay, sender: MailSender, stage: str, reply: str
 ) -> None:
-    if stage == "rcpt":
-        relay.mailbox.rcpt_replies["you@example.test"] = [reply]
-    else:
-        relay.mailbox.data_replies.append(reply)
+    refuse_at(relay, stage, reply)
 
     refused = sender.send(delivery())
     retried = sender.send(delivery())
