@@ -21,6 +21,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gateway.testing.answers import Answer
     from gateway.testing.embedded import EmbeddedGateway
     from gateway.testing.inbox import Inbox, MailEntry, SmsEntry
     from gateway.testing.process import GatewayStartError, free_port
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 #: Where each public name lives. They are imported on first use, because pytest imports this
 #: package (for the plugin) in every project where mns-push is installed.
 _EXPORTS = {
+    "Answer": "gateway.testing.answers",
     "EmbeddedGateway": "gateway.testing.embedded",
     "GatewayStartError": "gateway.testing.process",
     "Inbox": "gateway.testing.inbox",
@@ -39,6 +41,7 @@ _EXPORTS = {
     "free_port": "gateway.testing.process",
 }
 __all__ = [
+    "Answer",
     "EmbeddedGateway",
     "GatewayStartError",
     "Inbox",

@@ -5,7 +5,6 @@ one when the other is SIGKILLed; wake-ups cross between them."""
 from __future__ import annotations
 
 import contextlib
-import http.server
 import re
 import threading
 import time
@@ -17,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from gateway.testing import PushRecorder
 from tests.conftest import RunningGateway, start_gateway
-from tests.local_server import local_server
 from tests.mns_http import RawClient
 from tests.postgres import PostgresServer
+from tests.support.pushes import arrivals
 
 WAIT_SECONDS = 30
 LEASE = {"MNS_GATEWAY_LEASE_SECONDS": "3"}
@@ -48,47 +48,16 @@ def replicas(postgres: PostgresServer, tmp_path: Path) -> Iterator[Replicas]:
         gateway.stop()
 
 
-@dataclass
-class Recorder:
-    """An HTTP endpoint that records each push's MessageId; holds answers while ``hold`` is set."""
-
-    url: str = ""
-    hold: threading.Event = field(default_factory=threading.Event)
-    arrivals: list[str] = field(default_factory=list)
-    cert_urls: set[str] = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def count(self) -> Counter[str]:
-        with self.lock:
-            return Counter(self.arrivals)
-
-
 @pytest.fixture()
-def recorder() -> Iterator[Recorder]:
-    state = Recorder()
+def recorder() -> Iterator[PushRecorder]:
+    """The shipped recorder in raw mode: a replica is stopped while its pushes are held, and a
+    verifying endpoint would fetch the stopped replica's certificate."""
+    with PushRecorder.raw(max_hold=WAIT_SECONDS) as endpoint:
+        yield endpoint
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            with state.lock:
-                state.arrivals.append(self.headers["x-mns-message-id"])
-                state.cert_urls.add(b64decode(self.headers["x-mns-signing-cert-url"]).decode())
-            deadline = time.monotonic() + WAIT_SECONDS
-            while state.hold.is_set() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet."""
-
-    with local_server(Handler) as url:
-        state.url = f"{url}/push"
-        yield state
-        state.hold.clear()
+def cert_urls(recorder: PushRecorder) -> set[str]:
+    return {b64decode(p.headers["x-mns-signing-cert-url"]).decode() for p in recorder.received}
 
 
 def until(condition, timeout: float = WAIT_SECONDS) -> None:  # type: ignore[no-untyped-def]
@@ -116,35 +85,37 @@ def publish(raw: RawClient, topic: str, body: str) -> str:
     return re.search(rb"<MessageId>([^<]+)<", response.body).group(1).decode()  # type: ignore[union-attr]
 
 
-def test_a_publish_on_one_replica_is_delivered_once(replicas: Replicas, recorder: Recorder) -> None:
+def test_a_publish_on_one_replica_is_delivered_once(
+    replicas: Replicas, recorder: PushRecorder
+) -> None:
     a, b = replicas.start("a"), replicas.start("b")
-    subscribe(a.raw(), "orders", recorder.url)
+    subscribe(a.raw(), "orders", recorder.url_for("/push"))
     sent = [publish((a if n % 2 else b).raw(), "orders", f"m{n}") for n in range(40)]
-    until(lambda: sum(recorder.count().values()) >= 40)
+    until(lambda: sum(arrivals(recorder).values()) >= 40)
     time.sleep(0.5)  # anything pushed twice would have arrived by now
-    assert recorder.count() == Counter(sent)
+    assert arrivals(recorder) == Counter(sent)
     # Both replicas sign with the one shared key (each names itself as the certificate's host:
     # behind a load balancer MNS_GATEWAY_PUBLIC_URL makes that one), and either serves it.
-    (path,) = {"/certs/" + url.rsplit("/certs/", 1)[1] for url in recorder.cert_urls}
+    (path,) = {"/certs/" + url.rsplit("/certs/", 1)[1] for url in cert_urls(recorder)}
     served = [g.raw().send("GET", path) for g in (a, b)]
     assert [r.status for r in served] == [200, 200]
     assert served[0].body == served[1].body
 
 
 def test_a_sigkilled_replica_s_deliveries_are_finished_by_the_other(
-    replicas: Replicas, recorder: Recorder
+    replicas: Replicas, recorder: PushRecorder
 ) -> None:
     a = replicas.start("a")
-    subscribe(a.raw(), "orders", recorder.url)
-    recorder.hold.set()  # every push hangs: A holds its deliveries in flight
+    subscribe(a.raw(), "orders", recorder.url_for("/push"))
+    recorder.hold()  # every push hangs: A holds its deliveries in flight
     sent = [publish(a.raw(), "orders", f"m{n}") for n in range(20)]
-    until(lambda: len(recorder.arrivals) >= 16)  # A's share of the route is in flight
+    until(lambda: len(recorder.received) >= 16)  # A's share of the route is in flight
     b = replicas.start("b")
     a.kill()  # SIGKILL mid-delivery: nothing recorded, the leases just lapse
-    recorder.hold.clear()
-    until(lambda: set(recorder.count()) == set(sent))
+    recorder.release()
+    until(lambda: set(arrivals(recorder)) == set(sent))
     assert b.raw().send("GET", "/readyz").status == 200
-    redelivered = [m for m, n in recorder.count().items() if n > 1]
+    redelivered = [m for m, n in arrivals(recorder).items() if n > 1]
     assert redelivered, "the killed replica's in-flight pushes are made again by the other"
 
 

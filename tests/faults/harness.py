@@ -3,15 +3,15 @@ through the official SDK while a fault happens, and the tally of what was acknow
 lost and duplicated (printed at the end of the run by this package's conftest).
 
 Each fault test starts real processes (``mns-gateway serve``, ``mns-gateway worker``, PostgreSQL),
-makes clients send queue messages and publish to a topic subscribed by :class:`PushEndpoint`,
-breaks something for a few seconds, repairs it, and then checks that every acknowledged send is
-receivable and every acknowledged publish was pushed, without restarting the gateway.
+makes clients send queue messages and publish to a topic subscribed by the shipped push
+recorder (:func:`push_endpoint`), breaks something for a few seconds, repairs it, and then
+checks that every acknowledged send is receivable and every acknowledged publish was pushed,
+without restarting the gateway.
 """
 
 from __future__ import annotations
 
 import http.client
-import http.server
 import os
 import signal
 import subprocess
@@ -30,9 +30,10 @@ from mns.queue import Message, QueueMeta
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
+from gateway.testing import PushRecorder
 from gateway.testing.process import START_TIMEOUT, free_port, is_ready
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
-from tests.local_server import local_server
+from tests.support.pushes import arrivals
 
 #: Seconds a request may wait for the database in these tests (MNS_GATEWAY_DATABASE_TIMEOUT).
 DATABASE_TIMEOUT = 2.0
@@ -51,45 +52,20 @@ WAIT_SECONDS = 60.0
 TALLIES: list[Tally] = []
 
 
-@dataclass
-class PushEndpoint:
-    """An HTTP endpoint counting pushes by MessageId, with the time of each first arrival."""
-
-    url: str = ""
-    arrivals: Counter[str] = field(default_factory=Counter)
-    first_seen: dict[str, float] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, message_id: str) -> None:
-        with self.lock:
-            self.arrivals[message_id] += 1
-            self.first_seen.setdefault(message_id, time.monotonic())
-
-    def snapshot(self) -> Counter[str]:
-        with self.lock:
-            return Counter(self.arrivals)
-
-
 @contextmanager
-def push_endpoint() -> Iterator[PushEndpoint]:
-    state = PushEndpoint()
+def push_endpoint() -> Iterator[PushRecorder]:
+    """The shipped recorder in raw mode: during a fault the gateway (and the certificate URL a
+    verifying endpoint would fetch) may be down while pushes made before it still arrive."""
+    with PushRecorder.raw() as recorder:
+        yield recorder
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            state.record(self.headers["x-mns-message-id"])
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet."""
-
-    with local_server(Handler) as url:
-        state.url = f"{url}/push"
-        yield state
+def first_seen(endpoint: PushRecorder) -> dict[str, float]:
+    """When each MessageId first arrived (``time.monotonic()``)."""
+    seen: dict[str, float] = {}
+    for push in endpoint.received:
+        seen.setdefault(push.message_id, push.arrived)
+    return seen
 
 
 @dataclass(frozen=True)
@@ -119,13 +95,13 @@ def sdk(url: str) -> Account:
     return Account(url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
 
 
-def set_up(url: str, endpoint: PushEndpoint) -> None:
+def set_up(url: str, endpoint: PushRecorder) -> None:
     """Queue ``q``, and topic ``t`` with one subscription pushing to ``endpoint``."""
     account = sdk(url)
     account.get_queue("q").create(QueueMeta())
     topic = account.get_topic("t")
     topic.create(TopicMeta())
-    topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url))
+    topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url_for("/push")))
 
 
 def _client_loop(
@@ -259,19 +235,19 @@ class Tally:
 
 
 def settle(
-    fault: str, url: str, state: Traffic, endpoint: PushEndpoint, repaired_at: float
+    fault: str, url: str, state: Traffic, endpoint: PushRecorder, repaired_at: float
 ) -> Tally:
     """Wait for every acknowledged publish to be pushed, drain the queue, and tally the run."""
-    until(lambda: set(state.published) <= set(endpoint.snapshot()))
-    pushed = endpoint.snapshot()
-    caught_up = max((endpoint.first_seen[m] for m in state.published if m in pushed), default=0)
+    until(lambda: set(state.published) <= set(arrivals(endpoint)))
+    pushed = first_seen(endpoint)
+    caught_up = max((pushed[m] for m in state.published if m in pushed), default=0)
     # A push made twice arrives at the latest once the lease of its lost outcome lapsed.
     time.sleep(max(0.5, repaired_at + LEASE_SECONDS + 1.0 - time.monotonic()))
     first_ack = state.first_ack_after(repaired_at)
     tally = Tally(
         fault,
         count(state.sent, receive_all(url)),
-        count(state.published, endpoint.snapshot()),
+        count(state.published, arrivals(endpoint)),
         len(state.failures),
         max((failure.seconds for failure in state.failures), default=0.0),
         (first_ack - repaired_at) if first_ack is not None else float("inf"),

@@ -17,8 +17,8 @@ from selenium import webdriver
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
 from tests.faults.harness import assert_quiet_log, log_text, start_serve, until
-from tests.gateway.console.browser import Pages
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.console.browser import Pages
+from tests.gateway.api.control.clients import Classic
 from tests.postgres import PostgresServer, postgres_server
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

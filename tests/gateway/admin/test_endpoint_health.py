@@ -24,7 +24,7 @@ from tests.conftest import (
     RunningGateway,
     start_gateway,
 )
-from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
+from tests.support.pushes import pushes_to
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -59,8 +59,8 @@ def test_an_open_breaker_seen_held_and_closed_by_an_operator(
     # test sees it open between them.
     gateway = start_gateway(data_dir, {**FAST_RETRIES, "MNS_GATEWAY_BREAKER_COOL_DOWN": "50"})
     try:
-        with scripted_endpoint() as endpoint:
-            endpoint.default = 500
+        with pushes_to(gateway.url) as endpoint:
+            endpoint.status = 500
             account = Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
             topic = account.get_topic("alerts")
             topic.create(TopicMeta())
@@ -92,17 +92,17 @@ def test_an_open_breaker_seen_held_and_closed_by_an_operator(
                 in metrics
             )
             assert "mns_endpoint_circuit_transitions_total" in metrics
-            requests_before = len(endpoint.requests)
+            requests_before = len(endpoint.received)
             time.sleep(1)  # two cool-downs: no probe while held open
-            assert len(endpoint.requests) == requests_before
+            assert len(endpoint.received) == requests_before
 
             # The endpoint is back; the operator closes the breaker from the command line.
-            endpoint.default = 204
+            endpoint.status = 204
             closed = cli(capsys, data_dir, "circuit", "alerts", "hook", "--override", "closed")
             assert (closed["State"], closed["Override"]) == ("closed", "closed")
             eventually(
                 lambda: all(
-                    any(i.encode() in r.body for r in endpoint.requests[requests_before:])
+                    any(i.encode() in r.body for r in endpoint.received[requests_before:])
                     for i in ids
                 ),
                 "the backlog was not delivered",

@@ -21,7 +21,7 @@ from gateway.store.backends.postgres import PostgresDatabase
 from gateway.store.base import Store, compose_store
 from gateway.testing.process import free_port
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET
-from tests.gateway.control.clients import Classic
+from tests.gateway.api.control.clients import Classic
 from tests.mns_http import RawClient
 
 TIMEOUT = 0.5

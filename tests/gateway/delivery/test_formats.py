@@ -27,19 +27,15 @@ from gateway.delivery.formats import (
 from gateway.errors import DeliveryError
 from gateway.errors.delivery import UnrenderableMessageError
 from gateway.protocol.notify import ContentFormat
+from tests.support.notifications import billing_notification
 
 SEED_MESSAGE = '{1:"a", 2:"b"}'
 NS = "{http://mns.aliyuncs.com/doc/v1/}"
 
-TAGGED = PushNotification(
-    topic_owner="1234567890",
-    topic_name="orders",
-    subscriber="1234567890",
-    subscription_name="billing",
+TAGGED = billing_notification(
+    SEED_MESSAGE,
+    tag="important",
     message_id="6CC4D900CA59A2CD-1-15180534A8F-200000002",
-    message=SEED_MESSAGE,
-    message_md5=message_md5(SEED_MESSAGE),
-    message_tag="important",
     publish_time_ms=1449556920975,
 )
 UNTAGGED = dataclasses.replace(TAGGED, message_tag=None)

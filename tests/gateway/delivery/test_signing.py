@@ -16,12 +16,12 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
-from gateway.delivery.formats import ContentFormat, PushNotification, message_md5, string_to_sign
+from gateway.delivery.formats import ContentFormat, string_to_sign
 from gateway.delivery.signing import build_signed_push, cert_url, key_id_of, sign_headers
 from gateway.errors.delivery import KeyRingError
 from gateway.pushing.keyring import KeyRing
-
-from .conftest import WAIT_SECONDS
+from tests.gateway.pushing.conftest import WAIT_SECONDS
+from tests.support.notifications import billing_notification
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 TEST_BITS = 1024  # generation speed; the 2048-bit default is covered once below
@@ -267,17 +267,7 @@ def test_cert_url_joins_the_public_url_and_the_key_id() -> None:
 
 def test_build_signed_push_signs_the_path_it_returns(tmp_path: Path) -> None:
     key = open_ring(tmp_path).current
-    notification = PushNotification(
-        topic_owner="1234567890",
-        topic_name="orders",
-        subscriber="1234567890",
-        subscription_name="billing",
-        message_id="MID-1",
-        message="hello",
-        message_md5=message_md5("hello"),
-        message_tag=None,
-        publish_time_ms=1_700_000_000_000,
-    )
+    notification = billing_notification("hello")
 
     push = build_signed_push(
         notification,

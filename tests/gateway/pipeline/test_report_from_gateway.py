@@ -19,8 +19,9 @@ from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMessage, TopicMeta
 
 from gateway.pipeline.report import add_report_arguments, run_report
+from gateway.testing import PushRecorder
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, free_port, start_gateway
-from tests.gateway.delivery.scripted_endpoint import ScriptedEndpoint, scripted_endpoint
+from tests.support.pushes import pushes_to
 
 
 def wait_until(condition: Any, timeout: float = 20) -> None:
@@ -30,7 +31,7 @@ def wait_until(condition: Any, timeout: float = 20) -> None:
         time.sleep(0.1)
 
 
-def drive_topic(account: Account, flaky: ScriptedEndpoint, healthy: ScriptedEndpoint) -> None:
+def drive_topic(account: Account, flaky: PushRecorder, healthy: PushRecorder) -> None:
     topic = account.get_topic("orders")
     topic.create(TopicMeta(logging_enabled=True))
     for name, url in (
@@ -76,11 +77,14 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     try:
         account = Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET)
-        with scripted_endpoint(500, 500) as flaky, scripted_endpoint() as healthy:
+        with (
+            pushes_to(gateway.url, 500, 500) as flaky,
+            pushes_to(gateway.url) as healthy,
+        ):
             drive_topic(account, flaky, healthy)
             drive_queue(account)
-            flaky.wait_for(4)
-            healthy.wait_for(2)
+            flaky.wait_for(4, timeout=15)
+            healthy.wait_for(2, timeout=15)
 
             def both_dead() -> bool:
                 answer = json.loads(gateway.raw().send("GET", "/admin/dead-letters").body)

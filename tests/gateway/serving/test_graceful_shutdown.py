@@ -20,8 +20,8 @@ import pytest
 from gateway.store.backends.sqlite import SQLiteDatabase
 from gateway.store.base import compose_store
 from tests.conftest import RunningGateway, start_gateway
-from tests.gateway.delivery.scripted_endpoint import scripted_endpoint
 from tests.mns_http import RawClient, RawResponse
+from tests.support.pushes import HOLD, pushes_to
 
 XMLNS = 'xmlns="http://mns.aliyuncs.com/doc/v1/"'
 GRACEFUL = {"MNS_GATEWAY_GRACEFUL_TIMEOUT": "10", "MNS_GATEWAY_LEASE_SECONDS": "2"}
@@ -152,20 +152,20 @@ def push_across_sigterm(raw: RawClient, pusher: subprocess.Popen[bytes]) -> int:
     class, which waits for idle keep-alive connections, stops as soon as the gevent one.
     """
     assert raw.send("PUT", "/topics/drained", f"<Topic {XMLNS}/>".encode()).status == 201
-    with scripted_endpoint("hold") as endpoint:
+    with pushes_to(f"http://{raw.host}:{raw.port}", HOLD) as endpoint:
         subscription = f"<Subscription {XMLNS}><Endpoint>{endpoint.url}</Endpoint></Subscription>"
         assert (
             raw.send("PUT", "/topics/drained/subscriptions/s", subscription.encode()).status == 201
         )
         message = f"<Message {XMLNS}><MessageBody>in flight at SIGTERM</MessageBody></Message>"
         assert raw.send("POST", "/topics/drained/messages", message.encode()).status == 201
-        endpoint.wait_for(1)
+        endpoint.wait_for(1, timeout=15)
         pusher.send_signal(signal.SIGTERM)
         with pytest.raises(subprocess.TimeoutExpired):
             pusher.wait(timeout=1)  # the push in flight keeps the process alive
-        endpoint.hang.set()
+        endpoint.release()
         returncode = pusher.wait(timeout=15)
-        assert len(endpoint.requests) == 1
+        assert len(endpoint.received) == 1
     return returncode
 
 

@@ -2,7 +2,7 @@
 
 ``serve`` runs a delivery worker in every process beside the API. A process whose dispatcher
 died answers requests but pushes nothing, so its ``/healthz`` must fail like
-``mns-gateway worker``'s does (tests/gateway/delivery/test_worker_process.py has the stuck case).
+``mns-gateway worker``'s does (tests/gateway/pushing/test_worker_process.py has the stuck case).
 """
 
 from __future__ import annotations

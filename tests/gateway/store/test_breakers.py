@@ -56,14 +56,22 @@ def trip(a: Store, clock: Clock) -> list[DeliveryJob]:
     return down
 
 
+def opened(a: Store, clock: Clock, watcher: Store | None = None) -> list[Transition]:
+    """Ten messages to ``down`` and ``up`` published through ``a``, then :func:`trip`; the
+    transitions ``watcher`` reports from just before the trip on."""
+    published(a, 10)
+    seen: list[Transition] = []
+    if watcher is not None:
+        watcher.deliveries.on_breaker_transitions(seen.extend)
+    trip(a, clock)
+    return seen
+
+
 def test_failures_through_one_replica_open_it_for_every_replica(
     stores: tuple[Store, Store], clock: Clock
 ) -> None:
     a, b = stores
-    published(a, 10)
-    seen: list[Transition] = []
-    a.deliveries.on_breaker_transitions(seen.extend)
-    trip(a, clock)
+    seen = opened(a, clock, watcher=a)
     assert [(t.resource, t.before, t.after) for t in seen] == [("t/down", State.CLOSED, State.OPEN)]
     a.topics.publish_all([TopicMessage("N0001", "t", "b", "X", a.now_ms())])
     # Replica b leaves the open endpoint's deliveries (due, untried) where they are.
@@ -96,10 +104,7 @@ def test_half_open_lets_one_probe_out_and_its_success_drains_the_backlog_in_orde
     stores: tuple[Store, Store], clock: Clock
 ) -> None:
     a, b = stores
-    published(a, 10)
-    seen: list[Transition] = []
-    b.deliveries.on_breaker_transitions(seen.extend)
-    trip(a, clock)
+    seen = opened(a, clock, watcher=b)
     clock.now += 30
     (probe,) = claim(b, "b")
     assert probe.subscription.name == "down" and probe.message.id == "M0000"
@@ -119,8 +124,7 @@ def test_a_failed_probe_opens_it_again_for_longer(
     stores: tuple[Store, Store], clock: Clock
 ) -> None:
     a, b = stores
-    published(a, 10)
-    trip(a, clock)
+    opened(a, clock)
     clock.now += 30
     (probe,) = claim(b, "b")
     b.deliveries.settle("b", [failed(b, probe)])
@@ -150,10 +154,7 @@ def test_held_open_and_forced_closed(stores: tuple[Store, Store], clock: Clock) 
 
 def test_forced_closed_pushes_an_open_endpoint(stores: tuple[Store, Store], clock: Clock) -> None:
     a, b = stores
-    published(a, 10)
-    seen: list[Transition] = []
-    a.deliveries.on_breaker_transitions(seen.extend)
-    trip(a, clock)
+    seen = opened(a, clock, watcher=a)
     a.deliveries.override_breaker("t", "down", Override.CLOSED)
     assert seen[-1].after is State.CLOSED
     assert len(of(claim(b, "b"), "down")) == 10
@@ -163,8 +164,7 @@ def test_retention_over_while_open_dead_letters_as_circuit_open(
     stores: tuple[Store, Store], clock: Clock
 ) -> None:
     a, b = stores
-    published(a, 10)
-    trip(a, clock)
+    opened(a, clock)
     a.deliveries.override_breaker("t", "down", Override.OPEN)
     clock.now += 86_400 + 1
     b.deliveries.expire()
