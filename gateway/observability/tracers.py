@@ -16,13 +16,13 @@ def open_tracing(exporter: str, protocol: str, service_name: str) -> Tracing:
     if exporter == "none":
         return NO_TRACING
     try:
-        from gateway.observability.otel import OtelTracing  # only now: the optional extra
+        from gateway.observability.otel import configured  # only now: the optional extra
     except ImportError as error:
         raise TracingUnavailableError(
             "OTEL_* asks for traces but OpenTelemetry is not installed: "
             "pip install 'mns-push[otel]' (or unset OTEL_TRACES_EXPORTER and the OTLP endpoint)"
         ) from error
-    return OtelTracing.configured(exporter, protocol, service_name)
+    return configured(exporter, protocol, service_name)
 
 
 class TracingUnavailableError(GatewayError):

@@ -1,0 +1,189 @@
+"""Sending encoded OTLP export requests (:mod:`gateway.observability.otlp_wire`) to a collector,
+over ``http/protobuf`` or ``grpc``, configured by the ``OTEL_EXPORTER_OTLP_*`` variables as the
+SDK's OTLP exporters read them (each ``_TRACES_`` variable before its general one): endpoint,
+headers, timeout (seconds, as the installed SDK reads it), compression (``gzip``, ``deflate``,
+``none``), certificate, client key and certificate, and for gRPC ``insecure``.
+
+The SDK's exporters take SDK spans and encode them themselves; the gateway's spans arrive as
+bytes, so these send bytes: one kept-alive HTTP session, or one gRPC channel with the
+collector's ``Export`` method called on raw bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+log = logging.getLogger(__name__)
+
+EXPORT_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+HTTP_DEFAULT = "http://localhost:4318/"
+GRPC_DEFAULT = "http://localhost:4317"
+COMPRESSIONS = ("gzip", "deflate", "none")
+
+
+def setting(env: Mapping[str, str], name: str, default: str = "") -> str:
+    """``OTEL_EXPORTER_OTLP_TRACES_{name}``, else ``OTEL_EXPORTER_OTLP_{name}``, else
+    ``default``."""
+    return (
+        env.get(f"OTEL_EXPORTER_OTLP_TRACES_{name}", "").strip()
+        or env.get(f"OTEL_EXPORTER_OTLP_{name}", "").strip()
+        or default
+    )
+
+
+def parse_headers(value: str) -> dict[str, str]:
+    """``key1=value1,key2=value2`` (W3C baggage form, URL-encoded), keys lower-cased; malformed
+    entries are left out with a warning, as the SDK does."""
+    headers = {}
+    for entry in value.split(","):
+        key, equals, item = entry.partition("=")
+        key, item = unquote(key).strip().lower(), unquote(item).strip()
+        if not entry.strip():
+            continue
+        if not equals or not key:
+            log.warning("OTEL_EXPORTER_OTLP_HEADERS: %r is not key=value; left out", entry)
+            continue
+        headers[key] = item
+    return headers
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSettings:
+    """What the variables say, for either protocol."""
+
+    endpoint: str
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout_s: float = 10.0
+    compression: str = "none"
+    certificate: str = ""
+    client_key: str = ""
+    client_certificate: str = ""
+    insecure: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], protocol: str) -> ExportSettings:
+        endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+        if not endpoint:
+            base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+            if protocol == "grpc":
+                endpoint = base or GRPC_DEFAULT
+            else:  # the signal's path is added to the general endpoint, as the spec says
+                endpoint = f"{(base or HTTP_DEFAULT).removesuffix('/')}/v1/traces"
+        compression = setting(env, "COMPRESSION", "none").lower()
+        if compression not in COMPRESSIONS:
+            log.warning("OTEL_EXPORTER_OTLP_COMPRESSION=%r is unknown: none", compression)
+            compression = "none"
+        try:
+            timeout = float(setting(env, "TIMEOUT", "10"))
+        except ValueError:
+            log.warning("OTEL_EXPORTER_OTLP_TIMEOUT is not a number; using 10 s")
+            timeout = 10.0
+        return cls(
+            endpoint=endpoint,
+            headers=parse_headers(setting(env, "HEADERS")),
+            timeout_s=timeout,
+            compression=compression,
+            certificate=setting(env, "CERTIFICATE"),
+            client_key=setting(env, "CLIENT_KEY"),
+            client_certificate=setting(env, "CLIENT_CERTIFICATE"),
+            insecure=setting(env, "INSECURE").lower(),
+        )
+
+
+def compress(body: bytes, compression: str) -> bytes:
+    if compression == "gzip":
+        return gzip.compress(body, compresslevel=6)
+    if compression == "deflate":
+        return zlib.compress(body)
+    return body
+
+
+class HttpSender:
+    """OTLP/HTTP with protobuf bodies, on one kept-alive ``requests`` session."""
+
+    def __init__(self, settings: ExportSettings) -> None:
+        import requests  # the otel extra's OTLP/HTTP exporter brings it
+
+        self._settings = settings
+        self._session = requests.Session()
+        self._session.headers.update(settings.headers)
+        self._session.headers["Content-Type"] = "application/x-protobuf"
+        if settings.compression != "none":
+            self._session.headers["Content-Encoding"] = settings.compression
+        if settings.certificate:
+            self._session.verify = settings.certificate
+        if settings.client_certificate:
+            self._session.cert = (settings.client_certificate, settings.client_key or None)  # type: ignore[assignment]
+
+    def __call__(self, body: bytes) -> bool:
+        import requests
+
+        try:
+            answer = self._session.post(
+                self._settings.endpoint,
+                data=compress(body, self._settings.compression),
+                timeout=self._settings.timeout_s,
+            )
+        except requests.RequestException as error:
+            log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
+            return False
+        if not answer.ok:
+            log.warning("%s answered %s", self._settings.endpoint, answer.status_code)
+        return bool(answer.ok)
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _read(path: str) -> bytes | None:
+    if not path:
+        return None
+    with open(path, "rb") as file:
+        return file.read()
+
+
+class GrpcSender:
+    """OTLP/gRPC: the collector's ``TraceService/Export`` called with the request's bytes."""
+
+    def __init__(self, settings: ExportSettings) -> None:
+        import grpc  # the otel extra's OTLP/gRPC exporter brings it
+
+        url = urlparse(settings.endpoint)
+        target = url.netloc or settings.endpoint
+        insecure = url.scheme == "http"
+        if url.scheme != "https" and settings.insecure:
+            insecure = settings.insecure == "true"
+        compression = {"gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}.get(
+            settings.compression, grpc.Compression.NoCompression
+        )
+        if insecure:
+            self._channel = grpc.insecure_channel(target, compression=compression)
+        else:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read(settings.certificate),
+                private_key=_read(settings.client_key),
+                certificate_chain=_read(settings.client_certificate),
+            )
+            self._channel = grpc.secure_channel(target, credentials, compression=compression)
+        # No serializers: the request is bytes already, the (empty) answer is not read.
+        self._export: Callable[..., Any] = self._channel.unary_unary(EXPORT_METHOD)
+        self._metadata = tuple(settings.headers.items())
+        self._settings = settings
+        self._error: type[Exception] = grpc.RpcError
+
+    def __call__(self, body: bytes) -> bool:
+        try:
+            self._export(body, metadata=self._metadata, timeout=self._settings.timeout_s)
+        except self._error as error:
+            log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
+            return False
+        return True
+
+    def close(self) -> None:
+        self._channel.close()
