@@ -38,6 +38,9 @@ _MEMBER: Final = re.compile(
     r"=([\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e])\s*"
 )
 _MAX_MEMBERS: Final = 32
+_PARSED: dict[str, SpanContext | None] = {}
+_PARSED_LIMIT: Final = 4096
+_UNKNOWN: Final = object()
 
 
 class SpanContext(NamedTuple):
@@ -100,7 +103,22 @@ def remote_context(carrier: Carrier) -> SpanContext | None:
     """The remote span context a carrier names, or ``None`` when its traceparent is missing or
     invalid (W3C trace context: version ff, all-zero ids and a version-00 value with more
     fields are invalid)."""
-    match = _TRACEPARENT.fullmatch(carrier.get(TRACEPARENT, "").strip())
+    traceparent = carrier.get(TRACEPARENT, "")
+    state = carrier.get(TRACESTATE)
+    if not state:
+        # A message fanned out to N subscriptions is pushed N times with one traceparent (and
+        # retried with it): parsed once. Bounded, and cleared when full.
+        known = _PARSED.get(traceparent, _UNKNOWN)
+        if known is _UNKNOWN:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            known = _PARSED[traceparent] = _parse(traceparent, "")
+        return known  # type: ignore[return-value]
+    return _parse(traceparent, state)
+
+
+def _parse(traceparent: str, state: str) -> SpanContext | None:
+    match = _TRACEPARENT.fullmatch(traceparent.strip())
     if match is None:
         return None
     version, trace_hex, span_hex, flags, rest = match.groups()
@@ -109,7 +127,6 @@ def remote_context(carrier: Carrier) -> SpanContext | None:
     trace_id, span_id = int(trace_hex, 16), int(span_hex, 16)
     if not trace_id or not span_id:
         return None
-    state = carrier.get(TRACESTATE)
     return SpanContext(
         trace_id, span_id, bool(int(flags, 16) & 1), True, valid_trace_state(state) if state else ""
     )
@@ -257,7 +274,12 @@ class LeanTracing:
         activate: bool = False,
     ) -> Span:
         parent_context = _parent(parent)
-        linked = [context for carrier in links if (context := remote_context(carrier))]
+        linked = [
+            context
+            for carrier in links
+            # a push links to the context it is a child of: parsed once
+            if (context := parent_context if carrier is parent else remote_context(carrier))
+        ]
         given = {k: v for k, v in attributes.items() if v is not None} if attributes else {}
         trace_id = parent_context.trace_id if parent_context else self.new_trace_id()
         decision = self.sampler(parent_context, trace_id, name, kind, given, linked)
@@ -289,6 +311,6 @@ class LeanTracing:
 def _parent(parent: Span | Carrier | None) -> SpanContext | None:
     if isinstance(parent, UnsampledSpan):
         return parent.context
-    if isinstance(parent, Mapping):
+    if isinstance(parent, dict | Mapping):  # dict first: the ABC's check is slower
         return remote_context(parent)
     return None  # a root: not whatever this thread happens to hold

@@ -127,6 +127,9 @@ class AttributeCache:
         self._tag = tag
         self._known: dict[tuple[str, type, object], bytes] = {}
 
+    def __len__(self) -> int:
+        return len(self._known)
+
     def field(self, key: str, value: object) -> bytes:
         if value.__class__ not in _CACHED:  # lists; floats (-0.0 == 0.0, nan != nan)
             return self._encode(key, value)
