@@ -142,7 +142,6 @@ class OtlpCollector(_Collector):
         self._thread.join(10)
 
 
-
 class GrpcOtlpCollector(_Collector):
     """OTLP/gRPC on 127.0.0.1 (insecure); ``endpoint`` is ``http://127.0.0.1:PORT``."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -57,7 +58,9 @@ texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)  # no lo
 scalars = st.one_of(
     texts, st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False)
 )
-values = st.one_of(scalars, st.lists(texts, max_size=4), st.lists(st.integers(0, 2**40), max_size=3))
+values = st.one_of(
+    scalars, st.lists(texts, max_size=4), st.lists(st.integers(0, 2**40), max_size=3)
+)
 contexts = st.builds(
     SpanContext,
     trace_ids,
@@ -147,6 +150,15 @@ def test_what_is_written_decodes_to_the_same_spans(batch: list[Span], twice: boo
             assert got.status.message == wanted.error
 
 
+def round_trip(span: Span) -> Any:
+    """The one span of a request that holds only ``span``, decoded."""
+    body = export_request(
+        encode_resource({}), encode_scope("s"), [encode_span(span, AttributeCache())]
+    )
+    [got] = decoded(body).resource_spans[0].scope_spans[0].spans
+    return got
+
+
 def test_lists_of_numbers_and_strings_decode_element_by_element() -> None:
     span = Span(
         SpanContext(1, 2, True),
@@ -154,9 +166,7 @@ def test_lists_of_numbers_and_strings_decode_element_by_element() -> None:
         "server",
         attributes={"handles": ["a", "b"], "counts": [1, 2], "empty": [], "x": -1, "f": 0.5},
     )
-    [got] = decoded(
-        export_request(encode_resource({}), encode_scope("s"), [encode_span(span, AttributeCache())])
-    ).resource_spans[0].scope_spans[0].spans
+    got = round_trip(span)
     assert {a.key: value_of(a.value) for a in got.attributes} == {
         "handles": ["a", "b"],
         "counts": [1, 2],
@@ -180,9 +190,7 @@ def test_values_otlp_cannot_carry_are_left_out_not_failing_the_batch() -> None:
             "lone surrogate": "a\ud800b",  # replaced, not a failed export
         },
     )
-    [got] = decoded(
-        export_request(encode_resource({}), encode_scope("s"), [encode_span(span, AttributeCache())])
-    ).resource_spans[0].scope_spans[0].spans
+    got = round_trip(span)
     assert {a.key: value_of(a.value) for a in got.attributes} == {
         "kept": "yes",
         "lone surrogate": "a?b",
