@@ -20,7 +20,12 @@ Then each way's range, and per round the ratio of on to off. Target (issue 37): 
 nothing measurable; on costs at most 10 % more per push.
 
     .venv/bin/python bench/tracing.py [--pushes 4000] [--subscriptions 10] [--rounds 3]
-        [--protocol http/protobuf|grpc]
+        [--protocol http/protobuf|grpc] [--callgrind]
+
+``--callgrind``: instead of CPU time, instructions per push, which the machine's load does not
+change: each way's worker runs under valgrind's callgrind with instrumentation switched on at
+the first push and the counts dumped at the last (``callgrind_control``); slow (about 50 times),
+so use ``--pushes 1000 --rounds 1``.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from backends import Backend, tree_cpu_seconds
 from fanout import BODY, endpoint, start_workers, stats
-from harness import gateway_env
+from harness import ROOT, gateway_env
 
 from gateway.composition import open_store
 from gateway.config.settings import Settings
@@ -111,6 +118,41 @@ def drain_to_exit(data_dir: Path, port: int, expected: int, timeout: float = 120
     return result
 
 
+def callgrind_drain(data_dir: Path, port: int, expected: int, timeout: float = 900) -> dict:  # type: ignore[type-arg]
+    """As :func:`drain_to_exit`, under callgrind: ``worker_cpu_ms`` and ``exit_cpu_ms`` hold
+    thousands of instructions per push, from the first push to the last."""
+    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="60", **Backend("SQLite").env(None))
+    out = data_dir / "callgrind.out"
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    process = subprocess.Popen(
+        [*command, sys.executable, "-m", "gateway.cli", "worker"],
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and stats(port)["count"] == 0:
+            time.sleep(0.02)
+        subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], capture_output=True)
+        first = stats(port)["count"]
+        while time.monotonic() < deadline and stats(port)["count"] < expected:
+            time.sleep(0.5)
+        result = stats(port)
+        subprocess.run(["callgrind_control", "-d", str(process.pid)], capture_output=True)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    dumped = [line for path in data_dir.glob("callgrind.out*") for line in path.open()]
+    instructions = max(int(line.split()[1]) for line in dumped if line.startswith("totals:"))
+    result["worker_cpu_ms"] = result["exit_cpu_ms"] = (
+        instructions / max(result["count"] - first, 1) / 1000
+    )
+    return result
+
+
 def one_run(
     way: str,
     args: argparse.Namespace,
@@ -125,7 +167,8 @@ def one_run(
             routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(args.subscriptions)]
             messages = max(1, args.pushes // args.subscriptions)
             backlog(Path(tmp), routes, messages)
-            result = drain_to_exit(Path(tmp), port, messages * len(routes))
+            drain = callgrind_drain if args.callgrind else drain_to_exit
+            result = drain(Path(tmp), port, messages * len(routes))
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -142,6 +185,7 @@ def main() -> None:
     parser.add_argument("--subscriptions", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--protocol", choices=("http/protobuf", "grpc"), default="http/protobuf")
+    parser.add_argument("--callgrind", action="store_true", help="instructions, not CPU time")
     args = parser.parse_args()
     figures: dict[str, dict[str, list[float]]] = {
         way: {"worker_cpu_ms": [], "exit_cpu_ms": []} for way in WAYS
@@ -150,9 +194,9 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f}; OTLP over {args.protocol}")
     with opened as collector, tempfile.TemporaryDirectory() as blocker_dir:
         (Path(blocker_dir) / "sitecustomize.py").write_text(BLOCKER)
+        unit = "k instr/push" if args.callgrind else "CPU ms/push"
         print(
-            f"{'round':>5}  {'tracing':<14} {'CPU ms/push':>11} {'to exit':>8} "
-            f"{'pushes/s':>9} {'spans':>6}"
+            f"{'round':>5}  {'tracing':<14} {unit:>12} {'to exit':>8} {'pushes/s':>9} {'spans':>6}"
         )
         for round_number in range(args.rounds):
             order = WAYS[round_number % 3 :] + WAYS[: round_number % 3]
@@ -161,7 +205,7 @@ def main() -> None:
                 for key, values in figures[way].items():
                     values.append(result[key])
                 print(
-                    f"{round_number + 1:>5}  {way:<14} {result['worker_cpu_ms']:>11.3f} "
+                    f"{round_number + 1:>5}  {way:<14} {result['worker_cpu_ms']:>12.3f} "
                     f"{result['exit_cpu_ms']:>8.3f} {result['rate']:>9.0f} {result['spans']:>6}",
                     flush=True,
                 )

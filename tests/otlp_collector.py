@@ -74,7 +74,17 @@ class _Collector:
         self.spans: list[ReceivedSpan] = []
         #: Each export request's headers (HTTP, lower-cased names) or metadata (gRPC).
         self.headers: list[dict[str, str]] = []
+        #: How many export requests to refuse next, as a collector that is busy (HTTP 503,
+        #: gRPC UNAVAILABLE) refuses them.
+        self.refuse_next = 0
         self._arrived = threading.Condition()
+
+    def _refused(self) -> bool:
+        with self._arrived:
+            if self.refuse_next <= 0:
+                return False
+            self.refuse_next -= 1
+            return True
 
     def _received(self, spans: list[ReceivedSpan], headers: dict[str, str]) -> None:
         with self._arrived:
@@ -109,6 +119,11 @@ class OtlpCollector(_Collector):
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if collector._refused():
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 encoding = self.headers.get("Content-Encoding")
                 if encoding == "gzip":
                     body = gzip.decompress(body)
@@ -153,6 +168,8 @@ class GrpcOtlpCollector(_Collector):
         super().__init__()
 
         def export(request: bytes, context: grpc.ServicerContext) -> bytes:
+            if self._refused():
+                context.abort(grpc.StatusCode.UNAVAILABLE, "busy")
             metadata = {item.key: item.value for item in context.invocation_metadata()}
             self._received(decode(request), metadata)
             return ExportTraceServiceResponse().SerializeToString()

@@ -6,13 +6,18 @@ headers, timeout (seconds, as the installed SDK reads it), compression (``gzip``
 
 The SDK's exporters take SDK spans and encode them themselves; the gateway's spans arrive as
 bytes, so these send bytes: one kept-alive HTTP session, or one gRPC channel with the
-collector's ``Export`` method called on raw bytes.
+collector's ``Export`` method called on raw bytes. Like the SDK's, they try a request again
+after a transient failure (a connection error; HTTP 429, 502, 503, 504; gRPC UNAVAILABLE and
+the like) with exponential backoff (1 s, 2 s, 4 s, ...) while the timeout allows, on the
+export thread: deliveries never wait for it.
 """
 
 from __future__ import annotations
 
 import gzip
 import logging
+import threading
+import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +30,35 @@ EXPORT_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 HTTP_DEFAULT = "http://localhost:4318/"
 GRPC_DEFAULT = "http://localhost:4317"
 COMPRESSIONS = ("gzip", "deflate", "none")
+RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
+RETRYABLE_CODES = frozenset(
+    {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", "ABORTED", "CANCELLED"}
+)
+#: ``wait(seconds)``: how the backoff waits (a test's is instant).
+Wait = Callable[[float], object]
+
+
+def _pause(seconds: float) -> object:
+    return threading.Event().wait(seconds)
+
+
+def with_retries(
+    attempt: Callable[[], bool | None],
+    timeout_s: float,
+    wait: Wait = _pause,
+    clock: Callable[[], float] = time.monotonic,
+) -> bool:
+    """``attempt()`` until it says True (sent) or False (failed for good); ``None`` (transient)
+    tries again after 1 s, 2 s, 4 s, ... while the next try still starts within ``timeout_s``."""
+    deadline, delay = clock() + timeout_s, 1.0
+    while True:
+        outcome = attempt()
+        if outcome is not None:
+            return outcome
+        if clock() + delay >= deadline:
+            return False
+        wait(delay)
+        delay *= 2
 
 
 def setting(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -107,10 +141,16 @@ def compress(body: bytes, compression: str) -> bytes:
 class HttpSender:
     """OTLP/HTTP with protobuf bodies, on one kept-alive ``requests`` session."""
 
-    def __init__(self, settings: ExportSettings) -> None:
+    def __init__(
+        self,
+        settings: ExportSettings,
+        wait: Wait = _pause,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         import requests  # the otel extra's OTLP/HTTP exporter brings it
 
         self._settings = settings
+        self._wait, self._clock = wait, clock
         self._session = requests.Session()
         self._session.headers.update(settings.headers)
         self._session.headers["Content-Type"] = "application/x-protobuf"
@@ -122,20 +162,25 @@ class HttpSender:
             self._session.cert = (settings.client_certificate, settings.client_key or None)  # type: ignore[assignment]
 
     def __call__(self, body: bytes) -> bool:
+        data = compress(body, self._settings.compression)
+        return with_retries(
+            lambda: self._post(data), self._settings.timeout_s, self._wait, self._clock
+        )
+
+    def _post(self, data: bytes) -> bool | None:
         import requests
 
         try:
             answer = self._session.post(
-                self._settings.endpoint,
-                data=compress(body, self._settings.compression),
-                timeout=self._settings.timeout_s,
+                self._settings.endpoint, data=data, timeout=self._settings.timeout_s
             )
         except requests.RequestException as error:
             log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
-            return False
-        if not answer.ok:
-            log.warning("%s answered %s", self._settings.endpoint, answer.status_code)
-        return bool(answer.ok)
+            return None
+        if answer.ok:
+            return True
+        log.warning("%s answered %s", self._settings.endpoint, answer.status_code)
+        return None if answer.status_code in RETRYABLE_STATUSES else False
 
     def close(self) -> None:
         self._session.close()
@@ -151,9 +196,15 @@ def _read(path: str) -> bytes | None:
 class GrpcSender:
     """OTLP/gRPC: the collector's ``TraceService/Export`` called with the request's bytes."""
 
-    def __init__(self, settings: ExportSettings) -> None:
+    def __init__(
+        self,
+        settings: ExportSettings,
+        wait: Wait = _pause,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         import grpc  # the otel extra's OTLP/gRPC exporter brings it
 
+        self._wait, self._clock = wait, clock
         url = urlparse(settings.endpoint)
         target = url.netloc or settings.endpoint
         insecure = url.scheme == "http"
@@ -178,11 +229,17 @@ class GrpcSender:
         self._error: type[Exception] = grpc.RpcError
 
     def __call__(self, body: bytes) -> bool:
+        return with_retries(
+            lambda: self._call(body), self._settings.timeout_s, self._wait, self._clock
+        )
+
+    def _call(self, body: bytes) -> bool | None:
         try:
             self._export(body, metadata=self._metadata, timeout=self._settings.timeout_s)
         except self._error as error:
             log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
-            return False
+            code = error.code() if callable(getattr(error, "code", None)) else None
+            return None if getattr(code, "name", "") in RETRYABLE_CODES else False
         return True
 
     def close(self) -> None:

@@ -11,8 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from gateway.observability.otel import configured
+from gateway.observability.otlp_transports import ExportSettings, GrpcSender, HttpSender
+from gateway.observability.otlp_wire import encode_resource, encode_scope, export_request
 from gateway.observability.tracing import SpanKind, Tracing
 from tests.otlp_collector import GrpcOtlpCollector, OtlpCollector, ReceivedSpan
+from tests.support.clock import Clock
 
 PUBLISHER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -148,3 +151,32 @@ def test_a_collector_that_is_not_there_costs_the_spans_not_the_pushes(
     tracing = configured("otlp", "http/protobuf", "mns-gateway")
     push_spans(tracing, 3)
     tracing.shutdown()  # the export fails, logged; nothing raises
+
+
+def test_a_busy_collector_gets_the_batch_again_after_a_backoff(
+    collector: OtlpCollector | GrpcOtlpCollector,
+) -> None:
+    endpoint = collector.endpoint
+    if collector.protocol == "http/protobuf":
+        endpoint += "/v1/traces"
+    waited: list[float] = []
+    clock = Clock()
+
+    def wait(seconds: float) -> None:
+        waited.append(seconds)
+        clock.advance(seconds)
+
+    settings = ExportSettings(endpoint=endpoint, timeout_s=10)
+    kind = GrpcSender if collector.protocol == "grpc" else HttpSender
+    send = kind(settings, wait=wait, clock=clock)
+    body = export_request(encode_resource({"service.name": "x"}), encode_scope("s"), [])
+    collector.refuse_next = 2
+    try:
+        assert send(body)
+        assert waited == [1.0, 2.0]  # exponential backoff, as the SDK's exporters back off
+        collector.refuse_next = 100
+        waited.clear()
+        assert not send(body)  # given up when the next try would start past the timeout
+        assert waited == [1.0, 2.0, 4.0]  # tried at 0, 1, 3 and 7 s; 15 s is past 10 s
+    finally:
+        send.close()
