@@ -16,7 +16,6 @@ SDK's span and encoder were most of a traced push's extra CPU (docs/benchmarks.m
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,8 +55,11 @@ _ROOT = otel_context.Context()
 INSTRUMENTATION = "mns-push.gateway"
 
 
-def configured(exporter: str, protocol: str, service_name: str) -> Tracing:
-    """Exporting with ``exporter`` (``otlp`` over ``protocol``, or ``console``)."""
+def configured(
+    exporter: str, protocol: str, service_name: str, variables: Mapping[str, str]
+) -> Tracing:
+    """Exporting with ``exporter`` (``otlp`` over ``protocol``, or ``console``); the OTLP
+    exporter's settings from ``variables`` (``OTEL_*``, as settings read them)."""
     # The variables win over the default name, as the SDK documents.
     resource = Resource.create({"service.name": service_name}).merge(
         OTELResourceDetector().detect()
@@ -66,7 +68,7 @@ def configured(exporter: str, protocol: str, service_name: str) -> Tracing:
     if exporter == "console":
         provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
         return OtelTracing(provider)
-    return lean_tracing(provider, protocol, os.environ)
+    return lean_tracing(provider, protocol, variables)
 
 
 def lean_tracing(provider: TracerProvider, protocol: str, env: Mapping[str, str]) -> LeanTracing:

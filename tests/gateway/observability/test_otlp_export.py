@@ -5,11 +5,13 @@ sampler, batching) do what they do with the SDK's exporters."""
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 
 import pytest
 
+from gateway.config.tracing import tracing_from_env
 from gateway.observability.otel import configured
 from gateway.observability.otlp_transports import ExportSettings, GrpcSender, HttpSender
 from gateway.observability.otlp_wire import encode_resource, encode_scope, export_request
@@ -29,13 +31,18 @@ def collector(request: pytest.FixtureRequest) -> Iterator[OtlpCollector | GrpcOt
 @pytest.fixture
 def otel_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """A clean OTEL_* environment (the SDK reads os.environ itself)."""
-    import os
-
     for name in list(os.environ):
         if name.startswith("OTEL_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
     return monkeypatch
+
+
+def exporting(protocol: str) -> Tracing:
+    """The gateway's OTLP tracing as ``serve`` opens it: the SDK reads the process's
+    environment, the gateway's exporter the ``OTEL_*`` variables its settings hold."""
+    variables = dict(tracing_from_env(os.environ).variables)
+    return configured("otlp", protocol, "mns-gateway", variables)
 
 
 def push_spans(tracing: Tracing, count: int) -> None:
@@ -61,7 +68,7 @@ def test_spans_reach_the_collector_as_the_variables_say(
     otel_env.setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
     otel_env.setenv("OTEL_SERVICE_NAME", "mns-gateway-test")
     otel_env.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test,service.name=ignored")
-    tracing = configured("otlp", collector.protocol, "mns-gateway")
+    tracing = exporting(collector.protocol)
     push_spans(tracing, 2)
     spans = collector.wait_for(lambda got: len(got) >= 2)
     tracing.shutdown()
@@ -92,7 +99,7 @@ def test_the_traces_endpoint_is_taken_as_it_is(
     with OtlpCollector() as collector:
         otel_env.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{collector.endpoint}/v1/traces")
         otel_env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")  # not this one
-        tracing = configured("otlp", "http/protobuf", "mns-gateway")
+        tracing = exporting("http/protobuf")
         push_spans(tracing, 1)
         tracing.shutdown()
         assert len(collector.wait_for(lambda got: len(got) >= 1)) == 1
@@ -103,7 +110,7 @@ def test_full_batches_go_at_once_and_the_rest_at_shutdown(otel_env: pytest.Monke
         otel_env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint)
         otel_env.setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")  # never on schedule in this test
         otel_env.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "3")
-        tracing = configured("otlp", "http/protobuf", "mns-gateway")
+        tracing = exporting("http/protobuf")
         push_spans(tracing, 7)
         collector.wait_for(lambda got: len(got) >= 6)
         tracing.shutdown()  # the seventh
@@ -130,7 +137,7 @@ def test_the_sampler_variables_decide(
         otel_env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint)
         otel_env.setenv("OTEL_TRACES_SAMPLER", sampler)
         otel_env.setenv("OTEL_TRACES_SAMPLER_ARG", argument)
-        tracing = configured("otlp", "http/protobuf", "mns-gateway")
+        tracing = exporting("http/protobuf")
         push_spans(tracing, 1)  # a sampled parent
         root = tracing.start("send q", SpanKind.SERVER)  # no parent: the root sampler's say
         root.end()
@@ -148,7 +155,7 @@ def test_a_collector_that_is_not_there_costs_the_spans_not_the_pushes(
         port = unused.getsockname()[1]
     otel_env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
     otel_env.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2")
-    tracing = configured("otlp", "http/protobuf", "mns-gateway")
+    tracing = exporting("http/protobuf")
     push_spans(tracing, 3)
     tracing.shutdown()  # the export fails, logged; nothing raises
 
