@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +190,28 @@ def test_a_busy_collector_gets_the_batch_again_after_a_backoff(
         assert waited == [1.0, 2.0, 4.0]  # tried at 0, 1, 3 and 7 s; 15 s is past 10 s
     finally:
         send.close()
+
+
+CONSOLE = """
+from gateway.observability.otel import configured
+from tests.gateway.observability.test_otlp_export import push_spans
+tracing = configured("console", "http/protobuf", "mns-gateway", {})
+push_spans(tracing, 1)
+tracing.shutdown()
+"""
+
+
+def test_the_console_exporter_prints_the_sdks_spans() -> None:
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, "-c", CONSOLE],
+        cwd=root,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"name": "push app"' in done.stdout
+    assert '"trace_id": "0x0af7651916cd43dd8448eb211c80319c"' in done.stdout
+    assert '"messaging.smq.push.attempt": 1' in done.stdout
