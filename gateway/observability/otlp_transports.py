@@ -15,14 +15,16 @@ export thread: deliveries never wait for it.
 from __future__ import annotations
 
 import gzip
+import http.client
 import logging
+import ssl
 import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urlparse, urlsplit
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +141,10 @@ def compress(body: bytes, compression: str) -> bytes:
 
 
 class HttpSender:
-    """OTLP/HTTP with protobuf bodies, on one kept-alive ``requests`` session."""
+    """OTLP/HTTP with protobuf bodies, on one kept-alive ``http.client`` connection (opened
+    again after a failure). Not ``requests``, as the SDK's exporter uses: per request it reads
+    the proxy and netrc settings and builds its adapters' state, and that was most of what
+    the export thread cost a push (docs/benchmarks.md#tracing)."""
 
     def __init__(
         self,
@@ -147,19 +152,20 @@ class HttpSender:
         wait: Wait = _pause,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        import requests  # the otel extra's OTLP/HTTP exporter brings it
-
         self._settings = settings
         self._wait, self._clock = wait, clock
-        self._session = requests.Session()
-        self._session.headers.update(settings.headers)
-        self._session.headers["Content-Type"] = "application/x-protobuf"
+        url = urlsplit(settings.endpoint)
+        self._https = url.scheme == "https"
+        self._host, self._port = url.hostname or "localhost", url.port
+        self._target = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        self._headers = {
+            **settings.headers,
+            "Content-Type": "application/x-protobuf",
+            "Host": url.netloc,
+        }
         if settings.compression != "none":
-            self._session.headers["Content-Encoding"] = settings.compression
-        if settings.certificate:
-            self._session.verify = settings.certificate
-        if settings.client_certificate:
-            self._session.cert = (settings.client_certificate, settings.client_key or None)  # type: ignore[assignment]
+            self._headers["Content-Encoding"] = settings.compression
+        self._connection: http.client.HTTPConnection | None = None
 
     def __call__(self, body: bytes) -> bool:
         data = compress(body, self._settings.compression)
@@ -167,23 +173,37 @@ class HttpSender:
             lambda: self._post(data), self._settings.timeout_s, self._wait, self._clock
         )
 
-    def _post(self, data: bytes) -> bool | None:
-        import requests
-
-        try:
-            answer = self._session.post(
-                self._settings.endpoint, data=data, timeout=self._settings.timeout_s
+    def _connect(self) -> http.client.HTTPConnection:
+        timeout = self._settings.timeout_s
+        if not self._https:
+            return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        context = ssl.create_default_context(cafile=self._settings.certificate or None)
+        if self._settings.client_certificate:
+            context.load_cert_chain(
+                self._settings.client_certificate, self._settings.client_key or None
             )
-        except requests.RequestException as error:
+        return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=context)
+
+    def _post(self, data: bytes) -> bool | None:
+        if self._connection is None:
+            self._connection = self._connect()
+        try:
+            self._connection.request("POST", self._target, data, self._headers)
+            answer = self._connection.getresponse()
+            answer.read()  # the connection is kept for the next batch
+        except (OSError, http.client.HTTPException) as error:
             log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
+            self.close()
             return None
-        if answer.ok:
+        if 200 <= answer.status < 300:
             return True
-        log.warning("%s answered %s", self._settings.endpoint, answer.status_code)
-        return None if answer.status_code in RETRYABLE_STATUSES else False
+        log.warning("%s answered %s", self._settings.endpoint, answer.status)
+        return None if answer.status in RETRYABLE_STATUSES else False
 
     def close(self) -> None:
-        self._session.close()
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
 def _read(path: str) -> bytes | None:
