@@ -82,7 +82,13 @@ class SpanBatcher:
             if self.dropped == 1:
                 log.warning("the span queue is full: spans are dropped until it drains")
             return
-        queue.append(encode_span(span, self._attributes))  # atomic: no lock on the push's path
+        try:
+            encoded = encode_span(span, self._attributes)
+        except Exception:  # a span that cannot be written never fails the push that ended it
+            log.exception("span %r could not be encoded; dropped", span.name)
+            self.dropped += 1
+            return
+        queue.append(encoded)  # deque.append is atomic: no lock on the push's path
         if len(queue) >= self._settings.max_export_batch_size and not self._wake.is_set():
             self._wake.set()
 

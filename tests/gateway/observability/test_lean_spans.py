@@ -170,3 +170,25 @@ def test_the_current_span_is_per_thread() -> None:
     assert tracing.current_carrier() == span.carrier()
     span.end()
     assert tracing.current_carrier() == {}
+
+
+def test_a_span_that_cannot_be_encoded_is_dropped_not_raised() -> None:
+    """Ending a span runs on the push's own path: whatever its values, it must not raise."""
+    from gateway.observability.otlp_wire import encode_resource, encode_scope
+    from gateway.observability.span_batches import BatchSettings, SpanBatcher
+
+    sent: list[bytes] = []
+    batcher = SpanBatcher(
+        lambda body: sent.append(body) or True,
+        encode_resource({}),
+        encode_scope("s"),
+        BatchSettings(schedule_delay_ms=60_000),
+        "",
+    )
+    recorder = Recorder()
+    recorder.tracing.sink = batcher.add
+    broken = recorder.tracing.start("x", SpanKind.CLIENT, start_ns=-1)  # no fixed64 for it
+    broken.end()
+    recorder.tracing.start("y", SpanKind.CLIENT).end()
+    batcher.close()
+    assert batcher.dropped == 1 and len(sent) == 1
