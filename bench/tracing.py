@@ -9,30 +9,45 @@ machine's noise hits all alike:
   import fail, as in an install without the ``otel`` extra;
 - ``off``: the extra installed, no ``OTEL_*`` variable (the default);
 - ``on``: ``OTEL_EXPORTER_OTLP_ENDPOINT`` at a local OTLP/HTTP receiver (tests/otlp_collector.py,
-  in this process, decoding every export), ``OTEL_TRACES_SAMPLER=always_on``: a span per attempt,
-  exported in batches.
+  in this process; it keeps each export's bytes and decodes them after the round, so that its
+  decoding does not compete for the two cores with the worker being measured),
+  ``OTEL_TRACES_SAMPLER=always_on``: a span per attempt, exported in batches.
 
-Per round and way: the worker's CPU per push (from /proc, from the first push on), pushes/s, and
-with tracing on the spans the receiver decoded. Then each way's range. Target (issue 37): off
-costs nothing measurable; on costs at most 10 % more per push.
+Per round and way: the worker's CPU per push from its first push on, counted two ways: to the
+last push (from /proc), and to the worker's exit (its rusage, after SIGTERM: this includes the
+spans still queued at the last push, exported as it stops, so that no export escapes the
+count); pushes/s; with tracing on, the spans the receiver decoded (every attempt's: 4,000).
+Then each way's range, and per round the ratio of on to off. Target (issue 37): off costs
+nothing measurable; on costs at most 10 % more per push.
 
     .venv/bin/python bench/tracing.py [--pushes 4000] [--subscriptions 10] [--rounds 3]
+        [--protocol http/protobuf|grpc] [--callgrind]
+
+``--callgrind``: instead of CPU time, instructions per push, which the machine's load does not
+change: each way's worker runs under valgrind's callgrind with instrumentation switched on at
+the first push and the counts dumped at the last (``callgrind_control``); slow (about 50 times),
+so use ``--pushes 1000 --rounds 1``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from backends import Backend
-from fanout import BODY, drain, endpoint
+from backends import Backend, tree_cpu_seconds
+from fanout import BODY, endpoint, start_workers, stats
+from harness import ROOT, gateway_env
 
 from gateway.composition import open_store
 from gateway.config.settings import Settings
 from gateway.topics.records import Subscription, TopicMessage
-from tests.otlp_collector import OtlpCollector
+from tests.otlp_collector import GrpcOtlpCollector, OtlpCollector
 
 BLOCKER = """
 import importlib.abc, sys
@@ -66,37 +81,102 @@ def backlog(data_dir: Path, routes: list[str], messages: int) -> None:
     store.close()
 
 
-def environment(way: str, collector: OtlpCollector, blocker_dir: Path) -> dict[str, str]:
+def environment(
+    way: str, collector: OtlpCollector | GrpcOtlpCollector, blocker_dir: Path
+) -> dict[str, str]:
     if way == "not installed":
         return {"PYTHONPATH": f"{blocker_dir}:{Path(__file__).resolve().parent.parent}"}
     if way == "off":
         return {}
     return {
         "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
+        "OTEL_EXPORTER_OTLP_PROTOCOL": collector.protocol,
         "OTEL_TRACES_SAMPLER": "always_on",
         "OTEL_SERVICE_NAME": "mns-gateway-bench",
     }
 
 
-def one_run(way: str, args: argparse.Namespace, collector: OtlpCollector, blocker: Path) -> dict:  # type: ignore[type-arg]
-    import os
+def drain_to_exit(data_dir: Path, port: int, expected: int, timeout: float = 120) -> dict:  # type: ignore[type-arg]
+    """One worker drains the backlog; the endpoint's stats, with the worker's CPU per push
+    from its first push to the last (``worker_cpu_ms``) and to its exit (``exit_cpu_ms``)."""
+    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5", **Backend("SQLite").env(None))
+    [process] = start_workers(env, 1)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and stats(port)["count"] == 0:
+            time.sleep(0.02)
+        started, first = tree_cpu_seconds(process.pid), stats(port)["count"]
+        while time.monotonic() < deadline and stats(port)["count"] < expected:
+            time.sleep(0.2)
+        result, finished = stats(port), tree_cpu_seconds(process.pid)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = status
+    pushes = max(result["count"] - first, 1)
+    result["worker_cpu_ms"] = (finished - started) / pushes * 1000
+    result["exit_cpu_ms"] = (usage.ru_utime + usage.ru_stime - started) / pushes * 1000
+    return result
 
+
+def callgrind_drain(data_dir: Path, port: int, expected: int, timeout: float = 900) -> dict:  # type: ignore[type-arg]
+    """As :func:`drain_to_exit`, under callgrind: ``worker_cpu_ms`` and ``exit_cpu_ms`` hold
+    thousands of instructions per push, from the first push to the last."""
+    env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="60", **Backend("SQLite").env(None))
+    out = data_dir / "callgrind.out"
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    process = subprocess.Popen(
+        [*command, sys.executable, "-m", "gateway.cli", "worker"],
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and stats(port)["count"] == 0:
+            time.sleep(0.02)
+        subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], capture_output=True)
+        first = stats(port)["count"]
+        while time.monotonic() < deadline and stats(port)["count"] < expected:
+            time.sleep(0.5)
+        result = stats(port)
+        subprocess.run(["callgrind_control", "-d", str(process.pid)], capture_output=True)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    dumped = [line for path in data_dir.glob("callgrind.out*") for line in path.open()]
+    instructions = max(int(line.split()[1]) for line in dumped if line.startswith("totals:"))
+    result["worker_cpu_ms"] = result["exit_cpu_ms"] = (
+        instructions / max(result["count"] - first, 1) / 1000
+    )
+    return result
+
+
+def one_run(
+    way: str,
+    args: argparse.Namespace,
+    collector: OtlpCollector | GrpcOtlpCollector,
+    blocker: Path,
+) -> dict:  # type: ignore[type-arg]
     saved = dict(os.environ)
     os.environ.update(environment(way, collector, blocker))
-    spans_before = len(collector.spans)
+    spans_before = len(collector.all_spans())
     try:
         with endpoint() as port, tempfile.TemporaryDirectory() as tmp:
             routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(args.subscriptions)]
             messages = max(1, args.pushes // args.subscriptions)
             backlog(Path(tmp), routes, messages)
-            result = drain(Path(tmp), Backend("SQLite"), None, 1, port, messages * len(routes))
+            drain = callgrind_drain if args.callgrind else drain_to_exit
+            result = drain(Path(tmp), port, messages * len(routes))
     finally:
         os.environ.clear()
         os.environ.update(saved)
     span = (result["last"] or 0) - (result["first"] or 0)
     result["rate"] = result["count"] / span if span > 0 else 0.0
-    time.sleep(0.5)  # the worker's last batch of spans, exported as it stopped
-    result["spans"] = len(collector.spans) - spans_before
+    time.sleep(0.2)  # the collector's last request, decoded
+    result["spans"] = len(collector.all_spans()) - spans_before
     return result
 
 
@@ -105,24 +185,49 @@ def main() -> None:
     parser.add_argument("--pushes", type=int, default=4000)
     parser.add_argument("--subscriptions", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--protocol", choices=("http/protobuf", "grpc"), default="http/protobuf")
+    parser.add_argument("--callgrind", action="store_true", help="instructions, not CPU time")
     args = parser.parse_args()
-    figures: dict[str, list[float]] = {way: [] for way in WAYS}
-    with OtlpCollector() as collector, tempfile.TemporaryDirectory() as blocker_dir:
+    figures: dict[str, dict[str, list[float]]] = {
+        way: {"worker_cpu_ms": [], "exit_cpu_ms": []} for way in WAYS
+    }
+    kind = GrpcOtlpCollector if args.protocol == "grpc" else OtlpCollector
+    opened = kind(decode_at_once=False)
+    print(f"load average before: {os.getloadavg()[0]:.1f}; OTLP over {args.protocol}")
+    with opened as collector, tempfile.TemporaryDirectory() as blocker_dir:
         (Path(blocker_dir) / "sitecustomize.py").write_text(BLOCKER)
-        print(f"{'round':>5}  {'tracing':<14} {'CPU ms/push':>11} {'pushes/s':>9} {'spans':>6}")
+        unit = "k instr/push" if args.callgrind else "CPU ms/push"
+        print(
+            f"{'round':>5}  {'tracing':<14} {unit:>12} {'to exit':>8} {'pushes/s':>9} {'spans':>6}"
+        )
         for round_number in range(args.rounds):
             order = WAYS[round_number % 3 :] + WAYS[: round_number % 3]
             for way in order:
                 result = one_run(way, args, collector, Path(blocker_dir))
-                figures[way].append(result["worker_cpu_ms"])
+                for key, values in figures[way].items():
+                    values.append(result[key])
                 print(
-                    f"{round_number + 1:>5}  {way:<14} {result['worker_cpu_ms']:>11.3f} "
-                    f"{result['rate']:>9.0f} {result['spans']:>6}",
+                    f"{round_number + 1:>5}  {way:<14} {result['worker_cpu_ms']:>12.3f} "
+                    f"{result['exit_cpu_ms']:>8.3f} {result['rate']:>9.0f} {result['spans']:>6}",
                     flush=True,
                 )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
     print()
-    for way, values in figures.items():
-        print(f"{way:<14} CPU ms/push {min(values):.3f} - {max(values):.3f}")
+    for way, measured in figures.items():
+        print(
+            f"{way:<14} CPU ms/push {_range(measured['worker_cpu_ms'])}, "
+            f"to exit {_range(measured['exit_cpu_ms'])}"
+        )
+    for key, label in (("worker_cpu_ms", "to the last push"), ("exit_cpu_ms", "to exit")):
+        ratios = [
+            f"{on / off - 1:+.0%}"
+            for on, off in zip(figures["on"][key], figures["off"][key], strict=True)
+        ]
+        print(f"on against off per round, {label}: {', '.join(ratios)}")
+
+
+def _range(values: list[float]) -> str:
+    return f"{min(values):.3f} - {max(values):.3f}"
 
 
 if __name__ == "__main__":

@@ -88,7 +88,12 @@ def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
         open_operation_log(
             str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
         ),
-        tracing=open_tracing(settings.tracing.exporter, settings.tracing.protocol, SERVICE_NAME),
+        tracing=open_tracing(
+            settings.tracing.exporter,
+            settings.tracing.protocol,
+            SERVICE_NAME,
+            dict(settings.tracing.variables),
+        ),
     )
     if with_worker and settings.delivery_threads > 0:
         runtime.worker = build_worker(runtime)

@@ -11,7 +11,7 @@ OpenTelemetry SDK reads itself, as it does in any other program (docs/observabil
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: The variables that can turn tracing on; the SDK reads the rest of ``OTEL_*`` itself.
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -22,10 +22,13 @@ EXPORTERS = ("otlp", "console")
 @dataclass(frozen=True, slots=True)
 class TracingSettings:
     """``exporter``: ``otlp``, ``console`` or ``none`` (off); ``protocol``: OTLP over
-    ``http/protobuf`` (the default) or ``grpc``."""
+    ``http/protobuf`` (the default) or ``grpc``; ``variables``: every ``OTEL_*`` variable, for
+    the gateway's OTLP exporter (endpoint, headers, compression, timeout, TLS, batching:
+    gateway/observability/otlp_transports.py and span_batches.py read them from here)."""
 
     exporter: str = "none"
     protocol: str = "http/protobuf"
+    variables: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def enabled(self) -> bool:
@@ -46,4 +49,5 @@ def tracing_from_env(env: Mapping[str, str]) -> TracingSettings:
         return TracingSettings()
     exporter = next((name for name in exporters if name in EXPORTERS), "otlp")
     protocol = next((env[name].strip() for name in PROTOCOL_VARIABLES if env.get(name)), "")
-    return TracingSettings(exporter, "grpc" if protocol == "grpc" else "http/protobuf")
+    variables = tuple(sorted((k, v) for k, v in env.items() if k.startswith("OTEL_")))
+    return TracingSettings(exporter, "grpc" if protocol == "grpc" else "http/protobuf", variables)

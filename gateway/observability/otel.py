@@ -4,13 +4,18 @@ tracing is configured.
 
 The SDK reads the standard variables itself: ``OTEL_SERVICE_NAME`` and
 ``OTEL_RESOURCE_ATTRIBUTES`` (the resource), ``OTEL_TRACES_SAMPLER`` and its argument (the
-sampler), ``OTEL_EXPORTER_OTLP_*`` (endpoint, headers, timeout, compression). Spans are exported
-in batches on the SDK's own thread, so a request or push never waits for the collector.
+sampler), the id generator. With the OTLP exporter (the default, and the one that matters for
+cost) the spans themselves are the gateway's own lean records
+(:mod:`~gateway.observability.lean_spans`), encoded straight to OTLP protobuf
+(:mod:`~gateway.observability.otlp_wire`) in batches on a thread of their own
+(:mod:`~gateway.observability.span_batches`, the ``OTEL_BSP_*`` variables) and sent as the
+``OTEL_EXPORTER_OTLP_*`` variables say (:mod:`~gateway.observability.otlp_transports`): the
+SDK's span and encoder were most of a traced push's extra CPU (docs/benchmarks.md#tracing). The
+``console`` exporter, a debugging aid, keeps the SDK's spans and its printer.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,11 +23,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import OTELResourceDetector, Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    ConsoleSpanExporter,
-    SpanExporter,
-)
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, DEFAULT_ON
+from opentelemetry.sdk.trace.sampling import Sampler as OtelSampler
 from opentelemetry.trace import (
     Link,
     NonRecordingSpan,
@@ -34,7 +37,12 @@ from opentelemetry.trace import (
 )
 from opentelemetry.trace import SpanKind as OtelKind
 
-from gateway.observability.tracing import AttributeValue, Carrier, Span, SpanKind
+from gateway.observability import lean_spans
+from gateway.observability.lean_spans import LeanTracing, Sampler, Sampling, remote_context
+from gateway.observability.otlp_transports import ExportSettings, GrpcSender, HttpSender
+from gateway.observability.otlp_wire import encode_resource, encode_scope
+from gateway.observability.span_batches import BatchSettings, SpanBatcher
+from gateway.observability.tracing import AttributeValue, Carrier, Span, SpanKind, Tracing
 
 _KINDS = {
     SpanKind.SERVER: OtelKind.SERVER,
@@ -43,24 +51,97 @@ _KINDS = {
     SpanKind.CONSUMER: OtelKind.CONSUMER,
     SpanKind.INTERNAL: OtelKind.INTERNAL,
 }
-#: W3C trace context's traceparent: version, trace id, parent id, flags (and, past version 00,
-#: more fields). Parsed here rather than by the SDK's propagator: a push attempt reads one per
-#: attempt and the propagator's generic path was a tenth of a traced push's CPU.
-_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
 _ROOT = otel_context.Context()
 INSTRUMENTATION = "mns-push.gateway"
 
 
-def _exporter(exporter: str, protocol: str) -> SpanExporter:
+def configured(
+    exporter: str, protocol: str, service_name: str, variables: Mapping[str, str]
+) -> Tracing:
+    """Exporting with ``exporter`` (``otlp`` over ``protocol``, or ``console``); the OTLP
+    exporter's settings from ``variables`` (``OTEL_*``, as settings read them)."""
+    # The variables win over the default name, as the SDK documents.
+    resource = Resource.create({"service.name": service_name}).merge(
+        OTELResourceDetector().detect()
+    )
+    provider = TracerProvider(resource=resource)  # the sampler and ids, from OTEL_* too
     if exporter == "console":
-        return ConsoleSpanExporter()
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-    else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[assignment]
-            OTLPSpanExporter,
+        provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+        return OtelTracing(provider)
+    return lean_tracing(provider, protocol, variables)
+
+
+def lean_tracing(provider: TracerProvider, protocol: str, env: Mapping[str, str]) -> LeanTracing:
+    """The provider's resource, sampler and id generator, with the gateway's own spans,
+    batches and OTLP transport."""
+    settings = ExportSettings.from_env(env, protocol)
+    send = GrpcSender(settings) if protocol == "grpc" else HttpSender(settings)
+    batcher = SpanBatcher(
+        send,
+        encode_resource(dict(provider.resource.attributes)),
+        encode_scope(INSTRUMENTATION),
+        BatchSettings.from_env(env),
+        provider.resource.schema_url,
+    )
+
+    def close() -> None:
+        batcher.close()
+        send.close()
+        provider.shutdown()
+
+    ids = provider.id_generator
+    return LeanTracing(
+        sampler=sampler_of(provider.sampler),
+        new_trace_id=ids.generate_trace_id,
+        new_span_id=ids.generate_span_id,
+        sink=batcher.add,
+        close=close,
+    )
+
+
+def sampler_of(sampler: OtelSampler) -> Sampler:
+    """The SDK's sampler as the lean spans ask it; its two defaults (``always_on`` and
+    ``parentbased_always_on``) without building the SDK's context objects per span."""
+    if sampler is ALWAYS_ON:
+        return lean_spans.always_on
+    if sampler is DEFAULT_ON:
+        return lean_spans.parent_or_always_on
+
+    def sample(
+        parent: lean_spans.SpanContext | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind,
+        attributes: Mapping[str, AttributeValue],
+        links: Sequence[lean_spans.SpanContext],
+    ) -> Sampling:
+        context = (
+            trace.set_span_in_context(NonRecordingSpan(_otel_context(parent)), _ROOT)
+            if parent
+            else _ROOT
         )
-    return OTLPSpanExporter()
+        result = sampler.should_sample(
+            context,
+            trace_id,
+            name,
+            _KINDS[kind],
+            attributes,  # type: ignore[arg-type]
+            [Link(_otel_context(link)) for link in links],
+        )
+        state = result.trace_state.to_header() if result.trace_state is not None else None
+        return Sampling(result.decision.is_sampled(), result.attributes or None, state)
+
+    return sample
+
+
+def _otel_context(context: lean_spans.SpanContext) -> SpanContext:
+    return SpanContext(
+        context.trace_id,
+        context.span_id,
+        is_remote=context.remote,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED if context.sampled else 0),
+        trace_state=TraceState.from_header([context.trace_state]) if context.trace_state else None,
+    )
 
 
 def _attributes(attributes: Mapping[str, AttributeValue | None] | None) -> dict[str, Any]:
@@ -105,24 +186,9 @@ class OtelSpan:
 
 def span_context(carrier: Carrier) -> SpanContext | None:
     """The remote span context a carrier names, or ``None`` when its traceparent is missing or
-    invalid (W3C trace context: version ff, all-zero ids and a version-00 value with more
-    fields are invalid)."""
-    match = _TRACEPARENT.fullmatch(carrier.get("traceparent", "").strip())
-    if match is None:
-        return None
-    version, trace_id, span_id, flags, rest = match.groups()
-    if version == "ff" or (version == "00" and rest):
-        return None
-    context = SpanContext(
-        int(trace_id, 16),
-        int(span_id, 16),
-        is_remote=True,
-        trace_flags=TraceFlags(int(flags, 16) & TraceFlags.SAMPLED),
-        trace_state=TraceState.from_header([carrier["tracestate"]])
-        if carrier.get("tracestate")
-        else None,
-    )
-    return context if context.is_valid else None
+    invalid (:func:`gateway.observability.lean_spans.remote_context`)."""
+    context = remote_context(carrier)
+    return _otel_context(context) if context else None
 
 
 def _carrier(context: SpanContext) -> dict[str, str]:
@@ -151,24 +217,13 @@ def _links(carriers: Sequence[Carrier]) -> list[Link]:
 
 class OtelTracing:
     """Spans of an SDK tracer provider of the gateway's own (not the process-global one, so
-    tests can run gateways side by side)."""
+    tests can run gateways side by side): the ``console`` exporter's."""
 
     enabled = True
 
     def __init__(self, provider: TracerProvider) -> None:
         self._provider = provider
         self._tracer = provider.get_tracer(INSTRUMENTATION)
-
-    @classmethod
-    def configured(cls, exporter: str, protocol: str, service_name: str) -> OtelTracing:
-        """Exporting with ``exporter`` (``otlp`` over ``protocol``, or ``console``)."""
-        # The variables win over the default name, as the SDK documents.
-        resource = Resource.create({"service.name": service_name}).merge(
-            OTELResourceDetector().detect()
-        )
-        provider = TracerProvider(resource=resource)
-        provider.add_span_processor(BatchSpanProcessor(_exporter(exporter, protocol)))
-        return cls(provider)
 
     def start(
         self,

@@ -5,21 +5,30 @@ Apart from :mod:`gateway.observability.tracing` so that OpenTelemetry's side
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from gateway.errors.commands import TracingUnavailableError
 from gateway.observability.tracing import NO_TRACING, Tracing
 
 
-def open_tracing(exporter: str, protocol: str, service_name: str) -> Tracing:
-    """The tracer asked for (:class:`gateway.config.tracing.TracingSettings`' exporter and
-    protocol): :data:`NO_TRACING` for exporter ``none``, else OpenTelemetry's (which needs the
-    ``otel`` extra; without it, a :class:`TracingUnavailableError`)."""
+def open_tracing(
+    exporter: str,
+    protocol: str,
+    service_name: str,
+    variables: Mapping[str, str] | None = None,
+) -> Tracing:
+    """The tracer asked for (:class:`gateway.config.tracing.TracingSettings`' exporter,
+    protocol and ``OTEL_*`` variables): :data:`NO_TRACING` for exporter ``none``, else
+    OpenTelemetry's (which needs the ``otel`` extra; without it, a
+    :class:`TracingUnavailableError`)."""
     if exporter == "none":
         return NO_TRACING
     try:
-        from gateway.observability.otel import OtelTracing  # only now: the optional extra
+        from gateway.observability.otel import configured  # only now: the optional extra
     except ImportError as error:
         raise TracingUnavailableError(
             "OTEL_* asks for traces but OpenTelemetry is not installed: "
             "pip install 'mns-push[otel]' (or unset OTEL_TRACES_EXPORTER and the OTLP endpoint)"
         ) from error
-    return OtelTracing.configured(exporter, protocol, service_name)
+    return configured(exporter, protocol, service_name, variables or {})
+
