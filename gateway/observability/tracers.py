@@ -31,4 +31,3 @@ def open_tracing(
             "pip install 'mns-push[otel]' (or unset OTEL_TRACES_EXPORTER and the OTLP endpoint)"
         ) from error
     return configured(exporter, protocol, service_name, variables or {})
-
