@@ -5,11 +5,12 @@ A topic with 10 subscriptions: 9 to a healthy local endpoint (``bench/endpoint.p
 (``s009``) to an endpoint that (a) refuses connections, (b) answers 500 or (c) hangs until the
 push timeout (5 s), and ``--messages`` published messages (written straight into the store).
 ``--workers`` ``mns-gateway worker`` processes drain the healthy subscriptions' pushes; then the
-attempts made to the failing endpoint meanwhile are counted in the store. With the breaker on,
-the failing endpoint then comes back (a healthy endpoint on its port) with the same workers
-running: the probe closes the breaker, and the run waits for its whole backlog, timing it from
-the probe's arrival (the breaker closes as that push settles) and counting what was lost (dead
-letters, deliveries still pending).
+attempts made to the failing endpoint meanwhile (started before the healthy backlog was drained;
+counted a push timeout later, once those in flight settled) are counted in the store. With the
+breaker on, the failing endpoint then comes back (a healthy endpoint on its port) with the same
+workers running: the probe closes the breaker, and the run waits for its whole backlog, timing it
+from the probe's arrival (the breaker closes as that push settles) and counting what was lost
+(dead letters, deliveries still pending).
 
 Printed per backend: the 9 healthy subscriptions' rate alone (no failing subscription), then per
 failure the attempts to the failing endpoint with the breaker off and on (and how many fewer),
@@ -52,6 +53,7 @@ FAILURES = ("refused", "500", "hang")
 FAILING = "s009"
 #: Caps the wait for a probe once the endpoint is back (see the module's docstring).
 MAX_COOL_DOWN_S = 60
+PUSH_TIMEOUT_S = 5
 
 
 class _Answering500(http.server.BaseHTTPRequestHandler):
@@ -151,14 +153,16 @@ def _count(data_dir: Path, url: str | None, sql: str) -> int:
         store.close()
 
 
-def attempts_to(data_dir: Path, url: str | None) -> int:
-    """Attempts recorded for the failing subscription's deliveries (none was delivered yet:
-    its endpoint never accepted one, so every delivery and its attempts are still kept)."""
+def attempts_to(data_dir: Path, url: str | None, until_ms: int) -> int:
+    """Attempts to the failing subscription's endpoint started by ``until_ms`` (none was
+    delivered yet: its endpoint never accepted one, so every delivery and its attempts are
+    still kept). Called a push timeout after ``until_ms``, so that the attempts in flight then
+    (all of them, to an endpoint that hangs) have settled and are counted."""
     return _count(
         data_dir,
         url,
         "SELECT COUNT(*) AS n FROM delivery_attempts a JOIN deliveries d"
-        " ON d.id = a.delivery_id WHERE d.subscription_name = ?",
+        f" ON d.id = a.delivery_id WHERE d.subscription_name = ? AND a.attempted_at <= {until_ms}",
     )
 
 
@@ -213,7 +217,7 @@ def run(  # type: ignore[type-arg]
         prepare_backlog(data_dir, url, routes, messages)
         env = gateway_env(
             data_dir,
-            MNS_GATEWAY_PUSH_TIMEOUT="5",
+            MNS_GATEWAY_PUSH_TIMEOUT=str(PUSH_TIMEOUT_S),
             MNS_GATEWAY_BREAKER="1" if breaker else "0",
             MNS_GATEWAY_BREAKER_MAX_COOL_DOWN=str(MAX_COOL_DOWN_S),
             **backend.env(url),
@@ -221,13 +225,15 @@ def run(  # type: ignore[type-arg]
         processes = start_workers(env, workers)
         try:
             result = watch(processes, backend, port, expected, max(120.0, expected / 50))
+            drained_ms = int(time.time() * 1000)
             span = (result["last"] or 0) - (result["first"] or 0)
             result["rate"] = result["count"] / span if span > 0 else 0.0
             result["complete"] = result["count"] >= expected
             result.pop("latencies_ms", None)
             result.pop("per_second", None)
             if failure is not None:
-                result["failing_attempts"] = attempts_to(data_dir, url)
+                time.sleep(PUSH_TIMEOUT_S + 1)  # the attempts in flight settle
+                result["failing_attempts"] = attempts_to(data_dir, url, drained_ms)
                 if breaker:
                     result["recovery"] = recovery(down, data_dir, url, messages)
             return result
