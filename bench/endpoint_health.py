@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.server
+import json
 import os
 import signal
 import socket
@@ -154,16 +155,33 @@ def _count(data_dir: Path, url: str | None, sql: str) -> int:
 
 
 def attempts_to(data_dir: Path, url: str | None, until_ms: int) -> int:
-    """Attempts to the failing subscription's endpoint started by ``until_ms`` (none was
-    delivered yet: its endpoint never accepted one, so every delivery and its attempts are
-    still kept). Called a push timeout after ``until_ms``, so that the attempts in flight then
-    (all of them, to an endpoint that hangs) have settled and are counted."""
-    return _count(
+    """Attempts to the failing subscription's endpoint started by ``until_ms``: those of its
+    deliveries still pending, and those in its dead letters' histories (with the breaker off,
+    a delivery whose retries are spent moves there with them). None was delivered: its
+    endpoint never accepted one. Called a push timeout after ``until_ms``, so that the
+    attempts in flight then (all of them, to an endpoint that hangs) have settled."""
+    pending = _count(
         data_dir,
         url,
         "SELECT COUNT(*) AS n FROM delivery_attempts a JOIN deliveries d"
         f" ON d.id = a.delivery_id WHERE d.subscription_name = ? AND a.attempted_at <= {until_ms}",
     )
+    store = open_store(Settings(data_dir=data_dir, database_url=url or ""))
+    try:
+        histories = store.database.read(
+            lambda c: c.execute(
+                "SELECT attempts FROM dead_letters WHERE subscription_name = ?", (FAILING,)
+            ).fetchall()
+        )
+    finally:
+        store.close()
+    dead = sum(
+        1
+        for row in histories
+        for attempt in json.loads(row["attempts"])
+        if attempt["attempted_at_ms"] <= until_ms
+    )
+    return pending + dead
 
 
 def lost(data_dir: Path, url: str | None) -> tuple[int, int]:
