@@ -85,7 +85,7 @@ def _columns(zone: ZoneInfo) -> tuple[Column, ...]:
         Column("Delivered", field("delivered", count), "n"),
         Column("Dead-lettered", field("dead_lettered", count), "n"),
         Column("Still waiting", field("still_waiting", count), "n"),
-        Column("By", _who, "w"),
+        Column("Opened / closed by", _who, "w"),
     )
 
 
@@ -98,12 +98,13 @@ def _closed(zone: ZoneInfo) -> Callable[[Row], str]:
 
 
 def _who(row: Row) -> str:
-    """Who opened and closed it: the breaker, or an operator's override."""
+    """Who opened and closed it: the breaker (closed by a probe), or an operator's override:
+    ``breaker / probe``, ``operator (open) / operator (auto)``, ``breaker / -`` (not closed)."""
     opened, closed = row.get("opened_by"), row.get("closed_by")
-    parts = [f"opened by an operator ({opened})" if opened else "opened by the breaker"]
-    if row.get("closed_ms") is not None:
-        parts.append(f"closed by an operator ({closed})" if closed else "closed by a probe")
-    return "; ".join(parts)
+    by = f"operator ({opened})" if opened else "breaker"
+    if row.get("closed_ms") is None:
+        return f"{by} / -"
+    return f"{by} / " + (f"operator ({closed})" if closed else "probe")
 
 
 def _transitions(outages: Sequence[Row], zone: ZoneInfo, report_end_ms: int | None) -> str:

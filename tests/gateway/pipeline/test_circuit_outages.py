@@ -118,7 +118,8 @@ def test_the_section_shows_each_outage_and_what_waited_behind_it() -> None:
     assert "2 outages, 51 s in all (still not closed at the end of the logs)" in page
     assert "open 50 s, half-open 1.0 s, 1 probe; 125 deliveries waited" in page
     assert "(the oldest 31 s): 118 delivered, 2 dead-lettered, 5 still waiting" in page
-    assert "closed by a probe" in page and "opened by an operator (open)" in page
+    assert '<td class="w">breaker / probe</td>' in page
+    assert '<td class="w">operator (open) / -</td>' in page
     assert "not yet" in page  # the second is not closed
     assert "half-open from 2027-01-15 08:00:30 to 2027-01-15 08:00:31 (1.0 s)" in page
     assert circuit_section([], UTC, None) == '<p class="empty">No endpoint circuit opened.</p>'
