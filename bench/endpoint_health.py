@@ -1,136 +1,312 @@
 """Endpoint health: one failing endpoint among ten subscriptions, with the circuit breaker on
-and off (docs/delivery.md#endpoint-health).
+and off (docs/delivery.md#endpoint-health; figures in docs/benchmarks.md#endpoint-health).
 
-A topic with 10 subscriptions: 9 to a healthy local endpoint (``bench/endpoint.py``), one to an
-endpoint that (a) refuses connections, (b) answers 500 or (c) hangs until the push timeout, and a
-published backlog of ``--messages`` (written straight into the store). Two ``mns-gateway
-worker`` processes drain the healthy subscriptions' pushes; then the attempts made to the failing
-endpoint are counted in the store. Printed per failure, one row per backend: the attempts to the
-failing endpoint with the breaker off and on (and how many fewer), and the healthy
-subscriptions' rate beside it against their rate in a run without the failing subscription,
-with the workers' CPU per healthy push.
+A topic with 10 subscriptions: 9 to a healthy local endpoint (``bench/endpoint.py``), one
+(``s009``) to an endpoint that (a) refuses connections, (b) answers 500 or (c) hangs until the
+push timeout (5 s), and ``--messages`` published messages (written straight into the store).
+``--workers`` ``mns-gateway worker`` processes drain the healthy subscriptions' pushes; then the
+attempts made to the failing endpoint meanwhile (started before the healthy backlog was drained;
+counted a push timeout later, once those in flight settled) are counted in the store. With the
+breaker on, the failing endpoint then comes back (a healthy endpoint on its port) with the same
+workers running: the probe closes the breaker, and the run waits for its whole backlog, timing it
+from the probe's arrival (the breaker closes as that push settles) and counting what was lost
+(dead letters, deliveries still pending).
+
+Printed per backend: the 9 healthy subscriptions' rate alone (no failing subscription), then per
+failure the attempts to the failing endpoint with the breaker off and on (and how many fewer),
+the healthy rate beside it as a share of the rate alone, the workers' CPU per healthy push, and
+the recovery. Every figure of a row comes from one run of this script, so ratios compare runs
+made minutes apart on the same machine.
+
+The breaker's longest cool-down is capped at 60 s here (``MNS_GATEWAY_BREAKER_MAX_COOL_DOWN``,
+default 300 s), only so that the recovery does not wait up to five minutes for its probe; it
+makes more probes (attempts) with the breaker on, never fewer.
 
     .venv/bin/python bench/endpoint_health.py [--messages 1000] [--workers 2]
+        [--failures refused,500,hang] [--only SQLite|PostgreSQL]
         [--database-url auto|postgresql://...]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.server
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
 from pathlib import Path
 
 from backends import Backend, add_database_arguments, backends
-from fanout import drain, endpoint, prepare_backlog
-from harness import free_port
+from fanout import endpoint, prepare_backlog, start_workers, stats, watch
+from harness import ROOT, free_port, gateway_env
 
 from gateway.composition import open_store
 from gateway.config.settings import Settings
 
 FAILURES = ("refused", "500", "hang")
+FAILING = "s009"
+#: Caps the wait for a probe once the endpoint is back (see the module's docstring).
+MAX_COOL_DOWN_S = 60
+PUSH_TIMEOUT_S = 5
 
 
-@contextmanager
-def answering_500() -> Iterator[int]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _Answering500(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            self.send_response(500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet."""
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
 
 
-@contextmanager
-def failing(kind: str) -> Iterator[str]:
-    if kind == "refused":
-        yield f"http://127.0.0.1:{free_port()}/down"
-    elif kind == "500":
-        with answering_500() as port:
-            yield f"http://127.0.0.1:{port}/down"
-    else:
-        with endpoint(hang=True) as port:
-            yield f"http://127.0.0.1:{port}/down"
+class _FailingServer(http.server.ThreadingHTTPServer):
+    """Keeps its connections, so that stopping it closes the kept-alive ones too (as a restarted
+    endpoint's would be): else their threads would go on answering 500 after it "came back"."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Answering500)
+        self.connections: set[socket.socket] = set()
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        connection, address = super().get_request()
+        self.connections.add(connection)
+        return connection, address
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        for connection in self.connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
 
-def attempts_to(data_dir: Path, url: str | None, subscription: str) -> int:
-    """Attempts recorded for ``subscription``'s deliveries still pending or dead-lettered."""
+def start_endpoint(port: int, hang: bool = False) -> subprocess.Popen[bytes]:
+    """``bench/endpoint.py`` on ``port``, once it answers."""
+    args = [sys.executable, str(ROOT / "bench" / "endpoint.py"), str(port)]
+    process = subprocess.Popen(args + (["--hang"] if hang else []))
+    for _ in range(200):
+        try:
+            stats(port, "/count")
+            return process
+        except OSError:
+            time.sleep(0.05)
+    return process
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(10)
+
+
+class FailingEndpoint:
+    """The failing subscription's endpoint, of one ``kind``; :meth:`recover` replaces it with a
+    healthy one on the same port (the endpoint comes back)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/down"
+        self.server: _FailingServer | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> FailingEndpoint:
+        if self.kind == "500":
+            self.server = _FailingServer(self.port)
+            threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        elif self.kind == "hang":
+            self.process = start_endpoint(self.port, hang=True)
+        return self
+
+    def recover(self) -> None:
+        self._stop_failing()
+        self.process = start_endpoint(self.port)
+
+    def _stop_failing(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self.process is not None:
+            stop(self.process)
+            self.process = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop_failing()
+
+
+def _count(data_dir: Path, url: str | None, sql: str) -> int:
     store = open_store(Settings(data_dir=data_dir, database_url=url or ""))
     try:
-        return store.database.read(
-            lambda c: c.execute(
-                "SELECT COUNT(*) AS n FROM delivery_attempts a JOIN deliveries d"
-                " ON d.id = a.delivery_id WHERE d.subscription_name = ?",
-                (subscription,),
-            ).fetchone()["n"]
-        )
+        return store.database.read(lambda c: c.execute(sql, (FAILING,)).fetchone()["n"])
     finally:
         store.close()
 
 
-def run(backend: Backend, messages: int, workers: int, failure: str | None, breaker: bool) -> dict:  # type: ignore[type-arg]
+def attempts_to(data_dir: Path, url: str | None, until_ms: int) -> int:
+    """Attempts to the failing subscription's endpoint started by ``until_ms``: those of its
+    deliveries still pending, and those in its dead letters' histories (with the breaker off,
+    a delivery whose retries are spent moves there with them). None was delivered: its
+    endpoint never accepted one. Called a push timeout after ``until_ms``, so that the
+    attempts in flight then (all of them, to an endpoint that hangs) have settled."""
+    pending = _count(
+        data_dir,
+        url,
+        "SELECT COUNT(*) AS n FROM delivery_attempts a JOIN deliveries d"
+        f" ON d.id = a.delivery_id WHERE d.subscription_name = ? AND a.attempted_at <= {until_ms}",
+    )
+    store = open_store(Settings(data_dir=data_dir, database_url=url or ""))
+    try:
+        histories = store.database.read(
+            lambda c: c.execute(
+                "SELECT attempts FROM dead_letters WHERE subscription_name = ?", (FAILING,)
+            ).fetchall()
+        )
+    finally:
+        store.close()
+    dead = sum(
+        1
+        for row in histories
+        for attempt in json.loads(row["attempts"])
+        if attempt["attempted_at_ms"] <= until_ms
+    )
+    return pending + dead
+
+
+def lost(data_dir: Path, url: str | None) -> tuple[int, int]:
+    """The failing subscription's dead letters, and its deliveries still pending."""
+    dead = _count(
+        data_dir, url, "SELECT COUNT(*) AS n FROM dead_letters WHERE subscription_name = ?"
+    )
+    pending = _count(
+        data_dir, url, "SELECT COUNT(*) AS n FROM deliveries WHERE subscription_name = ?"
+    )
+    return dead, pending
+
+
+def recovery(down: FailingEndpoint, data_dir: Path, url: str | None, messages: int) -> dict:  # type: ignore[type-arg]
+    """Bring the endpoint back and wait for its backlog: when the probe arrived (the breaker
+    closes as it settles), how long the backlog took after it, and what was lost."""
+    came_back = time.time()
+    down.recover()
+    deadline = time.monotonic() + MAX_COOL_DOWN_S + 300
+    while time.monotonic() < deadline and stats(down.port, "/count")["count"] < messages:
+        time.sleep(0.2)
+    seen = stats(down.port, "/count")
+    dead, pending = lost(data_dir, url)
+    first, last = seen["first"] or came_back, seen["last"] or came_back
+    return {
+        "probe_after_s": first - came_back,
+        "backlog_s": last - first,
+        "recovered": seen["count"],
+        "dead": dead,
+        "pending": pending,
+    }
+
+
+def run(  # type: ignore[type-arg]
+    backend: Backend, messages: int, workers: int, failure: str | None, breaker: bool
+) -> dict:
     """Drain the 9 healthy subscriptions' backlog (beside a failing one unless ``failure`` is
-    None); their rate and CPU, and the attempts made to the failing one meanwhile."""
-    with endpoint() as port, tempfile.TemporaryDirectory() as tmp:
+    None); their rate and CPU, the attempts made to the failing one meanwhile and, with the
+    breaker on, its recovery."""
+    expected = messages * 9
+    with (
+        endpoint() as port,
+        tempfile.TemporaryDirectory() as tmp,
+        FailingEndpoint(failure or "refused") as down,
+    ):
+        data_dir = Path(tmp)
         routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(9)]
-        with failing(failure or "refused") as down:
-            if failure is not None:
-                routes.append(down)  # subscription s009
-            url = backend.new_database()
-            prepare_backlog(Path(tmp), url, routes, messages)
-            extra = {"MNS_GATEWAY_BREAKER": "1" if breaker else "0"}
-            result = drain(Path(tmp), backend, url, workers, port, messages * 9, extra=extra)
+        if failure is not None:
+            routes.append(down.url)  # subscription s009
+        url = backend.new_database()
+        prepare_backlog(data_dir, url, routes, messages)
+        env = gateway_env(
+            data_dir,
+            MNS_GATEWAY_PUSH_TIMEOUT=str(PUSH_TIMEOUT_S),
+            MNS_GATEWAY_BREAKER="1" if breaker else "0",
+            MNS_GATEWAY_BREAKER_MAX_COOL_DOWN=str(MAX_COOL_DOWN_S),
+            **backend.env(url),
+        )
+        processes = start_workers(env, workers)
+        try:
+            result = watch(processes, backend, port, expected, max(120.0, expected / 50))
+            drained_ms = int(time.time() * 1000)
             span = (result["last"] or 0) - (result["first"] or 0)
             result["rate"] = result["count"] / span if span > 0 else 0.0
-            result["failing_attempts"] = (
-                attempts_to(Path(tmp), url, "s009") if failure is not None else 0
-            )
+            result["complete"] = result["count"] >= expected
+            result.pop("latencies_ms", None)
+            result.pop("per_second", None)
+            if failure is not None:
+                time.sleep(PUSH_TIMEOUT_S + 1)  # the attempts in flight settle
+                result["failing_attempts"] = attempts_to(data_dir, url, drained_ms)
+                if breaker:
+                    result["recovery"] = recovery(down, data_dir, url, messages)
             return result
+        finally:
+            for process in processes:
+                _stop_group(process)
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(20)
+
+
+def _row(failure: str, alone: dict, off: dict, on: dict) -> str:  # type: ignore[type-arg]
+    fewer = 1 - on["failing_attempts"] / max(1, off["failing_attempts"])
+    back = on["recovery"]
+    partial = "" if on["complete"] and off["complete"] else " (a drain timed out: partial)"
+    return (
+        f"  {failure:>7}: attempts to it {off['failing_attempts']} off,"
+        f" {on['failing_attempts']} on ({fewer:.1%} fewer); healthy"
+        f" {on['rate'] / alone['rate']:.0%} of alone with the breaker"
+        f" ({off['rate'] / alone['rate']:.0%} without); worker CPU per healthy push"
+        f" {on['worker_cpu_ms']:.2f} ms ({off['worker_cpu_ms']:.2f} without,"
+        f" {alone['worker_cpu_ms']:.2f} alone){partial}\n"
+        f"           back: probe {back['probe_after_s']:.0f} s after it came back; backlog of"
+        f" {back['recovered']} delivered {back['backlog_s']:.1f} s after the probe;"
+        f" lost: {back['dead']} dead-lettered, {back['pending']} still pending"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--failures", default=",".join(FAILURES))
+    parser.add_argument("--only", help="run on this backend only (SQLite or PostgreSQL)")
     add_database_arguments(parser)
     args = parser.parse_args()
     with backends(args) as databases:
         for backend in databases:
+            if args.only and backend.label.lower() != args.only.lower():
+                continue
+            started = time.monotonic()
             alone = run(backend, args.messages, args.workers, None, True)
             print(
-                f"{backend.label}: 9 healthy subscriptions alone: {alone['rate']:.0f} pushes/s,"
+                f"{backend.label}, {args.messages} messages x 10 subscriptions:"
+                f" 9 healthy alone {alone['rate']:.0f} pushes/s,"
                 f" {alone['worker_cpu_ms']:.2f} ms worker CPU per push",
                 flush=True,
             )
-            for failure in FAILURES:
+            for failure in args.failures.split(","):
                 off = run(backend, args.messages, args.workers, failure, False)
                 on = run(backend, args.messages, args.workers, failure, True)
-                fewer = 1 - on["failing_attempts"] / max(1, off["failing_attempts"])
-                print(
-                    f"  {failure:>7}: attempts to it {off['failing_attempts']} off,"
-                    f" {on['failing_attempts']} on ({fewer:.1%} fewer); healthy"
-                    f" {on['rate'] / alone['rate']:.0%} of alone with the breaker"
-                    f" ({off['rate'] / alone['rate']:.0%} without), worker CPU per healthy push"
-                    f" {on['worker_cpu_ms']:.2f} ms ({off['worker_cpu_ms']:.2f} without)",
-                    flush=True,
-                )
+                print(_row(failure, alone, off, on), flush=True)
+            print(f"  ({time.monotonic() - started:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -116,13 +116,15 @@ class Breaker:
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """A breaker changed state (for metrics, the operation log and operator events)."""
+    """A breaker changed state (for metrics, the operation log and operator events);
+    ``operator`` the override (closed, open or auto) when an operator's made it."""
 
     resource: str
     before: State
     after: State
     at_ms: int
     breaker: Breaker
+    operator: str | None = None
 
 
 def counts_as_failure(outcome: str, status_code: int | None) -> bool | None:
@@ -271,6 +273,8 @@ def circuit_record(transition: Transition, account_id: str) -> dict[str, object]
     next_probe = transition.breaker.next_probe_ms()
     if next_probe is not None:
         record[Field.NEXT_PROBE_TIME.value] = next_probe
+    if transition.operator is not None:
+        record[Field.CIRCUIT_OVERRIDE.value] = transition.operator
     return record
 
 

@@ -46,6 +46,10 @@ class Field(StrEnum):
     PREVIOUS_CIRCUIT_STATE = "PreviousCircuitState"  # ... and the one left
     FAILURE_RATE = "FailureRate"  # ... the window's failed share of attempts (0 to 1)
     NEXT_PROBE_TIME = "NextProbeTime"  # ... when an open breaker lets a probe out, epoch ms
+    #: ... and when an operator's override made the transition: closed, open or auto
+    CIRCUIT_OVERRIDE = "CircuitOverride"
+    #: On a failed PushMessage record to be retried: when the retry is due, epoch ms
+    NEXT_ATTEMPT_TIME = "NextAttemptTime"
 
 
 class Action(StrEnum):

@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from gateway.pipeline import html_tables as tables
 from gateway.pipeline.charts import CHART_CSS, BarGroup, LineSeries, bar_chart, line_chart
 from gateway.pipeline.formatting import format_duration, format_time, zone_name
+from gateway.pipeline.html_circuits import circuit_section
 from gateway.pipeline.html_tables import Row, busiest, subscription_label
 
 #: Lines of the success chart besides "all subscriptions": with more subscriptions, the ones
@@ -32,6 +33,7 @@ _STYLE: Final = (
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;color:#222;max-width:1200px;
 padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
+h3{font-size:15px;margin:20px 0 4px;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:8px 0}
 .scroll{overflow-x:auto;max-width:100%}
 td,th{padding:3px 6px;border-bottom:1px solid #eee;vertical-align:top}
@@ -68,6 +70,8 @@ class ReportData:
     traces: Mapping[str, Sequence[Row]] = field(default_factory=dict)
     #: The timeline's bucket width: points further apart than this have a gap between them.
     bucket_ms: int | None = None
+    #: Endpoint outages (the ``endpoint_circuits`` table's rows, with their intervals).
+    circuits: Sequence[Row] = field(default_factory=list)
 
 
 def render_report(data: ReportData) -> str:
@@ -82,6 +86,7 @@ def render_report(data: ReportData) -> str:
         "<h2>Subscriptions</h2>" + tables.subscription_table(data.subscriptions),
         "<h2>Endpoints currently failing</h2>"
         + tables.failing_endpoint_table(data.endpoints, zone, last, data.attention),
+        "<h2>Endpoint circuits</h2>" + circuit_section(data.circuits, zone, last),
         "<h2>Queues</h2>" + tables.queue_table(data.queues),
         "<h2>Messages that need attention</h2>"
         + tables.attention_section(data.attention, data.traces, zone),

@@ -48,10 +48,26 @@ COLUMN_FOR_FIELD: Final[dict[Field, str]] = {
     Field.REMOTE_ADDRESS: "remote_address",
     #: The gateway's, with tracing on: the OpenTelemetry trace of the request or push attempt.
     Field.TRACE_ID: "trace_id",
+    #: On failed PushMessage records to be retried: when the retry is due.
+    Field.NEXT_ATTEMPT_TIME: "next_attempt_time_ms",
+    #: EndpointCircuit records (docs/delivery.md#endpoint-health): a breaker's transition.
+    Field.CIRCUIT_STATE: "circuit_state",
+    Field.PREVIOUS_CIRCUIT_STATE: "previous_circuit_state",
+    Field.FAILURE_RATE: "failure_rate",
+    Field.NEXT_PROBE_TIME: "next_probe_time_ms",
+    Field.CIRCUIT_OVERRIDE: "circuit_override",
 }
 
 #: Fields holding a point in time (epoch ms, numeric string, or "YYYY-MM-DD HH:MM:SS[.fff]").
-TIME_FIELDS: Final = frozenset({Field.TIME, Field.NEXT_VISIBLE_TIME, Field.PUBLISH_TIME})
+TIME_FIELDS: Final = frozenset(
+    {
+        Field.TIME,
+        Field.NEXT_VISIBLE_TIME,
+        Field.PUBLISH_TIME,
+        Field.NEXT_ATTEMPT_TIME,
+        Field.NEXT_PROBE_TIME,
+    }
+)
 #: Fields cast to a 64-bit integer; the remaining non-time fields stay strings.
 LONG_FIELDS: Final = frozenset({Field.LATENCY_MS, Field.PROCESS_TIME})
 INT_FIELDS: Final = frozenset({Field.ATTEMPT, Field.STATUS_CODE, Field.DEQUEUE_COUNT})

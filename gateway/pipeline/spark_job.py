@@ -26,7 +26,8 @@ from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 
 from gateway.errors.commands import PipelineError
-from gateway.pipeline import phase, storage, summaries, traces
+from gateway.pipeline import circuits, phase, storage, summaries, traces
+from gateway.pipeline.html_circuits import circuit_lines
 from gateway.pipeline.html_report import ReportData, render_report
 from gateway.pipeline.increments import (
     INPUT_COUNTS,
@@ -42,6 +43,7 @@ from gateway.pipeline.increments import (
 from gateway.pipeline.options import ReportOptions
 from gateway.pipeline.reader import read_logs, read_partitions
 from gateway.pipeline.storage import Listing, under
+from gateway.pipeline.transforms import circuits as circuit_facts
 from gateway.pipeline.transforms import facts, homes, parsing
 
 LOG = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ SUMMARY_TABLE: Final = "input_summary"
 PARTIALS_TABLE: Final = "partial_summaries"
 STATE_NAME: Final = "report_state.json"
 HTML_NAME: Final = "report.html"
+CIRCUITS_TABLE: Final = "endpoint_circuits"
 #: Columns whose values are (nearly) all distinct: dictionary encoding and min/max statistics
 #: only cost time there. A Bloom filter on message_id lets a trace lookup skip row groups.
 UNIQUE_COLUMNS: Final = (
@@ -121,11 +124,33 @@ def write_report(spark: SparkSession, options: ReportOptions) -> dict[str, int |
             )
     finally:
         all_partials.unpersist()
+    outages = endpoint_circuits(spark, options.out, all_facts, summary["last_time_ms"] or 0)
     with phase("wrote input_summary and report.html"):
         summaries.write_input_summary(spark, summary, under(options.out, SUMMARY_TABLE))
-        page = render_report(_report_data(options, summary, rows, found, bucket_ms))
+        data = _report_data(options, summary, rows, found, bucket_ms)
+        page = render_report(replace(data, circuits=outages))
         storage.write_text(spark, under(options.out, HTML_NAME), page)
     return summary
+
+
+def endpoint_circuits(
+    spark: SparkSession, out: str, all_facts: DataFrame, report_end_ms: int
+) -> list[dict[str, object]]:
+    """Every endpoint outage from the EndpointCircuit records, with what waited behind it:
+    written as the ``endpoint_circuits`` table, logged as a line per subscription, returned
+    for the page (docs/pipeline.md#endpoint-circuits)."""
+    with phase("found the endpoint circuits and what waited behind them"):
+        texts = circuit_facts.circuit_events(all_facts)
+        found = circuits.outages(e for text in texts if (e := circuits.parse_event(text)))
+        waits = circuit_facts.outage_waits(spark, all_facts, found, report_end_ms)
+        for index, outage in enumerate(found):
+            outage.waits = waits[index]
+        outages = [outage.row(report_end_ms) for outage in found]
+        table = circuit_facts.table(spark, outages)
+        table.write.mode("overwrite").parquet(under(out, CIRCUITS_TABLE))
+    for line in circuit_lines(outages, report_end_ms):
+        LOG.info("%s", line)
+    return outages
 
 
 @dataclass(frozen=True, slots=True)

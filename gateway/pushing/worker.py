@@ -340,14 +340,19 @@ class DeliveryWorker:
             number, started_ms, result.outcome.value, result.status, result.error, result.latency_ms
         )
         self._count(result)
-        self._log(job, attempt)
         if result.ok:
+            self._log(job, attempt)
             return Settlement(job, attempt)
         strategy = job.subscription.notify_strategy
         delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
         if delay is None:
+            self._log(job, attempt)
             return Settlement(job, attempt, dead_reason="retries exhausted")
-        return Settlement(job, attempt, retry_at_ms=self.store.now_ms() + int(delay * 1000))
+        retry_at_ms = self.store.now_ms() + int(delay * 1000)
+        # When it is due again: the report tells a retry waiting behind an open circuit from
+        # one waiting for its own schedule (docs/pipeline.md#endpoint-circuits).
+        self._log(job, attempt, next_attempt_ms=retry_at_ms)
+        return Settlement(job, attempt, retry_at_ms=retry_at_ms)
 
     def _settled(self, batch: list[Settlement], letters: list[Filed | None]) -> None:
         for settlement, letter in zip(batch, letters, strict=True):
@@ -395,6 +400,7 @@ class DeliveryWorker:
         error: str | None = None,
         filed: Filed | None = None,
         request_id: str | None = None,
+        next_attempt_ms: int | None = None,
     ) -> None:
         if not job.logging_enabled:
             return
@@ -418,6 +424,8 @@ class DeliveryWorker:
             )
         elif error:
             record["Error"] = error
+        if next_attempt_ms is not None:
+            record[Field.NEXT_ATTEMPT_TIME.value] = next_attempt_ms
         if request_id:
             record[Field.REQUEST_ID.value] = request_id
         if self.tracing.enabled and (trace_id := trace_id_of(self.tracing.current_carrier())):

@@ -41,6 +41,9 @@ KEYS: Final = (
     "queue_name",
     "message_id",
 )
+#: Set on the rows of EndpointCircuit records only (one per transition: no MessageId, so no
+#: message summary sees them): the transition as JSON (:mod:`gateway.pipeline.circuits`).
+CIRCUIT: Final = "circuit"
 #: Set on queue rows only when receipt handles must be resolved (``with_handles``): the handle a
 #: receive handed out, or the one an id-less delete used. xxhash64 keeps the key fixed-width.
 HANDLE_HASH: Final = "handle_hash"
@@ -60,6 +63,23 @@ INPUT_COLUMNS: Final = (
     "dequeue_count",
     "receipt_handle_in_request",
     "receipt_handle_in_response",
+    "next_attempt_time_ms",
+    "circuit_state",
+    "previous_circuit_state",
+    "failure_rate",
+    "next_probe_time_ms",
+    "circuit_override",
+)
+#: What an EndpointCircuit record's row keeps, in its ``circuit`` JSON.
+CIRCUIT_COLUMNS: Final = (
+    "time_ms",
+    "topic_name",
+    "subscription_name",
+    "circuit_state",
+    "previous_circuit_state",
+    "failure_rate",
+    "next_probe_time_ms",
+    "circuit_override",
 )
 TOPIC_ACTIONS: Final = (
     Action.PUBLISH_MESSAGE.value,
@@ -116,6 +136,12 @@ def _key_columns(event: Column, *, with_handles: bool) -> list[Column]:
             & F.col("receipt_handle_in_response").isNotNull()
         )
         handle = handle.when(is_queue & issues, F.xxhash64("receipt_handle_in_response"))
+    is_circuit = (
+        event
+        & action_is(Action.ENDPOINT_CIRCUIT)
+        & F.col("subscription_name").isNotNull()
+        & F.col("circuit_state").isNotNull()
+    )
     return [
         F.when(is_topic, F.col("topic_name")).alias("topic_name"),
         F.when(is_delivery, F.col("subscription_name")).alias("subscription_name"),
@@ -123,6 +149,7 @@ def _key_columns(event: Column, *, with_handles: bool) -> list[Column]:
         F.when(is_queue, F.col("queue_name")).alias("queue_name"),
         F.when(is_topic | is_queue, F.col("message_id")).alias("message_id"),
         handle.alias(HANDLE_HASH),
+        F.when(is_circuit, F.to_json(F.struct(*CIRCUIT_COLUMNS))).alias(CIRCUIT),
     ]
 
 
@@ -169,6 +196,10 @@ def _topic_figures() -> list[Column]:
         F.max_by(F.when(push, F.col("status_code")), F.when(push, F.col("time_ms"))).alias(
             "last_status_code"
         ),
+        # When the retry after the last failure is due (null: none is, it was the last try).
+        F.max_by(
+            F.when(failed, F.col("next_attempt_time_ms")), F.when(failed, F.col("time_ms"))
+        ).alias("retry_due_ms"),
         F.min(F.when(push, F.col("publish_time_ms"))).alias("publish_time_ms"),
         F.min(F.when(action_is(Action.DEAD_LETTER), F.col("time_ms"))).alias("dead_letter_ms"),
         F.count_if(action_is(Action.REPLAY)).alias("replays"),
@@ -240,7 +271,14 @@ def merge_homed(homed: DataFrame) -> DataFrame:
     """:func:`merge_facts` of facts carrying their message's home (:func:`.homes.with_homes`)
     and ``_spans``: the facts of a message found in one partition are already one row per key
     (without receipt handles) and pass through; only the others are aggregated."""
-    figures = [*SUMMED, *EARLIEST, *LATEST, "max_dequeue_count", "last_status_code"]
+    figures = [
+        *SUMMED,
+        *EARLIEST,
+        *LATEST,
+        "max_dequeue_count",
+        "last_status_code",
+        "retry_due_ms",
+    ]
     single = homed.where(~F.col("_spans")).select(*KEYS, *figures, HOME)
     spanning = homed.where(F.col("_spans")).groupBy(*KEYS, HOME).agg(*_merged_figures())
     return single.unionByName(spanning)
@@ -253,6 +291,7 @@ def _merged_figures() -> list[Column]:
         *[F.max(name).alias(name) for name in LATEST],
         F.max("max_dequeue_count").alias("max_dequeue_count"),
         F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
+        F.max_by("retry_due_ms", "last_failure_ms").alias("retry_due_ms"),
     ]
 
 
@@ -279,7 +318,9 @@ def _resolve_handles(facts: DataFrame) -> DataFrame:
 
 #: Figures whose type is a 32-bit integer (they come from int fields); all others are longs.
 INT_FIGURES: Final = ("last_status_code", "max_dequeue_count")
-FIGURES: Final = (*SUMMED, *EARLIEST, *LATEST, *INT_FIGURES)
+#: Taken from the latest failure across partitions.
+BY_LAST_FAILURE: Final = ("retry_due_ms",)
+FIGURES: Final = (*SUMMED, *EARLIEST, *LATEST, *INT_FIGURES, *BY_LAST_FAILURE)
 
 
 def schema() -> StructType:
@@ -288,7 +329,7 @@ def schema() -> StructType:
     figures = [
         StructField(name, IntegerType() if name in INT_FIGURES else LongType()) for name in FIGURES
     ]
-    hashes = [StructField(HANDLE_HASH, LongType())]
+    hashes = [StructField(HANDLE_HASH, LongType()), StructField(CIRCUIT, StringType())]
     return StructType([*keys, *hashes, *figures, StructField(MESSAGE_HASH, LongType())])
 
 

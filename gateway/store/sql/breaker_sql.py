@@ -214,7 +214,8 @@ def set_override(
     keep(conn, resource, read, breaker)
     was, now = before.effective(), breaker.effective()
     if now is not was:
-        return breaker, Transition(resource, was, now, now_ms, breaker)
+        operator = override.value if override is not None else "auto"
+        return breaker, Transition(resource, was, now, now_ms, breaker, operator)
     return breaker, None
 
 

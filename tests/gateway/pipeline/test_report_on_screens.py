@@ -7,6 +7,11 @@ change: tables wider than a phone's screen with no scroll box of their own, char
 shrunk to about 5 px, seven lines drawn on top of each other in two places, lines across the
 gap, URLs broken mid-word, and the same message listed twice under "Traces of their latest
 failed messages".
+
+The failing endpoints' circuits open (one recovers after a failed probe, one never does, and
+an operator holds a healthy one open for ten seconds): the endpoint-circuit section must fit
+both screens too; its screenshots are kept in ``$MNS_TEST_ARTIFACTS/report``
+(``report-circuits-390.png``, ``report-circuits-1400.png``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import pytest
 from pyspark.sql import SparkSession
 from selenium import webdriver
 
+from tests.chromium import artifacts_dir
 from tests.gateway.pipeline.test_report import run
 
 T0 = 1_717_200_000_000
@@ -33,7 +39,9 @@ def endpoint(name: str) -> str:
 
 
 def push(at: int, message: str, name: str, attempt: int, ok: bool) -> dict[str, object]:
+    retry = {"NextAttemptTime": at + 30} if not ok and attempt == 1 else {}
     return {
+        **retry,
         "Time": at,
         "Action": "PushMessage",
         "TopicName": "orders",
@@ -60,6 +68,32 @@ def traffic() -> Iterator[dict[str, object]]:
             yield push(at + 60, message, name, 2, False)
             dead = {"Action": "DeadLetter", "Error": "retries exhausted"}
             yield {**push(at + 90, message, name, 2, False), **dead}
+    yield from circuits()
+
+
+def circuit(second: float, name: str, state: str, **extra: object) -> dict[str, object]:
+    return {
+        "Time": T0 + int(second * 1000),
+        "Action": "EndpointCircuit",
+        "TopicName": "orders",
+        "SubscriptionName": name,
+        "CircuitState": state,
+        "FailureRate": 1.0,
+        **extra,
+    }
+
+
+def circuits() -> Iterator[dict[str, object]]:
+    """crm-sync: open, a failed probe, open again, closed by a probe; legacy-webhook: open to
+    the end; ledger: held open by an operator for ten seconds."""
+    yield circuit(5, "crm-sync", "open", PreviousCircuitState="closed", NextProbeTime=T0 + 35_000)
+    yield circuit(35, "crm-sync", "half-open", PreviousCircuitState="open")
+    yield circuit(35.2, "crm-sync", "open", PreviousCircuitState="half-open")
+    yield circuit(50, "crm-sync", "half-open", PreviousCircuitState="open")
+    yield circuit(50.1, "crm-sync", "closed", PreviousCircuitState="half-open")
+    yield circuit(8, "legacy-webhook", "open", PreviousCircuitState="closed")
+    yield circuit(2, "ledger", "open", PreviousCircuitState="closed", CircuitOverride="open")
+    yield circuit(12, "ledger", "closed", PreviousCircuitState="open", CircuitOverride="auto")
 
 
 @pytest.fixture(scope="module")
@@ -187,3 +221,31 @@ def test_each_failed_message_is_listed_once(page: webdriver.Chrome) -> None:
     for item in items:
         links = [link.text for link in item.find_elements("tag name", "a")]
         assert links and len(links) == len(set(links)), item.text
+
+
+def test_the_endpoint_circuits_fit_and_are_kept_on_screen(
+    page: webdriver.Chrome, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A block per subscription whose circuit opened, nothing wider than the screen outside a
+    scroll box (the first test checks the tables), and a screenshot of the section kept."""
+    width = page.width  # type: ignore[attr-defined]
+    found = page.execute_script(
+        """const heading = [...document.querySelectorAll('h2')]
+             .find(h => h.textContent === 'Endpoint circuits');
+           const blocks = [], wide = [];
+           for (let node = heading.nextElementSibling; node && node.tagName !== 'H2';
+                node = node.nextElementSibling) {
+             if (node.tagName === 'H3') blocks.push(node.textContent);
+             if (node.getBoundingClientRect().right > window.innerWidth + 1)
+               wide.push(node.tagName + ' ' + node.textContent.slice(0, 40));
+           }
+           heading.scrollIntoView({block: 'start'});
+           return {blocks: blocks, wide: wide};"""
+    )
+    assert found["blocks"] == ["orders / crm-sync", "orders / ledger", "orders / legacy-webhook"]
+    assert found["wide"] == []
+    text = page.find_element("tag name", "body").text
+    assert "2 probes" in text and "operator (open) / operator (auto)" in text
+    assert "still not closed at the end of the logs" in text
+    target = artifacts_dir(tmp_path_factory, "report") / f"report-circuits-{width}.png"
+    assert page.save_screenshot(str(target))

@@ -65,8 +65,8 @@ def unused_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def publish(store: Store, down_url: str, up_url: str) -> list[str]:
-    store.topics.create_topic("t", 65536, False)
+def publish(store: Store, down_url: str, up_url: str, *, logging: bool = False) -> list[str]:
+    store.topics.create_topic("t", 65536, logging)
     for name, url in (("down", down_url), ("up", up_url)):
         strategy = NotifyStrategy.EXPONENTIAL_DECAY_RETRY
         store.topics.subscribe(Subscription("t", name, url, notify_strategy=strategy))
@@ -213,7 +213,7 @@ def test_each_transition_is_logged_and_counted(store: Store, clock: Clock, tmp_p
         )
         try:
             with raw_pushes() as up:
-                publish(store, down.url, up.url)
+                publish(store, down.url, up.url, logging=True)
                 step(worker, clock, 40)  # opens, and a probe at 30 s fails
                 down.status = 204
                 run_until_idle(worker, store, clock)
@@ -232,6 +232,13 @@ def test_each_transition_is_logged_and_counted(store: Store, clock: Clock, tmp_p
     assert opened["FailureRate"] == 1.0 and opened["AccountId"] == "1234567890"
     assert opened["NextProbeTime"] == opened["Time"] + 30_000  # type: ignore[operator]
     assert "NextProbeTime" not in circuit[-1]
+    assert not any("CircuitOverride" in r for r in circuit)  # the breaker's own, no operator's
+    # A failed push to be retried says when (the report tells a retry held behind an open
+    # circuit from one waiting for its schedule); a success, or a last try, does not.
+    pushes = [r for r in oplog.records if r["Action"] == "PushMessage"]
+    failed = [r for r in pushes if r["Outcome"] != "success"]
+    assert failed and all(r["NextAttemptTime"] > r["Time"] for r in failed)  # type: ignore[operator]
+    assert not any("NextAttemptTime" in r for r in pushes if r["Outcome"] == "success")
     counted = metrics.registry.get_sample_value
     assert counted("mns_endpoint_circuit_transitions_total", {"state": "open"}) == 2
     assert counted("mns_endpoint_circuit_transitions_total", {"state": "half-open"}) == 2

@@ -24,7 +24,7 @@ def _topic(console: Console) -> None:
 
 def _row(page: str, name: str) -> str:
     section = page.split('id="circuit-title"', 1)[1]
-    match = re.search(rf"<tr[^>]*>\s*<td class=\"wrap\">{name}</td>(.*?)</tr>", section, re.S)
+    match = re.search(rf"<tr[^>]*>\s*<td class=\"wrap\"[^>]*>{name}</td>(.*?)</tr>", section, re.S)
     assert match, f"no circuit row for {name}"
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", match.group(1))).strip()
 
