@@ -178,7 +178,9 @@ def test_sms_retries_dead_letters_metrics_and_operation_log(
     pushes = [
         (r["MessageId"], r["Attempt"], r["Outcome"]) for r in found if r["Action"] == "PushMessage"
     ]
-    assert pushes == [
+    # In order per message; across messages the worker may log the refused message's only
+    # attempt before the retried one's last (each is written when its push settles).
+    assert sorted(pushes, key=lambda push: push[0] != retried.message_id) == [
         (retried.message_id, 1, "http_error"),
         (retried.message_id, 2, "http_error"),
         (retried.message_id, 3, "success"),
