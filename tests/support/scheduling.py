@@ -1,4 +1,4 @@
-"""How pytest-xdist hands tests to its workers (``.venv/bin/pytest -n 4``).
+"""How pytest-xdist hands tests to its workers (``.venv/bin/pytest -n 6``).
 
 A test module goes whole to one worker, so that a module-scoped gateway starts once rather than
 once on each worker its tests would be spread over; and every test that uses the ``spark``
@@ -6,7 +6,10 @@ fixture (tests/gateway/pipeline/conftest.py) goes to the same worker, so that th
 one local Spark session, not one per worker: four sessions on a 2-core machine time out and leave
 py4j's connections unusable. The pipeline's modules that use no session (pure code, or
 ``mns-gateway report`` in a child process with its own Spark) are ordinary modules:
-:data:`WITHOUT_SESSION`, checked by that conftest at collection.
+:data:`WITHOUT_SESSION`, checked by that conftest at collection. The longest module of the
+shared session's, :data:`OWN_SESSION`, starts a session of its own on another worker instead, so
+that it runs beside the shared one rather than after it: two Spark JVMs on two cores hold (four
+did not), and the shared session's worker was the whole suite's critical path.
 
 The longest scopes start first. xdist's own order (most tests first) started the modules of a
 few long tests last: the 3-test database-outage module (about 2 minutes) began when the others
@@ -37,10 +40,12 @@ WITHOUT_SESSION: Final = frozenset(
         "test_report_requirements.py",
     )
 )
-#: Seconds per scope in one run of ``pytest -n 4`` (2026-11-27, a loaded 2-core machine):
+OWN_SESSION: Final = frozenset({PIPELINE + "test_incremental_report.py"})
+#: Seconds per scope in runs of ``pytest -n 4`` and ``-n 6`` (2026-11-27, a 2-core machine):
 #: only their order matters.
 SECONDS: Final = {
-    SPARK: 690,
+    SPARK: 300,
+    PIPELINE + "test_incremental_report.py": 300,
     PIPELINE + "test_report_progress.py": 160,
     "tests/faults/test_database_outage.py": 127,
     "tests/gateway/serving/http1/test_fuzz.py": 122,
@@ -77,7 +82,7 @@ SECONDS_PER_TEST: Final = 0.35
 
 def scope_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
-    if module.startswith(PIPELINE) and module not in WITHOUT_SESSION:
+    if module.startswith(PIPELINE) and module not in WITHOUT_SESSION | OWN_SESSION:
         return SPARK
     return module
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.scheduling import (
+    OWN_SESSION,
     SECONDS,
     SPARK,
     WITHOUT_SESSION,
@@ -21,6 +22,8 @@ def test_the_session_users_share_one_scope_and_the_rest_go_by_module() -> None:
     assert scope_of("tests/gateway/pipeline/transforms/test_homes.py::test_x[a]") == SPARK
     progress = "tests/gateway/pipeline/test_report_progress.py"
     assert scope_of(f"{progress}::test_steps") == progress
+    incremental = "tests/gateway/pipeline/test_incremental_report.py"
+    assert scope_of(f"{incremental}::test_incremental_runs_equal_full_runs") == incremental
     assert scope_of("tests/faults/test_full_disk.py::test_y") == "tests/faults/test_full_disk.py"
 
 
@@ -30,5 +33,5 @@ def test_a_measured_scope_outranks_a_crowd_of_quick_tests() -> None:
 
 
 def test_every_module_named_exists() -> None:
-    named = (set(SECONDS) - {SPARK}) | WITHOUT_SESSION
+    named = (set(SECONDS) - {SPARK}) | WITHOUT_SESSION | OWN_SESSION
     assert sorted(name for name in named if not (ROOT / name).is_file()) == []
