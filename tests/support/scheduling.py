@@ -6,10 +6,9 @@ fixture (tests/gateway/pipeline/conftest.py) goes to the same worker, so that th
 one local Spark session, not one per worker: four sessions on a 2-core machine time out and leave
 py4j's connections unusable. The pipeline's modules that use no session (pure code, or
 ``mns-gateway report`` in a child process with its own Spark) are ordinary modules:
-:data:`WITHOUT_SESSION`, checked by that conftest at collection. The longest module of the
-shared session's, :data:`OWN_SESSION`, starts a session of its own on another worker instead, so
-that it runs beside the shared one rather than after it: two Spark JVMs on two cores hold (four
-did not), and the shared session's worker was the whole suite's critical path.
+:data:`WITHOUT_SESSION`, checked by that conftest at collection. (A second session on another
+worker for the longest module was tried: the two JVMs, with the report tests' own, took each
+other's CPU, the shared session's modules ran 2-3 times slower, and the suite took longer.)
 
 The longest scopes start first. xdist's own order (most tests first) started the modules of a
 few long tests last: the 3-test database-outage module (about 2 minutes) began when the others
@@ -40,12 +39,10 @@ WITHOUT_SESSION: Final = frozenset(
         "test_report_requirements.py",
     )
 )
-OWN_SESSION: Final = frozenset({PIPELINE + "test_incremental_report.py"})
 #: Seconds per scope in runs of ``pytest -n 4`` and ``-n 6`` (2026-11-27, a 2-core machine):
 #: only their order matters.
 SECONDS: Final = {
-    SPARK: 300,
-    PIPELINE + "test_incremental_report.py": 300,
+    SPARK: 540,
     PIPELINE + "test_report_progress.py": 160,
     "tests/faults/test_database_outage.py": 127,
     "tests/gateway/serving/http1/test_fuzz.py": 122,
@@ -82,7 +79,7 @@ SECONDS_PER_TEST: Final = 0.35
 
 def scope_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
-    if module.startswith(PIPELINE) and module not in WITHOUT_SESSION | OWN_SESSION:
+    if module.startswith(PIPELINE) and module not in WITHOUT_SESSION:
         return SPARK
     return module
 

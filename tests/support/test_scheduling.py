@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.scheduling import (
-    OWN_SESSION,
     SECONDS,
     SPARK,
     WITHOUT_SESSION,
@@ -23,7 +22,7 @@ def test_the_session_users_share_one_scope_and_the_rest_go_by_module() -> None:
     progress = "tests/gateway/pipeline/test_report_progress.py"
     assert scope_of(f"{progress}::test_steps") == progress
     incremental = "tests/gateway/pipeline/test_incremental_report.py"
-    assert scope_of(f"{incremental}::test_incremental_runs_equal_full_runs") == incremental
+    assert scope_of(f"{incremental}::test_incremental_runs_equal_full_runs") == SPARK
     assert scope_of("tests/faults/test_full_disk.py::test_y") == "tests/faults/test_full_disk.py"
 
 
@@ -33,5 +32,5 @@ def test_a_measured_scope_outranks_a_crowd_of_quick_tests() -> None:
 
 
 def test_every_module_named_exists() -> None:
-    named = (set(SECONDS) - {SPARK}) | WITHOUT_SESSION | OWN_SESSION
+    named = (set(SECONDS) - {SPARK}) | WITHOUT_SESSION
     assert sorted(name for name in named if not (ROOT / name).is_file()) == []
