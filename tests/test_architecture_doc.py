@@ -42,11 +42,17 @@ def module_list(text: str) -> dict[str, set[str]]:
     return listed
 
 
+#: Folders a build writes beside the sources.
+BUILT = frozenset({"build", "dist"})
+
+
 def tree() -> dict[str, set[str]]:
     """Package path -> its modules, for every directory of gateway/ and receiver/ with Python."""
     found: dict[str, set[str]] = {}
     for top in ("gateway", "receiver"):
         for source in (ROOT / top).rglob("*.py"):
+            if BUILT & set(source.relative_to(ROOT).parts):
+                continue  # a build's copy (`pip install ./receiver` leaves receiver/build/)
             package = source.parent.relative_to(ROOT).as_posix()
             modules = found.setdefault(package, set())
             if source.name != "__init__.py":
