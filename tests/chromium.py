@@ -14,6 +14,27 @@ from selenium.webdriver.chrome.service import Service
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+#: A JavaScript function for ``execute_script``: ``badBreaks(cell)`` lists, for each place the
+#: cell's text wraps to a new line after a character that is not a URL separator, the two
+#: characters around the break. URLs and endpoints must break only after one of ``/?&=.:,_-``.
+BAD_BREAKS_JS = """
+function badBreaks(cell) {
+  const bad = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  let previous = null, node;
+  while ((node = walker.nextNode())) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      const top = Math.round(range.getBoundingClientRect().top);
+      if (previous && top > previous.top && !'/?&=.:,_-'.includes(previous.char))
+        bad.push(previous.char + node.data[i]);
+      previous = {top: top, char: node.data[i]};
+    }
+  }
+  return bad;
+}
+"""
 
 
 def chromium(

@@ -24,7 +24,7 @@ import pytest
 from pyspark.sql import SparkSession
 from selenium import webdriver
 
-from tests.chromium import artifacts_dir
+from tests.chromium import BAD_BREAKS_JS, artifacts_dir
 from tests.gateway.pipeline.test_report import run
 
 T0 = 1_717_200_000_000
@@ -195,21 +195,10 @@ def test_no_line_crosses_the_gap(page: webdriver.Chrome) -> None:
 
 def test_urls_break_only_after_a_separator(page: webdriver.Chrome) -> None:
     bad = page.execute_script(
-        """const bad = [];
-           for (const cell of document.querySelectorAll('td.u')) {
-             const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-             let previous = null, node;
-             while ((node = walker.nextNode())) {
-               for (let i = 0; i < node.length; i++) {
-                 const range = document.createRange();
-                 range.setStart(node, i); range.setEnd(node, i + 1);
-                 const top = Math.round(range.getBoundingClientRect().top);
-                 if (previous && top > previous.top && !'/?&=.:,_-'.includes(previous.char))
-                   bad.push(cell.innerText);
-                 previous = {top: top, char: node.data[i]};
-               }
-             }
-           }
+        BAD_BREAKS_JS
+        + """const bad = [];
+           for (const cell of document.querySelectorAll('td.u'))
+             for (const pair of badBreaks(cell)) bad.push(cell.innerText);
            return bad;"""
     )
     assert bad == []

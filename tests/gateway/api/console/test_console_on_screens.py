@@ -30,7 +30,7 @@ from mns.subscription import SubscriptionMeta
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
-from tests.chromium import chromium
+from tests.chromium import BAD_BREAKS_JS, chromium
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway
 from tests.gateway.api.console.browser import WIDTHS, Pages
 from tests.gateway.api.console.test_console_in_browser import (  # noqa: F401 - fixtures
@@ -216,7 +216,9 @@ def test_a_refused_form_comes_back_with_what_was_typed(site: Pages, endpoint: st
 
 #: Every place a line break falls inside an endpoint (a table's Endpoint column, a page's
 #: Endpoint entry) after a character that is no separator.
-BREAKS = """
+BREAKS = (
+    BAD_BREAKS_JS
+    + """
 const bad = [], cells = [];
 for (const table of document.querySelectorAll('table')) {
   const column = [...table.querySelectorAll('thead th')]
@@ -227,22 +229,11 @@ for (const table of document.querySelectorAll('table')) {
 }
 for (const dt of document.querySelectorAll('dt'))
   if (dt.innerText === 'Endpoint') cells.push(dt.nextElementSibling);
-for (const cell of cells) {
-  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-  let previous = null, node;
-  while ((node = walker.nextNode())) {
-    for (let i = 0; i < node.length; i++) {
-      const range = document.createRange();
-      range.setStart(node, i); range.setEnd(node, i + 1);
-      const top = Math.round(range.getBoundingClientRect().top);
-      if (previous && top > previous.top && !'/?&=.:,_-'.includes(previous.char))
-        bad.push(previous.char + node.data[i] + ' in ' + cell.innerText);
-      previous = {top: top, char: node.data[i]};
-    }
-  }
-}
+for (const cell of cells)
+  for (const pair of badBreaks(cell)) bad.push(pair + ' in ' + cell.innerText);
 return [cells.length, bad];
 """
+)
 
 
 @both_widths
