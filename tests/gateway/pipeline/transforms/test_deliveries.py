@@ -30,13 +30,11 @@ def per_message(events: DataFrame, *, join_publications: bool = True) -> DataFra
     return rows.select(*SUBSCRIPTION_KEYS, "message_id", *deliveries.delivery_columns())
 
 
-def summary_table(events: DataFrame) -> DataFrame:
-    summed = partials_of(events)
+def summary_table(summed: DataFrame) -> DataFrame:
     return tables.subscription_summary(summed, tables.subscriptions(summed))
 
 
-def health_table(events: DataFrame) -> DataFrame:
-    summed = partials_of(events)
+def health_table(summed: DataFrame) -> DataFrame:
     return tables.endpoint_health(summed, tables.subscriptions(summed))
 
 
@@ -115,9 +113,15 @@ EXPECTED_DELIVERIES = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def history(make_events: EventFactory) -> DataFrame:
     return make_events(HISTORY)
+
+
+@pytest.fixture(scope="module")
+def summed(history: DataFrame) -> DataFrame:
+    """The history's partial summaries, computed once for the tests that read the tables."""
+    return partials_of(history)
 
 
 def test_message_deliveries_joins_publications(history: DataFrame) -> None:
@@ -137,8 +141,8 @@ def test_message_deliveries_uses_publish_time_on_push_records(
     assertDataFrameEqual(found.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
-def test_subscription_summary(history: DataFrame) -> None:
-    summary = summary_table(history)
+def test_subscription_summary(summed: DataFrame) -> None:
+    summary = summary_table(summed)
     assertDataFrameEqual(
         summary,
         [
@@ -181,8 +185,8 @@ def test_subscription_summary(history: DataFrame) -> None:
     )
 
 
-def test_attempts_histogram(history: DataFrame) -> None:
-    histogram = tables.attempts_histogram(partials_of(history))
+def test_attempts_histogram(summed: DataFrame) -> None:
+    histogram = tables.attempts_histogram(summed)
     assertDataFrameEqual(
         histogram.select("subscription_name", "attempts", "messages"),
         [
@@ -194,8 +198,8 @@ def test_attempts_histogram(history: DataFrame) -> None:
     )
 
 
-def test_endpoint_health_reports_failing_since_the_last_success(history: DataFrame) -> None:
-    health = health_table(history)
+def test_endpoint_health_reports_failing_since_the_last_success(summed: DataFrame) -> None:
+    health = health_table(summed)
     assertDataFrameEqual(
         health.drop("topic_name"),
         [
@@ -240,7 +244,7 @@ def test_endpoint_health_counts_a_message_straddling_the_last_success_once(
         push(40, "audit", "m1", 3, "timeout", None),
         push(35, "audit", "m3", 1, "timeout", None),
     ]
-    health = health_table(make_events(records))
+    health = health_table(partials_of(make_events(records)))
     assertDataFrameEqual(
         health.select("failing_since_ms", "consecutive_failures", "currently_failing"),
         [Row(failing_since_ms=T0 + 35, consecutive_failures=2, currently_failing=True)],
@@ -251,7 +255,7 @@ def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
     make_events: EventFactory,
 ) -> None:
     attempts = [push(at, "audit", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)]
-    health = health_table(make_events(attempts))
+    health = health_table(partials_of(make_events(attempts)))
     assertDataFrameEqual(
         health.select("failing_since_ms", "consecutive_failures", "last_success_ms"),
         [Row(failing_since_ms=T0 + 10, consecutive_failures=3, last_success_ms=None)],
@@ -320,7 +324,7 @@ def test_status_code_decides_success_when_outcome_is_missing(make_events: EventF
 
 
 def test_the_traces_complete_the_last_outcome_of_failing_endpoints(
-    history: DataFrame, spark: SparkSession
+    summed: DataFrame, spark: SparkSession
 ) -> None:
     """billing is failing; its trace says the last attempt timed out (no status code)."""
     outcomes = spark.createDataFrame(
@@ -328,7 +332,7 @@ def test_the_traces_complete_the_last_outcome_of_failing_endpoints(
         "topic_name string, subscription_name string, endpoint string,"
         " last_outcome string, last_status_code int, last_error string",
     )
-    health = tables.with_last_outcomes(health_table(history), outcomes)
+    health = tables.with_last_outcomes(health_table(summed), outcomes)
     assertDataFrameEqual(
         health.select("subscription_name", *tables.LAST_OUTCOME),
         [
@@ -348,12 +352,11 @@ def test_the_traces_complete_the_last_outcome_of_failing_endpoints(
     )
 
 
-def test_the_messages_that_need_attention(history: DataFrame) -> None:
+def test_the_messages_that_need_attention(summed: DataFrame) -> None:
     """m2 was dead-lettered; billing has been failing since m2's last attempt (+8100), so of its
     failed messages only m2 counts, not m1's earlier timeout."""
-    summed = partials_of(history)
     chosen = attention.attention_messages(
-        summed, health_table(history), dead_letters=10, per_endpoint=3
+        summed, health_table(summed), dead_letters=10, per_endpoint=3
     )
     assertDataFrameEqual(
         chosen.select("reason", "subscription_name", "message_id", "at_ms"),
