@@ -84,12 +84,24 @@ def _explain(store: Store) -> None:
         f" NOT IN ('fanout/s009') ORDER BY d.next_attempt_at LIMIT {LIMIT}"
     )
 
+    # What a claim asks of the held subscription's due deliveries (delivery_sql.hold).
+    held = (
+        "SELECT d.id FROM deliveries d WHERE d.topic_name = 'fanout'"
+        " AND d.subscription_name = 's009' AND d.next_attempt_at <= ?"
+        " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
+    )
+
     def plan(conn: Connection) -> list[str]:
-        if conn.dialect.lock_row:
-            rows = conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, (now, now)).fetchall()
-            return [next(iter(dict(row).values())) for row in rows]
-        rows = conn.execute("EXPLAIN QUERY PLAN " + sql, (now, now)).fetchall()
-        return [row["detail"] for row in rows]
+        lines = []
+        for query in (sql, held):
+            if conn.dialect.lock_row:
+                explain = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "
+                rows = conn.execute(explain + query, (now, now)).fetchall()
+                lines += [next(iter(dict(row).values())) for row in rows]
+            else:
+                rows = conn.execute("EXPLAIN QUERY PLAN " + query, (now, now)).fetchall()
+                lines += [row["detail"] for row in rows]
+        return lines
 
     for line in store.database.read(plan):
         print("    " + line, flush=True)
