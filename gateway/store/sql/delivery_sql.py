@@ -179,13 +179,16 @@ def release(conn: Connection, owner: str, delivery_ids: Sequence[str]) -> None:
 
 
 def next_due_ms(conn: Connection) -> int | None:
-    """When the earliest delivery falls due (leases aside; held ones are not), to sleep exactly
-    until then."""
+    """When the earliest delivery falls due (leases aside; a held one at its own due time), to
+    sleep exactly until then. Two probes of ``deliveries_due``: either end of the held range."""
     row = conn.execute(
-        "SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE next_attempt_at < ?",
-        (HELD_OFFSET_MS,),
+        "SELECT (SELECT MIN(next_attempt_at) FROM deliveries WHERE next_attempt_at < ?) AS due,"
+        " (SELECT MIN(next_attempt_at) FROM deliveries WHERE next_attempt_at >= ?) AS held",
+        (HELD_OFFSET_MS, HELD_OFFSET_MS),
     ).fetchone()
-    return None if row["due"] is None else int(row["due"])
+    times = [int(row["due"])] if row["due"] is not None else []
+    times += [due_time(int(row["held"]))] if row["held"] is not None else []
+    return min(times, default=None)
 
 
 def due_count(conn: Connection, now_ms: int) -> int:
