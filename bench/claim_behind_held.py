@@ -87,7 +87,8 @@ def _explain(store: Store) -> None:
     # What a claim asks of the held subscription's due deliveries (delivery_sql.hold).
     held = (
         "SELECT d.id FROM deliveries d WHERE d.topic_name = 'fanout'"
-        " AND d.subscription_name = 's009' AND d.next_attempt_at <= ?"
+        " AND d.subscription_name = 's009'"
+        " AND (d.topic_name, d.subscription_name, d.next_attempt_at) <= ('fanout', 's009', ?)"
         " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
     )
 

@@ -80,7 +80,10 @@ class DeliveryStore:
             breakers = breaker_sql.not_closed(conn)
             blocked = breaker_sql.blocked(breakers, self.breaker, now)
             delivery_sql.hold(conn, blocked, now)
-            delivery_sql.unhold(conn, breakers.keys() - blocked)
+            if released := sorted(breakers.keys() - blocked):
+                # Their breakers first, as a settle that closes one does (rare: a probe's turn).
+                breaker_sql.breakers(conn, released, lock=True)
+                delivery_sql.unhold(conn, released)
             skipped = blocked | set(used_up)
             jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes, skipped)
             admitted = breaker_sql.admit_claimed(

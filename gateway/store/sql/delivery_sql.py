@@ -52,39 +52,43 @@ def _split(resource: str) -> tuple[str, str]:
 
 def hold(conn: Connection, resources: Collection[str], now_ms: int) -> int:
     """Move the due, unleased deliveries of the subscriptions ``resources`` (``topic/name``)
-    out of the due range (:data:`HELD_OFFSET_MS`); how many. One range of
-    ``deliveries_subscription_due`` each, so a subscription with nothing new to hold costs an
-    index probe. A delivery leased now (a probe, a push in flight) is left to its outcome.
+    out of the due range (:data:`HELD_OFFSET_MS`); how many. A delivery leased now (a probe, a
+    push in flight) is left to its outcome.
 
-    Rows another transaction has locked are skipped (PostgreSQL), here and in :func:`unhold`:
-    it is settling, deleting or moving them already, so claims do not queue behind it, and a
-    settle that closes a breaker (its lock, then its deliveries) never waits for a claim that
-    holds a delivery and then waits for that breaker. One that rolls back leaves them as they
-    were: due, held by the next claim; or held, given back by the expiry's backstop."""
+    One range of ``deliveries_subscription_due`` each, so a subscription with nothing new to
+    hold costs an index probe. The due bound is a row comparison on that index's columns, which
+    ``deliveries_due`` cannot serve: with a plain ``next_attempt_at <= ?`` PostgreSQL's generic
+    plan read every due delivery through ``deliveries_due`` and filtered by subscription, on
+    every claim; and a ``WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)`` self-join, re-run per
+    row in a nested loop, took 81 s to give back 3,326 rows (bench/endpoint_health.py).
+    A claim holds before it takes any breaker's lock, so it never waits for a row while holding
+    one (a settle locks its rows, then the breaker, then gives back held rows)."""
     held = 0
     for resource in sorted(resources):
+        names = _split(resource)
         held += conn.execute(
-            "UPDATE deliveries SET next_attempt_at = next_attempt_at + ? WHERE id IN ("
-            "SELECT d.id FROM deliveries d WHERE d.topic_name = ? AND d.subscription_name = ?"
-            " AND d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL"
-            f" OR d.lease_expires_at <= ?){conn.dialect.lock_skipping('d')})"
-            " AND next_attempt_at <= ?",
-            (HELD_OFFSET_MS, *_split(resource), now_ms, now_ms, now_ms),
+            "UPDATE deliveries SET next_attempt_at = next_attempt_at + ?"
+            " WHERE topic_name = ? AND subscription_name = ?"
+            " AND (topic_name, subscription_name, next_attempt_at) <= (?, ?, ?)"
+            " AND (lease_expires_at IS NULL OR lease_expires_at <= ?)",
+            (HELD_OFFSET_MS, *names, *names, now_ms, now_ms),
         ).rowcount
     return held
 
 
 def unhold(conn: Connection, resources: Collection[str]) -> int:
     """Give the held deliveries of ``resources`` their due times back (in their order, due as
-    early as they were, ahead of what was published since); how many."""
+    early as they were, ahead of what was published since); how many. Called with the breaker
+    of each locked (:func:`gateway.store.sql.breaker_sql.breakers`), so that a claim and a
+    settle giving back the same subscription's rows take their locks in one order."""
     released = 0
     for resource in sorted(resources):
+        names = _split(resource)
         released += conn.execute(
-            "UPDATE deliveries SET next_attempt_at = next_attempt_at - ? WHERE id IN ("
-            "SELECT d.id FROM deliveries d WHERE d.topic_name = ? AND d.subscription_name = ?"
-            f" AND d.next_attempt_at >= ?{conn.dialect.lock_skipping('d')})"
-            " AND next_attempt_at >= ?",
-            (HELD_OFFSET_MS, *_split(resource), HELD_OFFSET_MS, HELD_OFFSET_MS),
+            "UPDATE deliveries SET next_attempt_at = next_attempt_at - ?"
+            " WHERE topic_name = ? AND subscription_name = ?"
+            " AND (topic_name, subscription_name, next_attempt_at) >= (?, ?, ?)",
+            (HELD_OFFSET_MS, *names, *names, HELD_OFFSET_MS),
         ).rowcount
     return released
 
