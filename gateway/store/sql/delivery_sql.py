@@ -50,15 +50,25 @@ def _split(resource: str) -> tuple[str, str]:
     return topic_name, subscription_name
 
 
+def _due_bound(
+    conn: Connection, names: tuple[str, str], op: str, due_ms: int
+) -> tuple[str, tuple[object, ...]]:
+    """A bound on a subscription's due times that only ``deliveries_subscription_due`` serves
+    as a range, on either database (:attr:`~gateway.store.sql.connection.Dialect.row_ranges`)."""
+    if conn.dialect.row_ranges:
+        return f"(topic_name, subscription_name, next_attempt_at) {op} (?, ?, ?)", (*names, due_ms)
+    return f"next_attempt_at {op} ?", (due_ms,)
+
+
 def hold(conn: Connection, resources: Collection[str], now_ms: int) -> int:
     """Move the due, unleased deliveries of the subscriptions ``resources`` (``topic/name``)
     out of the due range (:data:`HELD_OFFSET_MS`); how many. A delivery leased now (a probe, a
     push in flight) is left to its outcome.
 
     One range of ``deliveries_subscription_due`` each, so a subscription with nothing new to
-    hold costs an index probe. The due bound is a row comparison on that index's columns, which
-    ``deliveries_due`` cannot serve: with a plain ``next_attempt_at <= ?`` PostgreSQL's generic
-    plan read every due delivery through ``deliveries_due`` and filtered by subscription, on
+    hold costs an index probe. On PostgreSQL the due bound is a row comparison on that index's
+    columns, which ``deliveries_due`` cannot serve: with a plain ``next_attempt_at <= ?`` its
+    generic plan read every due delivery through ``deliveries_due`` and filtered by subscription, on
     every claim; and a ``WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)`` self-join, re-run per
     row in a nested loop, took 81 s to give back 3,326 rows (bench/endpoint_health.py).
     A claim holds before it takes any breaker's lock, so it never waits for a row while holding
@@ -66,12 +76,12 @@ def hold(conn: Connection, resources: Collection[str], now_ms: int) -> int:
     held = 0
     for resource in sorted(resources):
         names = _split(resource)
+        bound, bounds = _due_bound(conn, names, "<=", now_ms)
         held += conn.execute(
             "UPDATE deliveries SET next_attempt_at = next_attempt_at + ?"
-            " WHERE topic_name = ? AND subscription_name = ?"
-            " AND (topic_name, subscription_name, next_attempt_at) <= (?, ?, ?)"
+            f" WHERE topic_name = ? AND subscription_name = ? AND {bound}"
             " AND (lease_expires_at IS NULL OR lease_expires_at <= ?)",
-            (HELD_OFFSET_MS, *names, *names, now_ms, now_ms),
+            (HELD_OFFSET_MS, *names, *bounds, now_ms),
         ).rowcount
     return held
 
@@ -84,11 +94,11 @@ def unhold(conn: Connection, resources: Collection[str]) -> int:
     released = 0
     for resource in sorted(resources):
         names = _split(resource)
+        bound, bounds = _due_bound(conn, names, ">=", HELD_OFFSET_MS)
         released += conn.execute(
             "UPDATE deliveries SET next_attempt_at = next_attempt_at - ?"
-            " WHERE topic_name = ? AND subscription_name = ?"
-            " AND (topic_name, subscription_name, next_attempt_at) >= (?, ?, ?)",
-            (HELD_OFFSET_MS, *names, *names, HELD_OFFSET_MS),
+            f" WHERE topic_name = ? AND subscription_name = ? AND {bound}",
+            (HELD_OFFSET_MS, *names, *bounds),
         ).rowcount
     return released
 
