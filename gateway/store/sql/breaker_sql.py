@@ -62,15 +62,18 @@ def breaker_of(row: Row) -> Breaker:
 
 
 def breakers(
-    conn: Connection, resources: Sequence[str], *, lock: bool = False
+    conn: Connection, resources: Sequence[str], *, lock: bool = False, share: bool = False
 ) -> dict[str, Breaker]:
-    """The kept breakers of ``resources`` (locked in name order with ``lock``)."""
+    """The kept breakers of ``resources`` (locked in name order with ``lock``; with ``share``
+    too, against writers only: claims reading them do not wait for each other)."""
     if not resources:
         return {}
+    locking = conn.dialect.lock_row if lock else ""
+    if locking and share:
+        locking = " FOR SHARE"
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM push_breakers"
-        f" WHERE resource IN ({placeholders(len(resources))}) ORDER BY resource"
-        + (conn.dialect.lock_row if lock else ""),
+        f" WHERE resource IN ({placeholders(len(resources))}) ORDER BY resource" + locking,
         tuple(resources),
     ).fetchall()
     return {row["resource"]: breaker_of(row) for row in rows}
