@@ -17,7 +17,9 @@ Per round and way: the worker's CPU per push from its first push on, counted two
 last push (from /proc), and to the worker's exit (its rusage, after SIGTERM: this includes the
 spans still queued at the last push, exported as it stops, so that no export escapes the
 count); pushes/s; with tracing on, the spans the receiver decoded (every attempt's: 4,000).
-Then each way's range, and per round the ratio of on to off. Target (issue 37): off costs
+Then each way's range, and per round the ratio of on to off, with its median; beside it, the
+ratio of not installed to off, which run the same code per push: how far one round's figure
+scatters on this machine, the floor under which a difference is noise. Target (issue 37): off costs
 nothing measurable; on costs at most 10 % more per push.
 
     .venv/bin/python bench/tracing.py [--pushes 4000] [--subscriptions 10] [--rounds 3]
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -219,11 +222,19 @@ def main() -> None:
             f"to exit {_range(measured['exit_cpu_ms'])}"
         )
     for key, label in (("worker_cpu_ms", "to the last push"), ("exit_cpu_ms", "to exit")):
-        ratios = [
-            f"{on / off - 1:+.0%}"
-            for on, off in zip(figures["on"][key], figures["off"][key], strict=True)
-        ]
-        print(f"on against off per round, {label}: {', '.join(ratios)}")
+        for way, against in (("on", "off"), ("not installed", "off")):
+            ratios = [
+                on / off - 1
+                for on, off in zip(figures[way][key], figures[against][key], strict=True)
+            ]
+            print(
+                f"{way} against {against} per round, {label}: "
+                f"{', '.join(f'{r:+.0%}' for r in ratios)}; median {statistics.median(ratios):+.0%}"
+            )
+    print(
+        "(not installed and off run the same code per push: their ratio is the noise of one "
+        "round's figure on this machine)"
+    )
 
 
 def _range(values: list[float]) -> str:
