@@ -26,9 +26,10 @@ nothing measurable; on costs at most 10 % more per push.
         [--protocol http/protobuf|grpc] [--callgrind] [--profile]
 
 ``--profile``: py-spy (``.venv/bin/pip install py-spy``, a measuring tool, not a dependency)
-samples each traced worker over the same pushes, and the round's line gives the share of its
-busy samples with tracing's code in their stack: a comparison within one process and one
-minute, which a shared machine's noise does not swing as it swings one round's CPU time.
+samples each traced worker over the same pushes, without pausing it (``--nonblocking``), and
+the round's line gives the share of its busy samples with tracing's code in their stack: a
+comparison within one process and one minute, which a shared machine's noise does not swing
+as it swings one round's CPU time.
 
 ``--callgrind``: instead of CPU time, instructions per push, which the machine's load does not
 change: each way's worker runs under valgrind's callgrind with instrumentation switched on at
@@ -131,9 +132,9 @@ def drain_to_exit(
         while time.monotonic() < deadline and stats(port)["count"] == 0:
             time.sleep(0.02)
         if profile is not None:
-            command = [PY_SPY, "record", "-r", "500", "--format", "raw", "-o", str(profile)]
+            command = [PY_SPY, "record", "--nonblocking", "-r", "500", "--format", "raw"]
             sampler = subprocess.Popen(
-                [*command, "-p", str(process.pid)],
+                [*command, "-o", str(profile), "-p", str(process.pid)],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
