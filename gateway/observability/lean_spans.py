@@ -165,7 +165,7 @@ class UnsampledSpan:
         return None
 
     def carrier(self) -> dict[str, str]:
-        # A push asks twice (its headers, its op-log record): the header is formatted once.
+        # A logged push asks twice (its headers, its op-log record): formatted once.
         if not self._traceparent:
             self._traceparent = traceparent_of(self.context)
         return carrier_of(self.context, self._traceparent)  # a new dict: callers add to it
