@@ -282,6 +282,13 @@ def _row(failure: str, alone: dict, off: dict, on: dict) -> str:  # type: ignore
     )
 
 
+def _load() -> str:
+    """When the row was printed and the machine's load then (figures swing with it)."""
+    one, five, _ = os.getloadavg()
+    at = time.strftime("%H:%M:%S", time.gmtime())
+    return f"\n           [{at} UTC, load {one:.1f} / {five:.1f}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1000)
@@ -299,13 +306,13 @@ def main() -> None:
             print(
                 f"{backend.label}, {args.messages} messages x 10 subscriptions:"
                 f" 9 healthy alone {alone['rate']:.0f} pushes/s,"
-                f" {alone['worker_cpu_ms']:.2f} ms worker CPU per push",
+                f" {alone['worker_cpu_ms']:.2f} ms worker CPU per push" + _load(),
                 flush=True,
             )
             for failure in args.failures.split(","):
                 off = run(backend, args.messages, args.workers, failure, False)
                 on = run(backend, args.messages, args.workers, failure, True)
-                print(_row(failure, alone, off, on), flush=True)
+                print(_row(failure, alone, off, on) + _load(), flush=True)
             print(f"  ({time.monotonic() - started:.0f} s)", flush=True)
 
 

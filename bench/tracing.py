@@ -17,11 +17,19 @@ Per round and way: the worker's CPU per push from its first push on, counted two
 last push (from /proc), and to the worker's exit (its rusage, after SIGTERM: this includes the
 spans still queued at the last push, exported as it stops, so that no export escapes the
 count); pushes/s; with tracing on, the spans the receiver decoded (every attempt's: 4,000).
-Then each way's range, and per round the ratio of on to off. Target (issue 37): off costs
+Then each way's range, and per round the ratio of on to off, with its median; beside it, the
+ratio of not installed to off, which run the same code per push: how far one round's figure
+scatters on this machine, the floor under which a difference is noise. Target (issue 37): off costs
 nothing measurable; on costs at most 10 % more per push.
 
     .venv/bin/python bench/tracing.py [--pushes 4000] [--subscriptions 10] [--rounds 3]
-        [--protocol http/protobuf|grpc] [--callgrind]
+        [--protocol http/protobuf|grpc] [--callgrind] [--profile]
+
+``--profile``: py-spy (``.venv/bin/pip install py-spy``, a measuring tool, not a dependency)
+samples each traced worker over the same pushes, without pausing it (``--nonblocking``), and
+the round's line gives the share of its busy samples with tracing's code in their stack: a
+comparison within one process and one minute, which a shared machine's noise does not swing
+as it swings one round's CPU time.
 
 ``--callgrind``: instead of CPU time, instructions per push, which the machine's load does not
 change: each way's worker runs under valgrind's callgrind with instrumentation switched on at
@@ -34,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,6 +70,19 @@ class _NoOpenTelemetry(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _NoOpenTelemetry())
 """
 WAYS = ("not installed", "off", "on")
+PY_SPY = str(Path(sys.executable).parent / "py-spy")
+#: What ``--profile`` counts as tracing's code: its modules, and the functions that trace a
+#: push from outside them (the attempt span, the push's trace headers, the op log's trace id).
+TRACING_FILES = ("gateway/observability/", "opentelemetry/")
+TRACING_FUNCTIONS = (
+    "attempt_span ",
+    "end_attempt_span ",
+    "HttpSender.traced_headers ",
+    "trace_context ",
+    "trace_id_of ",
+)
+#: A py-spy leaf frame of an idle thread of gevent's thread pool (waiting for work).
+IDLE = "gevent/_threading.py"
 
 
 def backlog(data_dir: Path, routes: list[str], messages: int) -> None:
@@ -96,20 +118,34 @@ def environment(
     }
 
 
-def drain_to_exit(data_dir: Path, port: int, expected: int, timeout: float = 120) -> dict:  # type: ignore[type-arg]
+def drain_to_exit(
+    data_dir: Path, port: int, expected: int, profile: Path | None = None, timeout: float = 120
+) -> dict:  # type: ignore[type-arg]
     """One worker drains the backlog; the endpoint's stats, with the worker's CPU per push
-    from its first push to the last (``worker_cpu_ms``) and to its exit (``exit_cpu_ms``)."""
+    from its first push to the last (``worker_cpu_ms``) and to its exit (``exit_cpu_ms``);
+    with ``profile``, py-spy samples the worker over the same pushes into that file."""
     env = gateway_env(data_dir, MNS_GATEWAY_PUSH_TIMEOUT="5", **Backend("SQLite").env(None))
     [process] = start_workers(env, 1)
+    sampler = None
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and stats(port)["count"] == 0:
             time.sleep(0.02)
+        if profile is not None:
+            command = [PY_SPY, "record", "--nonblocking", "-r", "500", "--format", "raw"]
+            sampler = subprocess.Popen(
+                [*command, "-o", str(profile), "-p", str(process.pid)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         started, first = tree_cpu_seconds(process.pid), stats(port)["count"]
         while time.monotonic() < deadline and stats(port)["count"] < expected:
             time.sleep(0.2)
         result, finished = stats(port), tree_cpu_seconds(process.pid)
     finally:
+        if sampler is not None:
+            sampler.send_signal(signal.SIGINT)  # py-spy writes its file as it stops
+            sampler.wait(30)
         os.killpg(process.pid, signal.SIGTERM)
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = status
@@ -117,6 +153,28 @@ def drain_to_exit(data_dir: Path, port: int, expected: int, timeout: float = 120
     result["worker_cpu_ms"] = (finished - started) / pushes * 1000
     result["exit_cpu_ms"] = (usage.ru_utime + usage.ru_stime - started) / pushes * 1000
     return result
+
+
+def is_tracing(frame: str) -> bool:
+    """Whether a py-spy frame (``function (file:line)``) is tracing's own code; not
+    ``traced_attempt``, which wraps the whole push."""
+    return any(part in frame for part in TRACING_FILES) or frame.startswith(TRACING_FUNCTIONS)
+
+
+def tracing_share(raw: Path) -> tuple[float, int]:
+    """The share of the worker's busy samples (py-spy's raw output: ``frame;frame;... count``
+    per line) with a tracing frame in their stack, and how many busy samples there were. The
+    gevent thread pool's idle threads, which py-spy counts as busy, are left out."""
+    busy = traced = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        if not count.isdigit() or IDLE in frames[-1]:
+            continue
+        busy += int(count)
+        if any(is_tracing(frame) for frame in frames):
+            traced += int(count)
+    return traced / max(busy, 1), busy
 
 
 def callgrind_drain(data_dir: Path, port: int, expected: int, timeout: float = 900) -> dict:  # type: ignore[type-arg]
@@ -168,8 +226,13 @@ def one_run(
             routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(args.subscriptions)]
             messages = max(1, args.pushes // args.subscriptions)
             backlog(Path(tmp), routes, messages)
-            drain = callgrind_drain if args.callgrind else drain_to_exit
-            result = drain(Path(tmp), port, messages * len(routes))
+            if args.callgrind:
+                result = callgrind_drain(Path(tmp), port, messages * len(routes))
+            else:
+                profile = Path(tmp) / "py-spy.txt" if args.profile and way == "on" else None
+                result = drain_to_exit(Path(tmp), port, messages * len(routes), profile)
+                if profile is not None:
+                    result["tracing_share"] = tracing_share(profile)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -187,6 +250,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--protocol", choices=("http/protobuf", "grpc"), default="http/protobuf")
     parser.add_argument("--callgrind", action="store_true", help="instructions, not CPU time")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="py-spy samples the traced worker: tracing's share of its busy samples",
+    )
     args = parser.parse_args()
     figures: dict[str, dict[str, list[float]]] = {
         way: {"worker_cpu_ms": [], "exit_cpu_ms": []} for way in WAYS
@@ -208,7 +276,8 @@ def main() -> None:
                     values.append(result[key])
                 print(
                     f"{round_number + 1:>5}  {way:<14} {result['worker_cpu_ms']:>12.3f} "
-                    f"{result['exit_cpu_ms']:>8.3f} {result['rate']:>9.0f} {result['spans']:>6}",
+                    f"{result['exit_cpu_ms']:>8.3f} {result['rate']:>9.0f} {result['spans']:>6}"
+                    + _share(result),
                     flush=True,
                 )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
@@ -219,11 +288,26 @@ def main() -> None:
             f"to exit {_range(measured['exit_cpu_ms'])}"
         )
     for key, label in (("worker_cpu_ms", "to the last push"), ("exit_cpu_ms", "to exit")):
-        ratios = [
-            f"{on / off - 1:+.0%}"
-            for on, off in zip(figures["on"][key], figures["off"][key], strict=True)
-        ]
-        print(f"on against off per round, {label}: {', '.join(ratios)}")
+        for way, against in (("on", "off"), ("not installed", "off")):
+            ratios = [
+                on / off - 1
+                for on, off in zip(figures[way][key], figures[against][key], strict=True)
+            ]
+            print(
+                f"{way} against {against} per round, {label}: "
+                f"{', '.join(f'{r:+.0%}' for r in ratios)}; median {statistics.median(ratios):+.0%}"
+            )
+    print(
+        "(not installed and off run the same code per push: their ratio is the noise of one "
+        "round's figure on this machine)"
+    )
+
+
+def _share(result: dict) -> str:  # type: ignore[type-arg]
+    if "tracing_share" not in result:
+        return ""
+    share, busy = result["tracing_share"]
+    return f"  tracing {share:.1%} of {busy} busy samples"
 
 
 def _range(values: list[float]) -> str:

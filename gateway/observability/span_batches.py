@@ -3,7 +3,9 @@
 its span as it ends (:mod:`gateway.observability.otlp_wire`) and appends the bytes to a queue;
 every ``schedule_delay`` (or as soon as a batch is full) the thread joins what is queued into
 one export request and hands it to the transport. A full queue drops new spans, counted and
-logged once, rather than holding up deliveries.
+logged once, rather than holding up deliveries. Under gevent (the worker class by default,
+which patches threading before tracing starts) the thread is a greenlet on the process's one
+OS thread: no GIL hand-offs, and the queue signals it only when a batch is full.
 
 Why encode at the end rather than on the thread: a queue of span objects (each with its dict
 and lists) lives for seconds, long enough to be promoted through the garbage collector's

@@ -74,9 +74,24 @@ class DeliveryStore:
 
         def work(conn: Connection) -> list[DeliveryJob]:
             # Endpoints whose breaker is open (or probing) are left out: their deliveries
-            # wait, untried and due as they were, and are claimed in due order once it closes.
+            # wait, untried, and are claimed in due order once it closes. Their due ones are
+            # held out of the due range (delivery_sql.hold), so this claim and the next do
+            # not walk past them; a breaker that lets probes out gets its backlog back first.
             breakers = breaker_sql.not_closed(conn)
-            skipped = breaker_sql.blocked(breakers, self.breaker, now) | set(used_up)
+            blocked = breaker_sql.blocked(breakers, self.breaker, now)
+            if blocked:
+                # Read again under a share lock: a settle that closes one (and gives its
+                # deliveries back) has either committed, and it reads closed, or waits for this
+                # claim. Else, on PostgreSQL, a claim that read it blocked just before could hold
+                # the whole backlog again just after (bench/endpoint_health.py: 102 s, not 6).
+                locked = breaker_sql.breakers(conn, sorted(blocked), lock=True, share=True)
+                blocked = breaker_sql.blocked(locked, self.breaker, now)
+            delivery_sql.hold(conn, blocked, now)
+            if released := sorted(breakers.keys() - blocked):
+                # Their breakers first, as a settle that closes one does (rare: a probe's turn).
+                breaker_sql.breakers(conn, released, lock=True)
+                delivery_sql.unhold(conn, released)
+            skipped = blocked | set(used_up)
             jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes, skipped)
             admitted = breaker_sql.admit_claimed(
                 conn, owner, jobs, self.breaker, now, lease_ms, seen=breakers
@@ -134,6 +149,7 @@ class DeliveryStore:
             ]
             # Last, as a claim locks its deliveries before their breakers: never the reverse.
             transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
+            delivery_sql.unhold(conn, _closed(transitions))
             self._publish_events(conn, transitions)
             return filed
 
@@ -179,6 +195,9 @@ class DeliveryStore:
             letters = [
                 self._dead_letter(conn, job, None, _expiry_reason(job, held), now) for job in jobs
             ]
+            # Held deliveries whose breaker no longer holds them (closed without this replica's
+            # knowing how, or gone): given back here at the latest.
+            delivery_sql.unhold(conn, delivery_sql.holding(conn) - held)
             dead_letter_sql.purge_orphans(conn, now)
             breaker_sql.purge_orphans(conn)
             dead_letter_sql.purge_expired_messages(conn, now)
@@ -282,6 +301,8 @@ class DeliveryStore:
 
         def work(conn: Connection) -> tuple[Breaker, Transition | None]:
             breaker, transition = breaker_sql.set_override(conn, resource, override, now)
+            if breaker.effective() is State.CLOSED:
+                delivery_sql.unhold(conn, [resource])
             self._publish_events(conn, [transition] if transition else [])
             return breaker, transition
 
@@ -341,6 +362,11 @@ class DeliveryStore:
 #: A delivery whose message outlived the topic's retention while its endpoint's breaker was
 #: open is dead-lettered with this reason, not "expired" (docs/delivery.md#endpoint-health).
 CIRCUIT_OPEN_REASON = "endpoint circuit open"
+
+
+def _closed(transitions: Sequence[Transition]) -> set[str]:
+    """The subscriptions whose breaker ``transitions`` closed: their held deliveries come back."""
+    return {t.resource for t in transitions if t.after is State.CLOSED}
 
 
 def _expiry_reason(job: DeliveryJob, held: set[str]) -> str:

@@ -62,15 +62,18 @@ def breaker_of(row: Row) -> Breaker:
 
 
 def breakers(
-    conn: Connection, resources: Sequence[str], *, lock: bool = False
+    conn: Connection, resources: Sequence[str], *, lock: bool = False, share: bool = False
 ) -> dict[str, Breaker]:
-    """The kept breakers of ``resources`` (locked in name order with ``lock``)."""
+    """The kept breakers of ``resources`` (locked in name order with ``lock``; with ``share``
+    too, against writers only: claims reading them do not wait for each other)."""
     if not resources:
         return {}
+    locking = conn.dialect.lock_row if lock else ""
+    if locking and share:
+        locking = " FOR SHARE"
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM push_breakers"
-        f" WHERE resource IN ({placeholders(len(resources))}) ORDER BY resource"
-        + (conn.dialect.lock_row if lock else ""),
+        f" WHERE resource IN ({placeholders(len(resources))}) ORDER BY resource" + locking,
         tuple(resources),
     ).fetchall()
     return {row["resource"]: breaker_of(row) for row in rows}
@@ -220,14 +223,15 @@ def set_override(
 
 
 def waiting(conn: Connection, now_ms: int) -> dict[str, int]:
-    """Per subscription with a kept breaker, its deliveries due and not leased: what waits."""
+    """Per subscription with a kept breaker, its deliveries due and not leased, held ones
+    (:func:`gateway.store.sql.delivery_sql.hold`) included: what waits."""
     rows = conn.execute(
         "SELECT d.topic_name, d.subscription_name, COUNT(*) AS n FROM deliveries d"
-        " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL"
-        " OR d.lease_expires_at <= ?) AND (d.topic_name || '/' || d.subscription_name)"
+        " WHERE (d.next_attempt_at >= ? OR d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL"
+        " OR d.lease_expires_at <= ?)) AND (d.topic_name || '/' || d.subscription_name)"
         " IN (SELECT resource FROM push_breakers)"
         " GROUP BY d.topic_name, d.subscription_name",
-        (now_ms, now_ms),
+        (delivery_sql.HELD_OFFSET_MS, now_ms, now_ms),
     ).fetchall()
     return {
         control_sql.subscription_resource(row["topic_name"], row["subscription_name"]): row["n"]

@@ -8,7 +8,7 @@ subscribed after the publish), or its push is older than the history.
 
 Six statements whatever the topic's size, each on an index: the message and the delivered
 history by their primary keys, the dead letters through ``dead_letters_message`` (migration 7),
-the pending deliveries through ``deliveries_subscription`` (the topic's pending ones only: there
+the pending deliveries through ``deliveries_subscription_due`` (the topic's pending ones only: there
 is no index on ``deliveries.message_id``, a publish would pay for it, see the INITIAL migration),
 their attempts by primary key, and only the subscriptions that have something to show.
 """
@@ -118,7 +118,10 @@ def _pending(conn: Connection, message: TopicMessage | None) -> list[PendingDeli
     attempts = delivery_sql.attempts_by_delivery(conn, [r["id"] for r in rows])
     return [
         PendingDelivery(
-            r["id"], r["subscription_name"], r["next_attempt_at"], attempts.get(r["id"], [])
+            r["id"],
+            r["subscription_name"],
+            delivery_sql.due_time(r["next_attempt_at"]),
+            attempts.get(r["id"], []),
         )
         for r in rows
     ]

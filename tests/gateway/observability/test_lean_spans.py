@@ -192,3 +192,17 @@ def test_a_span_that_cannot_be_encoded_is_dropped_not_raised() -> None:
     recorder.tracing.start("y", SpanKind.CLIENT).end()
     batcher.close()
     assert batcher.dropped == 1 and len(sent) == 1
+
+
+@pytest.mark.parametrize("sampler", [always_on, lambda *_: DROPPED])
+def test_a_spans_carrier_is_a_new_dict_each_time_with_the_same_context(sampler: Sampler) -> None:
+    recorder = Recorder(sampler)
+    span = recorder.tracing.start("push s", SpanKind.CLIENT, parent={"traceparent": PUBLISHER})
+    first = span.carrier()
+    first["mns-creation-traceparent"] = PUBLISHER  # a sender adds its own headers to it
+    second = span.carrier()
+    flags = "01" if sampler is always_on else "00"
+    assert second == {"traceparent": first["traceparent"]}
+    assert second["traceparent"].startswith(f"00-{PUBLISHER[3:35]}-")
+    assert second["traceparent"].endswith(f"-{flags}")
+    assert span.trace_id == PUBLISHER[3:35]

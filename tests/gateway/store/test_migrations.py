@@ -60,6 +60,9 @@ def test_an_unversioned_data_dir_is_adopted_and_keeps_its_deliveries(tmp_path: P
     assert [row["id"] for row in rows] == ["d"]
     assert "deliveries_message" not in indexes(path)  # dropping an index loses no data
     assert "deliveries_due" in indexes(path)
+    # Migration 15: the subscription index widened by the due time (holding an open circuit's).
+    assert "deliveries_subscription_due" in indexes(path)
+    assert "deliveries_subscription" not in indexes(path)
     assert ledger(path) == [m.version for m in MIGRATIONS]
 
 

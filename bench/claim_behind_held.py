@@ -1,0 +1,152 @@
+"""A claim's cost behind a held backlog (issue 35; docs/benchmarks.md#endpoint-health).
+
+One topic with 10 subscriptions and ``--messages`` published messages; subscription ``s009``'s
+breaker is held open (an operator's override, so nothing else moves it). Claims of 64 drain the
+9 healthy subscriptions' deliveries (each batch completed, as a push that succeeded would be),
+and the CPU of this process per claim (the claim's transaction; SQLite runs in it) is printed,
+against the same drain with no ``s009`` at all. The store only: no HTTP, no workers.
+
+    .venv/bin/python bench/claim_behind_held.py [--messages 10000] [--repeats 3]
+        [--database-url auto|postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from backends import Backend, add_database_arguments, backends
+
+from gateway.composition import open_store
+from gateway.config.settings import Settings
+from gateway.delivery.breaker import Override
+from gateway.store.base import Store
+from gateway.store.sql import delivery_sql
+from gateway.store.sql.connection import Connection
+from gateway.topics.records import Subscription, TopicMessage
+
+LIMIT = 64
+
+
+def drain(
+    backend: Backend, messages: int, held: bool, explain: bool = False
+) -> tuple[float, float, float, int]:
+    """CPU ms per claim (this process), wall ms, the database server's CPU ms (PostgreSQL;
+    0 for SQLite, which runs in this process), and claims made."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url = backend.new_database()
+        store = open_store(Settings(data_dir=Path(tmp), database_url=url or ""))
+        try:
+            topics = store.topics
+            topics.create_topic("fanout", 65536, False)
+            for i in range(10 if held else 9):
+                topics.subscribe(Subscription("fanout", f"s{i:03d}", f"http://s{i}.test/"))
+            if held:
+                store.deliveries.override_breaker("fanout", "s009", Override.OPEN)
+            now = store.now_ms()
+            batch = [TopicMessage(f"M{n:08d}", "fanout", "b", "X", now) for n in range(messages)]
+            for start in range(0, len(batch), 500):
+                topics.publish_all(batch[start : start + 500])
+            if explain and held:
+                store.deliveries.claim("bench", 60, LIMIT, frozenset())  # the first claim
+                _explain(store)
+                return 0.0, 0.0, 0.0, 1
+            claims, cpu, wall, server = 0, 0.0, 0.0, 0.0
+            while True:
+                # The server's CPU is read outside this process's: walking /proc costs CPU.
+                s0 = backend.database_cpu_seconds() or 0.0
+                c0, w0 = time.process_time(), time.perf_counter()
+                jobs = store.deliveries.claim("bench", 60, LIMIT, frozenset())
+                cpu += time.process_time() - c0
+                wall += time.perf_counter() - w0
+                server += (backend.database_cpu_seconds() or 0.0) - s0
+                if not jobs:
+                    break
+                claims += 1
+                ids = [job.delivery_id for job in jobs]
+                store.database.write(lambda c, ids=ids: delivery_sql.complete(c, ids))
+            assert claims >= messages * 9 // LIMIT, claims
+            return cpu / claims * 1000, wall / claims * 1000, server / claims * 1000, claims
+        finally:
+            store.close()
+
+
+def _explain(store: Store) -> None:
+    """The plan of a claim's candidates after the first claim (PostgreSQL: with the rows each
+    step read and dropped), the held subscription left out as the claim leaves it out."""
+    now = store.now_ms() + 1000
+    sql = (
+        "SELECT d.id FROM deliveries d JOIN subscriptions s ON s.topic_name = d.topic_name"
+        " AND s.name = d.subscription_name WHERE d.next_attempt_at <= ? AND (d.lease_expires_at"
+        " IS NULL OR d.lease_expires_at <= ?) AND (d.topic_name || '/' || d.subscription_name)"
+        f" NOT IN ('fanout/s009') ORDER BY d.next_attempt_at LIMIT {LIMIT}"
+    )
+
+    # What a claim asks of the held subscription's due deliveries (delivery_sql.hold).
+    bound = (
+        "(d.topic_name, d.subscription_name, d.next_attempt_at) <= ('fanout', 's009', ?)"
+        if store.database.read(lambda c: c.dialect.row_ranges)
+        else "d.next_attempt_at <= ?"
+    )
+    held = (
+        "SELECT d.id FROM deliveries d WHERE d.topic_name = 'fanout'"
+        f" AND d.subscription_name = 's009' AND {bound}"
+        " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
+    )
+
+    def plan(conn: Connection) -> list[str]:
+        lines = []
+        for query in (sql, held, held):
+            if conn.dialect.lock_row:
+                if query is held and lines[-1] != "(generic plan)":
+                    # The plan a prepared statement settles on after five runs, as claims' do.
+                    conn.execute("SET plan_cache_mode = force_generic_plan")
+                    lines.append("(generic plan)")
+                explain = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "
+                rows = conn.execute(explain + query, (now, now)).fetchall()
+                lines += [next(iter(dict(row).values())) for row in rows]
+                conn.execute("RESET plan_cache_mode")
+            else:
+                rows = conn.execute("EXPLAIN QUERY PLAN " + query, (now, now)).fetchall()
+                lines += [row["detail"] for row in rows]
+        return lines
+
+    for line in store.database.read(plan):
+        print("    " + line, flush=True)
+
+
+def _total(figures: tuple[float, float, float, int]) -> float:
+    return figures[0] + figures[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--explain", action="store_true", help="print the claim's plan only")
+    add_database_arguments(parser)
+    args = parser.parse_args()
+    with backends(args) as databases:
+        for backend in databases:
+            if args.explain:
+                print(f"{backend.label}, {args.messages} messages, {LIMIT} first claimed:")
+                drain(backend, args.messages, held=True, explain=True)
+                continue
+            for _ in range(args.repeats):
+                alone = drain(backend, args.messages, held=False)
+                behind = drain(backend, args.messages, held=True)
+                print(
+                    f"{backend.label}, {args.messages} messages, claim of {LIMIT}, ms per claim"
+                    f" (CPU here + database server, wall): without s009 {alone[0]:.2f} +"
+                    f" {alone[2]:.2f}, {alone[1]:.2f}; behind {args.messages} held {behind[0]:.2f}"
+                    f" + {behind[2]:.2f}, {behind[1]:.2f};"
+                    f" CPU x{_total(behind) / _total(alone):.2f}"
+                    f" ({alone[3]}/{behind[3]} claims)",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

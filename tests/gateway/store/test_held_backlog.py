@@ -1,0 +1,183 @@
+"""An open circuit's backlog is held out of the claims' way (docs/delivery.md#endpoint-health),
+on each backend: claims take the healthy deliveries behind it without reading it, and it comes
+back intact and in its order when the breaker closes, whoever closes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.delivery.breaker import BreakerPolicy, Override, State
+from gateway.store.base import Store, compose_store
+from gateway.store.sql import delivery_sql
+from gateway.store.sql.connection import Connection
+from gateway.store.sql.message_delivery_sql import PendingDelivery
+from gateway.topics.records import TopicMessage
+from tests.conftest import OpenDatabase
+from tests.gateway.store.test_breakers import (
+    claim,
+    failed,
+    of,
+    opened,
+    published,
+    succeeded,
+)
+from tests.support.clock import Clock
+
+#: The ten messages the breaker opened on, then twenty published while it is open.
+BACKLOG = [f"M{n:04d}" for n in range(10)] + [f"N{n:04d}" for n in range(20)]
+
+
+@pytest.fixture()
+def stores(open_database: OpenDatabase, clock: Clock) -> tuple[Store, Store]:
+    return compose_store(open_database(), clock), compose_store(open_database(), clock)
+
+
+def held_backlog(a: Store, b: Store, clock: Clock) -> dict[str, tuple[int, int]]:
+    """``down``'s breaker opened through ``a``, twenty more messages to both subscriptions, and
+    every healthy delivery claimed and pushed through ``b``; each held delivery's attempts and
+    due time as the console shows them."""
+    opened(a, clock)
+    clock.now += 0.01
+    for message_id in BACKLOG[10:]:  # one due time each, after the retries', in this order
+        a.topics.publish_all([TopicMessage(message_id, "t", "b", "X", a.now_ms())])
+        clock.now += 0.002
+    clock.now += 0.01
+    before = pending(a)
+    up = claim(b, "b")
+    assert [job.message.id for job in up] == BACKLOG[10:]
+    assert {job.subscription.name for job in up} == {"up"}
+    b.deliveries.settle("b", [succeeded(b, job) for job in up])
+    assert claim(a, "a") == []
+    return before
+
+
+def due_in_range(store: Store) -> int:
+    """Deliveries a claim's walk of ``deliveries_due`` reads: those due now."""
+    now = store.now_ms()
+    return int(
+        store.database.read(
+            lambda c: c.execute(
+                "SELECT COUNT(*) AS n FROM deliveries WHERE next_attempt_at <= ?", (now,)
+            ).fetchone()["n"]
+        )
+    )
+
+
+def in_due_order(message_ids: list[str], due: dict[str, tuple[int, int]]) -> bool:
+    """``message_ids`` are the whole backlog, earliest due first (ties in any order)."""
+    times = [due[m][1] for m in message_ids]
+    return sorted(message_ids) == BACKLOG and times == sorted(times)
+
+
+def pending(store: Store) -> dict[str, tuple[int, int]]:
+    """``down``'s pending deliveries: message, attempts and due time (as the console shows)."""
+    found = {}
+    for message_id in BACKLOG:
+        for p in store.deliveries.message_deliveries(message_id).pending:
+            if p.subscription_name == "down":
+                found[message_id] = (len(p.attempts), p.next_attempt_at_ms)
+    return found
+
+
+def test_the_claims_take_the_healthy_deliveries_and_leave_the_held_ones_intact(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, b = stores
+    before = held_backlog(a, b, clock)
+    assert sorted(before) == BACKLOG
+    # Out of the due range, so that no claim reads them...
+    assert due_in_range(a) == 0
+    assert a.deliveries.next_due_ms() == min(due for _, due in before.values())
+    # ... yet they are there as they were, and count as waiting and as due.
+    assert pending(b) == before
+    assert b.deliveries.breakers()[1] == {"t/down": 30}
+    assert b.deliveries.due_count() == 30
+
+
+def test_a_successful_probe_brings_the_backlog_back_in_order(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, b = stores
+    before = held_backlog(a, b, clock)
+    clock.now += 30
+    (probe,) = claim(b, "b", limit=5)
+    assert probe.message.id == "M0000" and probe.attempts == 1
+    assert claim(a, "a") == []  # its probe out: held again
+    b.deliveries.settle("b", [succeeded(b, probe)])
+    rest = claim(a, "a")
+    assert [job.message.id for job in rest] == BACKLOG[1:]
+    assert [job.attempts for job in rest] == [before[m][0] for m in BACKLOG[1:]]
+
+
+def test_a_failed_probe_holds_the_backlog_again(stores: tuple[Store, Store], clock: Clock) -> None:
+    a, b = stores
+    held_backlog(a, b, clock)
+    clock.now += 30
+    (probe,) = claim(b, "b")
+    b.deliveries.settle("b", [failed(b, probe)])
+    assert b.deliveries.breakers()[0]["t/down"].state is State.OPEN
+    clock.now += 0.01
+    assert claim(a, "a") == []
+    assert due_in_range(a) == 0
+    assert b.deliveries.breakers()[1] == {"t/down": 30}
+    clock.now += 60
+    (second,) = claim(a, "a")
+    assert second.message.id == "M0001"
+
+
+@pytest.mark.parametrize("override", [Override.CLOSED, None])
+def test_an_operator_brings_it_back_at_once_in_order(
+    stores: tuple[Store, Store], clock: Clock, override: Override | None
+) -> None:
+    a, b = stores
+    a.deliveries.override_breaker("t", "down", Override.OPEN)
+    before = held_backlog(a, b, clock)
+    a.deliveries.override_breaker("t", "down", override)
+    assert in_due_order([job.message.id for job in of(claim(b, "b"), "down")], before)
+
+
+def test_a_replica_with_the_breaker_off_takes_the_held_backlog(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, b = stores
+    held_backlog(a, b, clock)
+    b.deliveries.breaker = BreakerPolicy(enabled=False)
+    assert [job.message.id for job in claim(b, "b")] == BACKLOG
+
+
+def test_the_expiry_gives_back_what_no_breaker_holds(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, b = stores
+    held_backlog(a, b, clock)
+    # Its breaker forgotten behind the store's back (as no statement of the gateway does).
+    a.database.write(lambda c: c.execute("DELETE FROM push_breakers"))
+    assert claim(b, "b") == []
+    b.deliveries.expire()
+    assert [job.message.id for job in claim(b, "b")] == BACKLOG
+    assert a.deliveries.breakers() == ({}, {})
+
+
+def test_held_deliveries_keep_their_order_and_due_times_and_leases(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, _ = stores
+    published(a, 4, names=("down",))
+    (leased,) = claim(a, "a", limit=1)
+    due = {p.delivery_id: p.next_attempt_at_ms for p in pending_of(a)}
+
+    def hold(conn: Connection) -> int:
+        return delivery_sql.hold(conn, ["t/down"], a.now_ms())
+
+    assert a.database.write(hold) == 3  # not the leased one
+    assert a.database.write(hold) == 0
+    assert a.deliveries.next_due_ms() == due[leased.delivery_id]
+    assert {p.delivery_id: p.next_attempt_at_ms for p in pending_of(a)} == due
+    assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == 3
+    assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == 0
+    a.deliveries.release("a", [leased.delivery_id])
+    assert sorted(job.message.id for job in claim(a, "a")) == [f"M{n:04d}" for n in range(4)]
+
+
+def pending_of(store: Store) -> list[PendingDelivery]:
+    return [p for n in range(4) for p in store.deliveries.message_deliveries(f"M{n:04d}").pending]
