@@ -16,6 +16,7 @@ from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
+from gateway.store.sql.control_sql import subscription_resource
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
 from gateway.topics.records import TopicMessage
 
@@ -73,17 +74,8 @@ def hold(conn: Connection, resources: Collection[str], now_ms: int) -> int:
     row in a nested loop, took 81 s to give back 3,326 rows (bench/endpoint_health.py).
     A claim holds before it takes any breaker's lock, so it never waits for a row while holding
     one (a settle locks its rows, then the breaker, then gives back held rows)."""
-    held = 0
-    for resource in sorted(resources):
-        names = _split(resource)
-        bound, bounds = _due_bound(conn, names, "<=", now_ms)
-        held += conn.execute(
-            "UPDATE deliveries SET next_attempt_at = next_attempt_at + ?"
-            f" WHERE topic_name = ? AND subscription_name = ? AND {bound}"
-            " AND (lease_expires_at IS NULL OR lease_expires_at <= ?)",
-            (HELD_OFFSET_MS, *names, *bounds, now_ms),
-        ).rowcount
-    return held
+    unleased = " AND (lease_expires_at IS NULL OR lease_expires_at <= ?)"
+    return _shift(conn, resources, HELD_OFFSET_MS, ("<=", now_ms), unleased, (now_ms,))
 
 
 def unhold(conn: Connection, resources: Collection[str]) -> int:
@@ -91,16 +83,30 @@ def unhold(conn: Connection, resources: Collection[str]) -> int:
     early as they were, ahead of what was published since); how many. Called with the breaker
     of each locked (:func:`gateway.store.sql.breaker_sql.breakers`), so that a claim and a
     settle giving back the same subscription's rows take their locks in one order."""
-    released = 0
+    return _shift(conn, resources, -HELD_OFFSET_MS, (">=", HELD_OFFSET_MS))
+
+
+def _shift(
+    conn: Connection,
+    resources: Collection[str],
+    by_ms: int,
+    due: tuple[str, int],
+    also: str = "",
+    also_parameters: tuple[object, ...] = (),
+) -> int:
+    """Add ``by_ms`` to the due times of the deliveries of each subscription of ``resources``
+    (in name order) whose due time is ``due`` (an operator and a bound: one range of
+    ``deliveries_subscription_due``) and that meet ``also``; how many."""
+    moved = 0
     for resource in sorted(resources):
         names = _split(resource)
-        bound, bounds = _due_bound(conn, names, ">=", HELD_OFFSET_MS)
-        released += conn.execute(
-            "UPDATE deliveries SET next_attempt_at = next_attempt_at - ?"
-            f" WHERE topic_name = ? AND subscription_name = ? AND {bound}",
-            (HELD_OFFSET_MS, *names, *bounds),
+        bound, bounds = _due_bound(conn, names, *due)
+        moved += conn.execute(
+            "UPDATE deliveries SET next_attempt_at = next_attempt_at + ?"
+            f" WHERE topic_name = ? AND subscription_name = ? AND {bound}{also}",
+            (by_ms, *names, *bounds, *also_parameters),
         ).rowcount
-    return released
+    return moved
 
 
 def holding(conn: Connection) -> set[str]:
@@ -110,7 +116,7 @@ def holding(conn: Connection) -> set[str]:
         "SELECT DISTINCT topic_name, subscription_name FROM deliveries WHERE next_attempt_at >= ?",
         (HELD_OFFSET_MS,),
     ).fetchall()
-    return {f"{row['topic_name']}/{row['subscription_name']}" for row in rows}
+    return {subscription_resource(row["topic_name"], row["subscription_name"]) for row in rows}
 
 
 def message_of(row: Row) -> TopicMessage:
