@@ -132,12 +132,11 @@ def _parse(traceparent: str, state: str) -> SpanContext | None:
     )
 
 
-def traceparent_of(context: SpanContext) -> str:
-    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{'01' if context.sampled else '00'}"
-
-
-def carrier_of(context: SpanContext, traceparent: str = "") -> dict[str, str]:
-    carrier = {TRACEPARENT: traceparent or traceparent_of(context)}
+def carrier_of(context: SpanContext) -> dict[str, str]:
+    carrier = {
+        TRACEPARENT: f"00-{context.trace_id:032x}-{context.span_id:016x}-"
+        f"{'01' if context.sampled else '00'}"
+    }
     if context.trace_state:
         carrier[TRACESTATE] = context.trace_state
     return carrier
@@ -147,13 +146,12 @@ class UnsampledSpan:
     """A span the sampler dropped: it carries its context on (flags ``00``) and records
     nothing."""
 
-    __slots__ = ("_current", "_token", "_traceparent", "context")
+    __slots__ = ("_current", "_token", "context")
 
     def __init__(self, context: SpanContext, current: ContextVar[Span | None]) -> None:
         self.context = context
         self._current = current
         self._token: Token[Span | None] | None = None
-        self._traceparent = ""
 
     def set(self, attributes: Mapping[str, AttributeValue | None]) -> None:
         return None
@@ -165,14 +163,11 @@ class UnsampledSpan:
         return None
 
     def carrier(self) -> dict[str, str]:
-        # A logged push asks twice (its headers, its op-log record): formatted once.
-        if not self._traceparent:
-            self._traceparent = traceparent_of(self.context)
-        return carrier_of(self.context, self._traceparent)  # a new dict: callers add to it
+        return carrier_of(self.context)  # a new dict each time: callers add to it
 
     @property
     def trace_id(self) -> str:
-        return self._traceparent[3:35] if self._traceparent else f"{self.context.trace_id:032x}"
+        return f"{self.context.trace_id:032x}"
 
     def end(self) -> None:
         if self._token is not None:
@@ -209,7 +204,6 @@ class RecordedSpan(UnsampledSpan):
         self.context = context  # UnsampledSpan's, set here: one call fewer per span
         self._current = tracing.current
         self._token = None
-        self._traceparent = ""
         self._tracing: LeanTracing | None = tracing
         self.name = name
         self.kind = kind.value
