@@ -33,6 +33,7 @@ from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
 from gateway.pushing.attempt_spans import traced_attempt
+from gateway.pushing.failing_routes import FailingRoutes, pauses_route
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
@@ -80,6 +81,7 @@ class DeliveryWorker:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._inflight: Counter[str] = Counter()
         self._ready: list[DeliveryJob] = []
+        self._failing = FailingRoutes()
         self._idle = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -144,13 +146,7 @@ class DeliveryWorker:
             self._thread.join(timeout)
         with self._idle:
             unstarted, self._ready = self._ready, []
-        if unstarted:
-            try:
-                self.store.release(self.owner, [job.delivery_id for job in unstarted])
-            except StoreUnavailableError:  # their leases lapse instead
-                log.warning("%d unstarted deliveries wait for their leases", len(unstarted))
-            except Exception:  # their leases lapse instead
-                log.exception("handing back %d unstarted deliveries failed", len(unstarted))
+        self._give_back(unstarted)
         self.drain(max(0.0, deadline - time.monotonic()))
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._settler.stop()
@@ -159,6 +155,17 @@ class DeliveryWorker:
     # Claimed deliveries wait in ``_ready`` (still leased) until a thread and a slot on their
     # route are free. Claiming a batch at a time keeps claims to one write per batch; capping
     # what each route may hold (in flight plus ready) keeps a stuck route from filling the buffer.
+
+    def _give_back(self, unstarted: list[DeliveryJob]) -> None:
+        """Hand claimed deliveries back untried, due as they were, for any process to take."""
+        if not unstarted:
+            return
+        try:
+            self.store.release(self.owner, [job.delivery_id for job in unstarted])
+        except StoreUnavailableError:  # their leases lapse instead
+            log.warning("%d unstarted deliveries wait for their leases", len(unstarted))
+        except Exception:  # their leases lapse instead
+            log.exception("handing back %d unstarted deliveries failed", len(unstarted))
 
     def _held(self) -> Counter[str]:
         held = Counter(self._inflight)
@@ -171,7 +178,9 @@ class DeliveryWorker:
         A route is topped up only once it has drained to half its cap, and a claim asks for at
         most what the fullest route left in it can still take. So a busy route is refilled in
         batches of half a cap rather than one delivery per finished push (each claim is a write
-        transaction), and nothing claimed has to be handed back.
+        transaction), and nothing claimed has to be handed back. A route paused by a failed push
+        (:mod:`gateway.pushing.failing_routes`) is skipped, and what a claim under way as it
+        failed brought for it is handed back.
         """
         with self._idle:
             room = 2 * self.options.threads - sum(self._inflight.values()) - len(self._ready)
@@ -179,6 +188,8 @@ class DeliveryWorker:
                 return
             held, cap = self._held(), 2 * self.options.max_per_route
             skip = frozenset(route for route, n in held.items() if 2 * n > cap)
+            skip |= self._failing.paused()
+            epoch = self._failing.epoch
             limit = min(room, cap - max((n for n in held.values() if 2 * n <= cap), default=0))
         if self._dry is not None and skip >= self._dry and self._monotonic() < self._dry_until:
             return
@@ -192,7 +203,7 @@ class DeliveryWorker:
         handed_back = []
         with self._idle:
             for job in jobs:
-                if held[job.route] >= cap:
+                if held[job.route] >= cap or self._failing.failed_since(job.route, epoch):
                     handed_back.append(job.delivery_id)
                     continue
                 held[job.route] += 1
@@ -296,7 +307,7 @@ class DeliveryWorker:
 
     # one delivery -------------------------------------------------------------------------
     def _process(self, job: DeliveryJob) -> None:
-        settlement = None
+        settlement, unstarted = None, []
         try:
             # A subscription's TenantRateLimitPolicy: the claim granted the push a place in one
             # second's count; one that did not start within that second takes its place again
@@ -313,10 +324,24 @@ class DeliveryWorker:
                 del self._inflight[job.route]
             if settlement is not None:
                 self._unsettled += 1
+                unstarted = self._pause_if_failed(settlement)
             self._idle.notify_all()
+        self._give_back(unstarted)
         if settlement is not None:
             self._settler.submit(settlement)
         self._wake.set()
+
+    def _pause_if_failed(self, settlement: Settlement) -> list[DeliveryJob]:
+        """A failure the breaker counts pauses its route until settled; its route's claimed,
+        unstarted deliveries are returned, to be handed back (caller holds ``_idle``)."""
+        if not self.store.breaker.enabled or not pauses_route(settlement):
+            return []
+        route = settlement.job.route
+        self._failing.failed(settlement.job)
+        unstarted = [job for job in self._ready if job.route == route]
+        if unstarted:
+            self._ready = [job for job in self._ready if job.route != route]
+        return unstarted
 
     def _attempt(self, job: DeliveryJob) -> Settlement:
         if self.tracing.enabled:
@@ -365,7 +390,10 @@ class DeliveryWorker:
                 )
         with self._idle:
             self._unsettled -= len(batch)
+            resumed = [self._failing.settled(settlement.job) for settlement in batch]
             self._idle.notify_all()
+        if any(resumed):  # a paused route takes work again: its claim reads the breaker
+            self._wake.set()
 
     def _breaker_changed(self, transitions: list[Transition]) -> None:
         """Count and log each transition this process made (docs/delivery.md#endpoint-health)."""

@@ -243,3 +243,37 @@ def test_each_transition_is_logged_and_counted(store: Store, clock: Clock, tmp_p
     assert counted("mns_endpoint_circuit_transitions_total", {"state": "open"}) == 2
     assert counted("mns_endpoint_circuit_transitions_total", {"state": "half-open"}) == 2
     assert counted("mns_endpoint_circuit_transitions_total", {"state": "closed"}) == 1
+
+
+def attempts_to(store: Store, subscription: str) -> int:
+    return int(
+        store.deliveries.database.read(
+            lambda c: c.execute(
+                "SELECT COUNT(*) AS n FROM delivery_attempts a JOIN deliveries d"
+                " ON d.id = a.delivery_id WHERE d.subscription_name = ?",
+                (subscription,),
+            ).fetchone()["n"]
+        )
+    )
+
+
+def test_an_endpoint_that_hangs_gets_only_the_attempts_that_open_its_breaker(
+    store: Store, clock: Clock, worker: DeliveryWorker
+) -> None:
+    """Each push to it times out; those claimed behind the first ones (2 per route here) are
+    handed back as the first fail, and its route is claimed again only once those failures are
+    recorded. Before, the ones claimed while the breaker was still closed were pushed after it
+    opened: 12 attempts where 10 open it (docs/delivery.md#endpoint-health)."""
+    with raw_pushes() as down:
+        down.answer(*[HANG] * 1000)
+        store.topics.create_topic("t", 65536, False)
+        strategy = NotifyStrategy.EXPONENTIAL_DECAY_RETRY
+        store.topics.subscribe(Subscription("t", "down", down.url, notify_strategy=strategy))
+        for n in range(MESSAGES):
+            store.topics.publish(TopicMessage(f"M{n:04d}", "t", "body", "X", store.now_ms()))
+        step(worker, clock, 20)  # within the cool-down: no probe yet
+
+        assert store.deliveries.breakers()[0]["t/down"].state is State.OPEN
+        assert attempts_to(store, "down") == BreakerPolicy().min_attempts
+        # Nothing is left leased behind the open breaker: all of it waits, due.
+        assert store.deliveries.breakers()[1]["t/down"] == MESSAGES

@@ -1,0 +1,70 @@
+"""Routes paused by a failed push until its outcome is recorded (docs/delivery.md#endpoint-health).
+
+The circuit breaker decides in the store, from recorded outcomes; a worker that goes on pushing
+to a route between a failure and its record spends attempts the breaker would have saved. With a
+hanging endpoint that is most of them: a route's first pushes all time out together, and the
+deliveries claimed behind them (still leased, waiting for a slot) used to start at once, before
+the failures were settled and the breaker could open (bench/endpoint_health.py, hang: 65 attempts
+where 32 were in flight). A push already sent cannot be recalled; one claimed and not started
+can. So the rule is: **after a push the breaker counts as a failed one, its route takes nothing
+more (its claimed, unstarted deliveries are handed back untried, with their due times, and claims
+leave it out) until every such failure on it is settled**, so that the next claim for it reads
+the breaker's shared state with those failures in it.
+
+Pure bookkeeping, no IO and no lock of its own: the worker calls it under its lock. With the
+breaker turned off the worker does not use it (nothing would read the recorded failures).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gateway.delivery.breaker import counts_as_failure
+from gateway.delivery.records import DeliveryJob, Settlement
+
+
+def pauses_route(settlement: Settlement) -> bool:
+    """Whether ``settlement``'s attempt is a failure the breaker counts: its route pauses."""
+    attempt = settlement.attempt
+    return attempt is not None and counts_as_failure(attempt.outcome, attempt.status_code) is True
+
+
+class FailingRoutes:
+    """Failed pushes not yet settled, per route, and when each route last failed.
+
+    ``epoch`` numbers the failures, so that a claim that was under way when one came back can
+    tell (:meth:`failed_since`): what it claimed for that route is handed back too, as its
+    admission may have read the breaker before that failure was recorded.
+    """
+
+    def __init__(self) -> None:
+        self._unsettled: Counter[str] = Counter()
+        self._pausing: dict[str, str] = {}  # delivery id -> route, of the failures unsettled
+        self._last_failure: dict[str, int] = {}
+        self.epoch = 0
+
+    def failed(self, job: DeliveryJob) -> None:
+        """A push of ``job`` failed; its route pauses until :meth:`settled` says so."""
+        self.epoch += 1
+        self._pausing[job.delivery_id] = job.route
+        self._unsettled[job.route] += 1
+        self._last_failure[job.route] = self.epoch
+
+    def settled(self, job: DeliveryJob) -> bool:
+        """``job``'s outcome is recorded (or given up on): whether that ended its route's pause
+        (false too for an outcome that paused nothing)."""
+        route = self._pausing.pop(job.delivery_id, None)
+        if route is None:
+            return False
+        self._unsettled[route] -= 1
+        if self._unsettled[route] > 0:
+            return False
+        del self._unsettled[route]
+        return True
+
+    def paused(self) -> frozenset[str]:
+        return frozenset(self._unsettled)
+
+    def failed_since(self, route: str, epoch: int) -> bool:
+        """Whether ``route`` failed after ``epoch`` was read (or is paused still)."""
+        return route in self._unsettled or self._last_failure.get(route, 0) > epoch

@@ -1,0 +1,219 @@
+"""A failed push pauses its route until the failure is recorded (docs/delivery.md#endpoint-health):
+the rule on its own (:mod:`gateway.pushing.failing_routes`), then in a stub worker on the memory
+store, with the clock standing still so that no retry falls due."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from gateway.delivery.breaker import BreakerPolicy, State
+from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
+from gateway.protocol.notify import NotifyStrategy
+from gateway.pushing.failing_routes import FailingRoutes, pauses_route
+from gateway.pushing.senders import SenderRegistry
+from gateway.pushing.transport import PushOutcome, PushResult
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
+from gateway.store.base import Store
+from gateway.store.deliveries import DeliveryStore
+from gateway.topics.records import Subscription, TopicMessage
+from tests.support.clock import Clock
+from tests.support.stub import ScriptedSender, failed, ok, stub_worker
+
+DOWN, UP = "http://down.test/", "http://up.test/"
+
+
+def settlement(outcome: str, status: int | None) -> Settlement:
+    attempt = Attempt(1, 0, outcome, status, None, 1.0)
+    return Settlement(None, attempt, retry_at_ms=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "pauses"),
+    [
+        ("timeout", None, True),
+        ("connection_error", None, True),
+        ("http_error", 500, True),
+        ("http_error", 429, True),
+        ("http_error", 404, False),  # the endpoint answered: the message is the problem
+        ("success", 204, False),
+        ("refused_by_policy", None, False),  # never sent
+        ("rejected", None, False),
+    ],
+)
+def test_what_the_breaker_counts_as_a_failure_pauses_its_route(
+    outcome: str, status: int | None, pauses: bool
+) -> None:
+    assert pauses_route(settlement(outcome, status)) is pauses
+
+
+class _Job:
+    """What FailingRoutes reads of a job."""
+
+    def __init__(self, delivery_id: str, route: str) -> None:
+        self.delivery_id, self.route = delivery_id, route
+
+
+def test_a_route_is_paused_until_each_of_its_failures_is_settled() -> None:
+    routes = FailingRoutes()
+    a1, a2, b1 = _Job("1", "a"), _Job("2", "a"), _Job("3", "b")
+    before = routes.epoch
+    routes.failed(a1)  # type: ignore[arg-type]
+    routes.failed(a2)  # type: ignore[arg-type]
+    routes.failed(b1)  # type: ignore[arg-type]
+    assert routes.paused() == {"a", "b"}
+    assert not routes.settled(a1)  # type: ignore[arg-type]
+    assert routes.paused() == {"a", "b"}
+    assert routes.settled(a2)  # type: ignore[arg-type]
+    assert not routes.settled(a2)  # type: ignore[arg-type]  # settled once only
+    assert not routes.settled(_Job("9", "c"))  # type: ignore[arg-type]  # paused nothing
+    assert routes.paused() == {"b"}
+    # A claim that read the epoch before these failures hands back what it got for a and b;
+    # one that read it after, only for b (still paused).
+    assert routes.failed_since("a", before) and routes.failed_since("b", before)
+    assert not routes.failed_since("a", routes.epoch) and routes.failed_since("b", routes.epoch)
+    assert not routes.failed_since("c", before)
+
+
+# The stub worker: threads=4, max_per_route=2, so a route holds 2 in flight and 2 claimed behind.
+
+
+def publish(store: Store, endpoint: str, count: int, subscription: str) -> None:
+    topic = f"t-{subscription}"
+    strategy = NotifyStrategy.EXPONENTIAL_DECAY_RETRY
+    store.topics.create_topic(topic, 65536, False)
+    store.topics.subscribe(Subscription(topic, subscription, endpoint, notify_strategy=strategy))
+    for i in range(count):
+        message = TopicMessage(f"M{subscription}{i}", topic, f"body {i}", "X", store.now_ms())
+        store.topics.publish(message)
+
+
+class RoutedSender:
+    """Fails every push to DOWN with ``result``, answers the others; records each push."""
+
+    def __init__(self, result: PushResult) -> None:
+        self.result = result
+        self.routes: list[str] = []
+
+    def send(self, job: DeliveryJob) -> PushResult:
+        self.routes.append(job.subscription.endpoint)
+        return self.result if job.subscription.endpoint == DOWN else ok()
+
+
+def leased(store: Store) -> int:
+    return int(
+        store.deliveries.database.read(
+            lambda c: c.execute(
+                "SELECT COUNT(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL"
+            ).fetchone()["n"]
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "result",
+    [failed(500), PushResult(None, PushOutcome.TIMEOUT, "timed out", 5000.0)],
+    ids=["500", "timeout"],
+)
+def test_attempts_stop_at_the_breakers_threshold(
+    memory_store: Store, clock: Clock, result: PushResult
+) -> None:
+    """Without the pause, the two deliveries claimed behind the tenth failure (admitted while
+    the breaker was closed) were pushed as well: 12 attempts where 10 open it."""
+    store = memory_store
+    publish(store, DOWN, 20, "down")
+    sender = RoutedSender(result)
+    worker = stub_worker(store, sender)
+    try:
+        for _ in range(20):  # the clock stands still: only first attempts are due
+            worker.dispatch_once()
+            worker.drain()
+            # Nothing claimed waits behind a failure: handed back, not leased.
+            assert leased(store) == 0
+        assert store.deliveries.breakers()[0]["t-down/down"].state is State.OPEN
+        assert len(sender.routes) == BreakerPolicy().min_attempts
+    finally:
+        worker.stop(1)
+
+
+def test_the_healthy_route_is_not_paused(memory_store: Store, clock: Clock) -> None:
+    store = memory_store
+    publish(store, DOWN, 20, "down")
+    publish(store, UP, 20, "up")
+    sender = RoutedSender(failed(500))
+    worker = stub_worker(store, sender)
+    try:
+        for _ in range(30):
+            worker.dispatch_once()
+            worker.drain()
+        assert sender.routes.count(UP) == 20
+        assert sender.routes.count(DOWN) == BreakerPolicy().min_attempts
+    finally:
+        worker.stop(1)
+
+
+class SettleGate:
+    """The delivery store, its settles held until the test opens the gate (the worker takes
+    any object with the store's methods)."""
+
+    def __init__(self, inner: DeliveryStore) -> None:
+        self.inner = inner
+        self.gate = threading.Event()
+        self.waiting = threading.Event()
+
+    def settle(self, owner: str, settlements: Sequence[Settlement]) -> list[Filed | None]:
+        self.waiting.set()
+        self.gate.wait(10)
+        return self.inner.settle(owner, settlements)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def test_a_route_is_not_claimed_again_until_its_failures_are_recorded(
+    memory_store: Store, clock: Clock
+) -> None:
+    store = memory_store
+    publish(store, DOWN, 6, "down")
+    publish(store, UP, 6, "up")
+    sender = RoutedSender(failed(500))
+    gated = SettleGate(store.deliveries)
+    options = WorkerOptions(threads=4, max_per_route=2, lease_seconds=30)
+    worker = DeliveryWorker(gated, SenderRegistry(sender), options)  # type: ignore[arg-type]
+    try:
+        worker.dispatch_once()  # 2 pushes to DOWN, 2 claimed behind them
+        assert gated.waiting.wait(5)
+        # The failures are not recorded yet: DOWN's claimed deliveries were handed back, and
+        # claims leave the route out; UP goes on (its own outcomes wait behind the gate too).
+        for _ in range(200):
+            worker.dispatch_once()
+            if sender.routes.count(UP) == 6:
+                break
+            # The pool's threads finishing their pushes: real time, not the clock's.
+            threading.Event().wait(0.01)
+        assert sender.routes.count(DOWN) == 2
+        assert sender.routes.count(UP) == 6
+        gated.gate.set()
+        worker.drain()
+        worker.dispatch_once()  # recorded: the breaker (2 failures, closed) lets it go on
+        worker.drain()
+        assert sender.routes.count(DOWN) == 4
+    finally:
+        gated.gate.set()
+        worker.stop(1)
+
+
+def test_with_the_breaker_off_nothing_is_paused(memory_store: Store, clock: Clock) -> None:
+    store = memory_store
+    store.deliveries.breaker = BreakerPolicy(enabled=False)
+    publish(store, DOWN, 20, "down")
+    sender = ScriptedSender(then=failed(500))
+    worker = stub_worker(store, sender)
+    try:
+        worker.dispatch_once()
+        worker.drain()
+        assert leased(store) == 2  # claimed behind the failures and kept, as always
+    finally:
+        worker.stop(1)
