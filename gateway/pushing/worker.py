@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 from gateway.delivery.breaker import Transition, circuit_record
 from gateway.delivery.push_limits import until_next_second
+from gateway.delivery.push_records import PushFacts, push_record
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.errors import PermanentDeliveryError, StoreUnavailableError
 from gateway.observability.metrics import GatewayMetrics
-from gateway.observability.oplog import Action, Field, NullOperationLog, OperationLog
+from gateway.observability.oplog import Action, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
 from gateway.pushing.attempt_spans import traced_attempt
 from gateway.pushing.failing_routes import FailingRoutes, pauses_route
@@ -432,36 +433,13 @@ class DeliveryWorker:
     ) -> None:
         if not job.logging_enabled:
             return
-        record: dict[str, object] = {
-            "Time": self.store.now_ms(),
-            "Action": action.value,
-            "AccountId": self.account_id,
-            "TopicName": job.message.topic_name,
-            "SubscriptionName": job.subscription.name,
-            "MessageId": job.message.id,
-            "Endpoint": job.subscription.endpoint,
-            "PublishTime": job.message.publish_time_ms,
-        }
-        if attempt is not None:
-            record.update(
-                Attempt=attempt.attempt,
-                Outcome=attempt.outcome,
-                StatusCode=attempt.status_code,
-                LatencyMs=attempt.latency_ms,
-                Error=attempt.error,
-            )
-        elif error:
-            record["Error"] = error
-        if next_attempt_ms is not None:
-            record[Field.NEXT_ATTEMPT_TIME.value] = next_attempt_ms
-        if request_id:
-            record[Field.REQUEST_ID.value] = request_id
-        if self.tracing.enabled and (trace_id := trace_id_of(self.tracing.current_carrier())):
-            record[Field.TRACE_ID.value] = trace_id
-        if filed is not None and filed.dead_letter_queue_message_id:
-            record[Field.DEAD_LETTER_QUEUE.value] = filed.dead_letter_queue
-            record[Field.DEAD_LETTER_MESSAGE_ID.value] = filed.dead_letter_queue_message_id
-        self.oplog.write(record)
+        trace_id = None
+        if self.tracing.enabled:
+            trace_id = trace_id_of(self.tracing.current_carrier())
+        facts = PushFacts(action, error, filed, request_id, next_attempt_ms, trace_id)
+        self.oplog.write(
+            push_record(job, attempt, facts, now_ms=self.store.now_ms(), account_id=self.account_id)
+        )
 
 
 #: The longest a dispatcher waits between attempts while the store keeps failing.
