@@ -260,7 +260,7 @@ def publish_events(
     gets nothing, and the transition stands."""
     made = 0
     for transition in transitions:
-        if not topic or transition.resource.partition("/")[0] == topic:
+        if not topic or control_sql.subscription_names(transition.resource)[0] == topic:
             continue
         body = event_body(transition)
         message = TopicMessage(

@@ -352,6 +352,12 @@ def subscription_resource(topic_name: str, name: str) -> str:
     return f"{topic_name}/{name}"
 
 
+def subscription_names(resource: str) -> tuple[str, str]:
+    """The topic's and the subscription's names in a :func:`subscription_resource`."""
+    topic_name, _, name = resource.partition("/")
+    return topic_name, name
+
+
 def forget_topic(conn: Connection, name: str) -> None:
     """Drop a deleted topic's tags and the policies of all its subscriptions."""
     forget_resource(conn, "topic", name)

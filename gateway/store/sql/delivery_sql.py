@@ -16,7 +16,7 @@ from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
-from gateway.store.sql.control_sql import subscription_resource
+from gateway.store.sql.control_sql import subscription_names, subscription_resource
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
 from gateway.topics.records import TopicMessage
 
@@ -44,11 +44,6 @@ HELD_OFFSET_MS: Final = 1 << 52
 def due_time(stored: int) -> int:
     """A delivery's due time, held or not."""
     return stored - HELD_OFFSET_MS if stored >= HELD_OFFSET_MS else stored
-
-
-def _split(resource: str) -> tuple[str, str]:
-    topic_name, _, subscription_name = resource.partition("/")
-    return topic_name, subscription_name
 
 
 def _due_bound(
@@ -99,7 +94,7 @@ def _shift(
     ``deliveries_subscription_due``) and that meet ``also``; how many."""
     moved = 0
     for resource in sorted(resources):
-        names = _split(resource)
+        names = subscription_names(resource)
         bound, bounds = _due_bound(conn, names, *due)
         moved += conn.execute(
             "UPDATE deliveries SET next_attempt_at = next_attempt_at + ?"
