@@ -436,7 +436,14 @@ class DeliveryWorker:
         trace_id = None
         if self.tracing.enabled:
             trace_id = trace_id_of(self.tracing.current_carrier())
-        facts = PushFacts(action, error, filed, request_id, next_attempt_ms, trace_id)
+        facts = PushFacts(
+            action=action,
+            error=error,
+            filed=filed,
+            request_id=request_id,
+            next_attempt_ms=next_attempt_ms,
+            trace_id=trace_id,
+        )
         self.oplog.write(
             push_record(job, attempt, facts, now_ms=self.store.now_ms(), account_id=self.account_id)
         )
