@@ -16,9 +16,8 @@ from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
-from gateway.store.sql.control_sql import subscription_names, subscription_resource
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
-from gateway.topics.records import TopicMessage
+from gateway.topics.records import TopicMessage, subscription_names, subscription_resource
 
 JOB_COLUMNS: Final = (
     "d.id AS delivery_id, d.attempts, d.replay_request_id, m.id AS message_id, m.body,"
