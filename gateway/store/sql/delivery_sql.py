@@ -160,26 +160,72 @@ def claim(
     nor of a subscription (``topic/name``) in ``skip_subscriptions``."""
     if limit <= 0:
         return []
-    skip, skipped = list(skip_routes), list(skip_subscriptions)
-    route_filter = f" AND s.route NOT IN ({placeholders(len(skip))})" if skip else ""
-    if skipped:
-        route_filter += (
-            " AND (d.topic_name || '/' || d.subscription_name)"
-            f" NOT IN ({placeholders(len(skipped))})"
+    if skip_routes or skip_subscriptions:
+        candidates, parameters = _due_per_subscription(
+            conn, now_ms, limit, list(skip_routes), list(skip_subscriptions)
         )
-    candidates = (
-        "SELECT d.id FROM deliveries d JOIN subscriptions s"
-        " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
-        " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL"
-        f" OR d.lease_expires_at <= ?){route_filter} ORDER BY d.next_attempt_at LIMIT ?"
-        + conn.dialect.lock_skipping("d")
-    )
+    else:
+        candidates, parameters = _DUE + conn.dialect.lock_skipping("d"), (now_ms, now_ms, limit)
     claimed = conn.execute(
         "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
         f" WHERE id IN ({candidates}) AND {_CLAIMABLE} RETURNING id",
-        (owner, now_ms + lease_ms, now_ms, now_ms, *skip, *skipped, limit, now_ms, now_ms),
+        (owner, now_ms + lease_ms, *parameters, now_ms, now_ms),
     ).fetchall()
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []
+
+
+#: The earliest due deliveries, from the front of ``deliveries_due``.
+_DUE: Final = (
+    "SELECT d.id FROM deliveries d JOIN subscriptions s"
+    " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
+    " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
+    " ORDER BY d.next_attempt_at LIMIT ?"
+)
+#: A subscription's (``s``) earliest due deliveries (their ``{columns}``), from its range of
+#: ``deliveries_subscription_due``.
+_DUE_OF_SUBSCRIPTION: Final = (
+    "SELECT {columns} FROM deliveries x WHERE x.topic_name = s.topic_name"
+    " AND x.subscription_name = s.name AND x.next_attempt_at <= ? AND (x.lease_expires_at IS NULL"
+    " OR x.lease_expires_at <= ?) ORDER BY x.next_attempt_at LIMIT ?"
+)
+
+
+def _due_per_subscription(
+    conn: Connection,
+    now_ms: int,
+    limit: int,
+    skip_routes: list[str],
+    skip_subscriptions: list[str],
+) -> tuple[str, tuple[object, ...]]:
+    """The earliest ``limit`` due deliveries of the subscriptions not skipped: each one's first
+    ``limit`` from its own index range, then the earliest of those. A skipped route's due
+    backlog is never read. Read in due order from ``deliveries_due`` instead, a claim walked past
+    all of it: the backlog of a full route (or of a failing one, until its breaker holds it) sits
+    at the front of the due order, as everything due after it is taken (bench/claim_walk.py: a
+    claim with a full route's 90,000 due skipped cost 34 ms on SQLite, not 0.02). The price is an
+    index probe per subscription not skipped, so a claim that skips nothing reads the due order.
+    """
+    conditions = []
+    if skip_routes:
+        conditions.append(f"s.route NOT IN ({placeholders(len(skip_routes))})")
+    if skip_subscriptions:
+        names = placeholders(len(skip_subscriptions))
+        conditions.append(f"(s.topic_name || '/' || s.name) NOT IN ({names})")
+    where = " WHERE " + " AND ".join(conditions)
+    if conn.dialect.lateral_join:
+        picked = (
+            "SELECT d.id FROM subscriptions s CROSS JOIN LATERAL"
+            f" ({_DUE_OF_SUBSCRIPTION.format(columns='x.id, x.next_attempt_at')}) c"
+            f" JOIN deliveries d ON d.id = c.id{where} ORDER BY c.next_attempt_at LIMIT ?"
+        )
+    else:  # a correlated subquery, re-run per subscription, stands in for the lateral join
+        picked = (
+            "SELECT d.id FROM subscriptions s JOIN deliveries d"
+            f" ON d.id IN ({_DUE_OF_SUBSCRIPTION.format(columns='x.id')})"
+            f"{where} ORDER BY d.next_attempt_at LIMIT ?"
+        )
+    parameters = (now_ms, now_ms, limit, *skip_routes, *skip_subscriptions, limit)
+    return picked + conn.dialect.lock_skipping("d"), parameters
 
 
 def release(conn: Connection, owner: str, delivery_ids: Sequence[str]) -> None:
