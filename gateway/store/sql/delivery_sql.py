@@ -155,17 +155,23 @@ def claim(
     limit: int,
     skip_routes: Collection[str] = (),
     skip_subscriptions: Collection[str] = (),
+    held: Collection[str] = (),
 ) -> list[DeliveryJob]:
     """Lease up to ``limit`` due deliveries, oldest first, none on a route in ``skip_routes``
-    nor of a subscription (``topic/name``) in ``skip_subscriptions``."""
+    nor of a subscription (``topic/name``) in ``skip_subscriptions`` or ``held``.
+
+    ``held``: subscriptions whose due deliveries this transaction has just held (:func:`hold`),
+    so that none is in the due range for a claim to walk past; left out all the same, in case
+    one fell due since. Those of the others are, and a claim that leaves them out reads the
+    other subscriptions one by one (:func:`_due_per_subscription`)."""
     if limit <= 0:
         return []
     if skip_routes or skip_subscriptions:
         candidates, parameters = _due_per_subscription(
-            conn, now_ms, limit, list(skip_routes), list(skip_subscriptions)
+            conn, now_ms, limit, list(skip_routes), [*skip_subscriptions, *held]
         )
     else:
-        candidates, parameters = _DUE + conn.dialect.lock_skipping("d"), (now_ms, now_ms, limit)
+        candidates, parameters = _due_in_order(conn, now_ms, limit, list(held))
     claimed = conn.execute(
         "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
         f" WHERE id IN ({candidates}) AND {_CLAIMABLE} RETURNING id",
@@ -174,12 +180,12 @@ def claim(
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []
 
 
-#: The earliest due deliveries, from the front of ``deliveries_due``.
+#: The earliest due deliveries, from the front of ``deliveries_due`` (``{held}``: a filter).
 _DUE: Final = (
     "SELECT d.id FROM deliveries d JOIN subscriptions s"
     " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
     " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
-    " ORDER BY d.next_attempt_at LIMIT ?"
+    "{held} ORDER BY d.next_attempt_at LIMIT ?"
 )
 #: A subscription's (``s``) earliest due deliveries (their ``{columns}``), from its range of
 #: ``deliveries_subscription_due``.
@@ -188,6 +194,15 @@ _DUE_OF_SUBSCRIPTION: Final = (
     " AND x.subscription_name = s.name AND x.next_attempt_at <= ? AND (x.lease_expires_at IS NULL"
     " OR x.lease_expires_at <= ?) ORDER BY x.next_attempt_at LIMIT ?"
 )
+
+
+def _due_in_order(
+    conn: Connection, now_ms: int, limit: int, held: list[str]
+) -> tuple[str, tuple[object, ...]]:
+    """The earliest ``limit`` due deliveries, none of ``held``, read in due order."""
+    names = f"(d.topic_name || '/' || d.subscription_name) NOT IN ({placeholders(len(held))})"
+    picked = _DUE.format(held=f" AND {names}" if held else "")
+    return picked + conn.dialect.lock_skipping("d"), (now_ms, now_ms, *held, limit)
 
 
 def _due_per_subscription(

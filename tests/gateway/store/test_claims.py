@@ -151,6 +151,19 @@ def test_a_claim_that_skips_a_subscription_leaves_its_route_s_others_in(
     )
 
 
+def test_a_held_subscription_is_left_out_even_where_a_delivery_of_it_is_due(
+    stores: tuple[Store, Store],
+) -> None:
+    """``held`` names subscriptions whose due deliveries the claim's transaction has just held
+    out of the due range; one that fell due since is still not claimed."""
+    a, _ = stores
+    three_subscriptions(a, 2)
+    jobs = a.database.write(
+        lambda c: delivery_sql.claim(c, "w", a.now_ms(), 60_000, 100, held=("t/b",))
+    )
+    assert sorted(claimed(jobs)) == [("M0000", "a"), ("M0000", "c"), ("M0001", "a"), ("M0001", "c")]
+
+
 def test_a_claim_that_skips_a_route_never_reads_its_backlog(stores: tuple[Store, Store]) -> None:
     """Each subscription not skipped is read from its own range of
     ``deliveries_subscription_due``: the skipped route's due backlog, at the front of the due
