@@ -216,10 +216,10 @@ def _due_per_subscription(
     ``limit`` from its own index range, then the earliest of those. A skipped route's due
     backlog is never read. Read in due order from ``deliveries_due`` instead, a claim walked past
     all of it: the backlog of a full route (or of a failing one, until its breaker holds it) sits
-    at the front of the due order, as everything due after it is taken (bench/claim_walk.py: a
-    claim with a full route's 90,000 due skipped cost 34 ms on SQLite, not 0.02). The price is an
-    index probe per subscription not skipped, so a claim that skips nothing reads the due order.
-    """
+    at the front of the due order, as everything due after it is taken (bench/claim_behind_held.py
+    --skipped: a claim that found nothing behind a full route's 90,000 due cost 42-50 ms on
+    SQLite, now 0.14-0.16). The price is an index probe per subscription not skipped, and up to
+    ``limit`` rows from each, so a claim that skips nothing reads the due order."""
     conditions = []
     if skip_routes:
         conditions.append(f"s.route NOT IN ({placeholders(len(skip_routes))})")
