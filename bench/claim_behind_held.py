@@ -1,12 +1,20 @@
-"""A claim's cost behind a held backlog (issue 35; docs/benchmarks.md#endpoint-health).
+"""A claim's cost behind a backlog it must leave (issue 35; docs/benchmarks.md#endpoint-health).
 
-One topic with 10 subscriptions and ``--messages`` published messages; subscription ``s009``'s
-breaker is held open (an operator's override, so nothing else moves it). Claims of 64 drain the
-9 healthy subscriptions' deliveries (each batch completed, as a push that succeeded would be),
-and the CPU of this process per claim (the claim's transaction; SQLite runs in it) is printed,
-against the same drain with no ``s009`` at all. The store only: no HTTP, no workers.
+One topic with 10 subscriptions and ``--messages`` published messages; the 9 healthy ones share
+a route, ``s009`` has its own. Claims of 64 drain the 9 healthy subscriptions' deliveries (each
+batch completed, as a push that succeeded would be), and the CPU of this process per claim (the
+claim's transaction; SQLite runs in it) is printed, against the same drain with no ``s009`` at
+all, with ``s009``'s backlog left behind in one of two ways:
 
-    .venv/bin/python bench/claim_behind_held.py [--messages 10000] [--repeats 3]
+- ``held``: its breaker held open (an operator's override, so nothing else moves it);
+- ``skipped``: its route left out of each claim, as a worker leaves out a route that is full or
+  paused by a failed push (``--skipped``).
+
+Then a claim that can find nothing: every due delivery is on a route it skips, as when a
+worker's one busy route is full (``--skipped``; the drain's first state, 9 x messages due).
+The store only: no HTTP, no workers.
+
+    .venv/bin/python bench/claim_behind_held.py [--messages 10000] [--repeats 3] [--skipped]
         [--database-url auto|postgresql://...]
 """
 
@@ -28,28 +36,39 @@ from gateway.store.sql.connection import Connection
 from gateway.topics.records import Subscription, TopicMessage
 
 LIMIT = 64
+HEALTHY_ROUTE, FAILING_ROUTE = "http://healthy.test:80", "http://failing.test:80"
+#: What a drain leaves behind: nothing (no s009), s009's breaker held, s009's route skipped.
+ALONE, HELD, SKIPPED = "alone", "held", "skipped"
+
+
+def published(store: Store, messages: int, failing: bool) -> None:
+    """The topic, its 9 healthy subscriptions (and ``s009`` if ``failing``), the messages."""
+    store.topics.create_topic("fanout", 65536, False)
+    for i in range(9):
+        store.topics.subscribe(Subscription("fanout", f"s{i:03d}", f"http://healthy.test/{i}"))
+    if failing:
+        store.topics.subscribe(Subscription("fanout", "s009", "http://failing.test/"))
+    now = store.now_ms()
+    batch = [TopicMessage(f"M{n:08d}", "fanout", "b", "X", now) for n in range(messages)]
+    for start in range(0, len(batch), 500):
+        store.topics.publish_all(batch[start : start + 500])
 
 
 def drain(
-    backend: Backend, messages: int, held: bool, explain: bool = False
+    backend: Backend, messages: int, behind: str, explain: bool = False
 ) -> tuple[float, float, float, int]:
     """CPU ms per claim (this process), wall ms, the database server's CPU ms (PostgreSQL;
     0 for SQLite, which runs in this process), and claims made."""
+    held = behind != ALONE
+    skip = frozenset({FAILING_ROUTE}) if behind == SKIPPED else frozenset()
     with tempfile.TemporaryDirectory() as tmp:
         url = backend.new_database()
         store = open_store(Settings(data_dir=Path(tmp), database_url=url or ""))
         try:
-            topics = store.topics
-            topics.create_topic("fanout", 65536, False)
-            for i in range(10 if held else 9):
-                topics.subscribe(Subscription("fanout", f"s{i:03d}", f"http://s{i}.test/"))
-            if held:
+            published(store, messages, failing=held)
+            if behind == HELD:
                 store.deliveries.override_breaker("fanout", "s009", Override.OPEN)
-            now = store.now_ms()
-            batch = [TopicMessage(f"M{n:08d}", "fanout", "b", "X", now) for n in range(messages)]
-            for start in range(0, len(batch), 500):
-                topics.publish_all(batch[start : start + 500])
-            if explain and held:
+            if explain and behind == HELD:
                 store.deliveries.claim("bench", 60, LIMIT, frozenset())  # the first claim
                 _explain(store)
                 return 0.0, 0.0, 0.0, 1
@@ -58,7 +77,7 @@ def drain(
                 # The server's CPU is read outside this process's: walking /proc costs CPU.
                 s0 = backend.database_cpu_seconds() or 0.0
                 c0, w0 = time.process_time(), time.perf_counter()
-                jobs = store.deliveries.claim("bench", 60, LIMIT, frozenset())
+                jobs = store.deliveries.claim("bench", 60, LIMIT, skip)
                 cpu += time.process_time() - c0
                 wall += time.perf_counter() - w0
                 server += (backend.database_cpu_seconds() or 0.0) - s0
@@ -117,6 +136,25 @@ def _explain(store: Store) -> None:
         print("    " + line, flush=True)
 
 
+def nothing_to_claim(backend: Backend, messages: int, claims: int = 20) -> tuple[float, float]:
+    """CPU ms (this process plus the database server) and wall ms of a claim that skips the one
+    route every due delivery is on (9 x ``messages`` due): it finds nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url = backend.new_database()
+        store = open_store(Settings(data_dir=Path(tmp), database_url=url or ""))
+        try:
+            published(store, messages, failing=False)
+            skip = frozenset({HEALTHY_ROUTE})
+            s0 = backend.database_cpu_seconds() or 0.0
+            c0, w0 = time.process_time(), time.perf_counter()
+            for _ in range(claims):
+                assert store.deliveries.claim("bench", 60, LIMIT, skip) == []
+            cpu = time.process_time() - c0 + (backend.database_cpu_seconds() or 0.0) - s0
+            return cpu / claims * 1000, (time.perf_counter() - w0) / claims * 1000
+        finally:
+            store.close()
+
+
 def _total(figures: tuple[float, float, float, int]) -> float:
     return figures[0] + figures[2]
 
@@ -126,26 +164,38 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--explain", action="store_true", help="print the claim's plan only")
+    parser.add_argument(
+        "--skipped", action="store_true", help="behind a skipped route, not a held breaker"
+    )
     add_database_arguments(parser)
     args = parser.parse_args()
     with backends(args) as databases:
         for backend in databases:
             if args.explain:
                 print(f"{backend.label}, {args.messages} messages, {LIMIT} first claimed:")
-                drain(backend, args.messages, held=True, explain=True)
+                drain(backend, args.messages, HELD, explain=True)
                 continue
+            left = SKIPPED if args.skipped else HELD
             for _ in range(args.repeats):
-                alone = drain(backend, args.messages, held=False)
-                behind = drain(backend, args.messages, held=True)
+                alone = drain(backend, args.messages, ALONE)
+                behind = drain(backend, args.messages, left)
                 print(
                     f"{backend.label}, {args.messages} messages, claim of {LIMIT}, ms per claim"
                     f" (CPU here + database server, wall): without s009 {alone[0]:.2f} +"
-                    f" {alone[2]:.2f}, {alone[1]:.2f}; behind {args.messages} held {behind[0]:.2f}"
+                    f" {alone[2]:.2f}, {alone[1]:.2f}; behind {args.messages} {left}"
+                    f" {behind[0]:.2f}"
                     f" + {behind[2]:.2f}, {behind[1]:.2f};"
                     f" CPU x{_total(behind) / _total(alone):.2f}"
                     f" ({alone[3]}/{behind[3]} claims)",
                     flush=True,
                 )
+                if args.skipped:
+                    cpu, wall = nothing_to_claim(backend, args.messages)
+                    print(
+                        f"  a claim that finds nothing (its one route skipped, 9 x"
+                        f" {args.messages} due): {cpu:.2f} ms CPU, {wall:.2f} ms wall",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

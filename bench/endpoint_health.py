@@ -24,7 +24,11 @@ makes more probes (attempts) with the breaker on, never fewer.
 
     .venv/bin/python bench/endpoint_health.py [--messages 1000] [--workers 2]
         [--failures refused,500,hang] [--only SQLite|PostgreSQL]
-        [--database-url auto|postgresql://...]
+        [--database-url auto|postgresql://...] [--rounds N]
+
+``--rounds N`` runs, instead, N rounds of a run alone and a run beside each failure with the
+breaker on, their order alternating, and prints each round's ratios and their range: the way to
+judge the healthy rate, which moves with the machine between runs minutes apart.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -216,11 +221,16 @@ def recovery(down: FailingEndpoint, data_dir: Path, url: str | None, messages: i
 
 
 def run(  # type: ignore[type-arg]
-    backend: Backend, messages: int, workers: int, failure: str | None, breaker: bool
+    backend: Backend,
+    messages: int,
+    workers: int,
+    failure: str | None,
+    breaker: bool,
+    recover: bool = True,
 ) -> dict:
     """Drain the 9 healthy subscriptions' backlog (beside a failing one unless ``failure`` is
     None); their rate and CPU, the attempts made to the failing one meanwhile and, with the
-    breaker on, its recovery."""
+    breaker on (and ``recover``), its recovery."""
     expected = messages * 9
     with (
         endpoint() as port,
@@ -252,7 +262,7 @@ def run(  # type: ignore[type-arg]
             if failure is not None:
                 time.sleep(PUSH_TIMEOUT_S + 1)  # the attempts in flight settle
                 result["failing_attempts"] = attempts_to(data_dir, url, drained_ms)
-                if breaker:
+                if breaker and recover:
                     result["recovery"] = recovery(down, data_dir, url, messages)
             return result
         finally:
@@ -289,12 +299,50 @@ def _load() -> str:
     return f"\n           [{at} UTC, load {one:.1f} / {five:.1f}]"
 
 
+def interleaved(backend: Backend, args: argparse.Namespace, failure: str) -> None:
+    """``--rounds`` pairs of runs, alone and beside ``failure`` with the breaker on, the order
+    alternating (alone first in odd rounds), so the machine's drift hits both alike: each
+    round's ratio, then their range. A single ratio moves with the machine by more than the
+    issue's 5 % margin (docs/benchmarks.md#endpoint-health)."""
+    ratios, cpu = [], []
+    for number in range(1, args.rounds + 1):
+        pair: dict[str, dict] = {}  # type: ignore[type-arg]
+        order = ("alone", "on") if number % 2 else ("on", "alone")
+        for kind in order:
+            beside = None if kind == "alone" else failure
+            pair[kind] = run(backend, args.messages, args.workers, beside, True, recover=False)
+        alone, on = pair["alone"], pair["on"]
+        ratios.append(on["rate"] / alone["rate"])
+        cpu.append(on["worker_cpu_ms"] / alone["worker_cpu_ms"])
+        print(
+            f"  round {number} ({' then '.join(order)}): healthy {alone['rate']:.0f}/s alone,"
+            f" {on['rate']:.0f}/s beside {failure} with the breaker ({ratios[-1]:.0%});"
+            f" worker CPU per healthy push {alone['worker_cpu_ms']:.2f} ms alone,"
+            f" {on['worker_cpu_ms']:.2f} ms beside ({cpu[-1]:.0%}); attempts to it"
+            f" {on['failing_attempts']}" + _load(),
+            flush=True,
+        )
+    print(
+        f"  {failure}, {args.rounds} rounds: healthy rate beside it {min(ratios):.0%}-"
+        f"{max(ratios):.0%} of alone (median {statistics.median(ratios):.0%}); CPU per healthy"
+        f" push {min(cpu):.0%}-{max(cpu):.0%} of alone (median {statistics.median(cpu):.0%})",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--failures", default=",".join(FAILURES))
     parser.add_argument("--only", help="run on this backend only (SQLite or PostgreSQL)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="instead: this many rounds of a run alone and one beside each failure with the"
+        " breaker on, interleaved (no breaker-off run, no recovery)",
+    )
     add_database_arguments(parser)
     args = parser.parse_args()
     with backends(args) as databases:
@@ -302,6 +350,12 @@ def main() -> None:
             if args.only and backend.label.lower() != args.only.lower():
                 continue
             started = time.monotonic()
+            if args.rounds:
+                print(f"{backend.label}, {args.messages} messages x 10 subscriptions:", flush=True)
+                for failure in args.failures.split(","):
+                    interleaved(backend, args, failure)
+                print(f"  ({time.monotonic() - started:.0f} s)", flush=True)
+                continue
             alone = run(backend, args.messages, args.workers, None, True)
             print(
                 f"{backend.label}, {args.messages} messages x 10 subscriptions:"

@@ -36,6 +36,7 @@ from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store
 from gateway.store.opening import open_store, shared_settings
+from gateway.topics.records import subscription_names
 
 log = logging.getLogger(__name__)
 #: ``service.name`` of the gateway's spans unless ``OTEL_SERVICE_NAME`` says otherwise.
@@ -200,7 +201,7 @@ def _circuit_figures(store: Store) -> Callable[[], list[CircuitFigures]]:
             return []
         figures = []
         for resource, breaker in kept.items():
-            topic, _, name = resource.partition("/")
+            topic, name = subscription_names(resource)
             figures.append(
                 CircuitFigures(
                     topic,

@@ -12,6 +12,7 @@ from gateway.delivery.breaker import Breaker, Override
 from gateway.errors.mns import MNSError
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.topics import TopicStore
+from gateway.topics.records import subscription_names
 
 #: The overrides an operator may ask for, as the API and the CLI spell them.
 OVERRIDES: Mapping[str, Override | None] = {
@@ -22,7 +23,7 @@ OVERRIDES: Mapping[str, Override | None] = {
 
 
 def health_document(resource: str, breaker: Breaker, waiting: int) -> dict[str, Any]:
-    topic, _, name = resource.partition("/")
+    topic, name = subscription_names(resource)
     return {
         "TopicName": topic,
         "SubscriptionName": name,
@@ -45,7 +46,7 @@ def health(deliveries: DeliveryStore, topic: str | None = None) -> dict[str, Any
     documents = [
         health_document(resource, breaker, waiting.get(resource, 0))
         for resource, breaker in sorted(kept.items())
-        if topic is None or resource.partition("/")[0] == topic
+        if topic is None or subscription_names(resource)[0] == topic
     ]
     return {"Subscriptions": documents}
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gateway.observability.operations import Action, Field
+from gateway.topics.records import subscription_names
 
 
 class State(StrEnum):
@@ -259,7 +260,7 @@ def overridden(breaker: Breaker, override: Override | None, now_ms: int) -> Brea
 
 def circuit_record(transition: Transition, account_id: str) -> dict[str, object]:
     """The operation-log record of a transition (``Action`` EndpointCircuit)."""
-    topic, _, subscription = transition.resource.partition("/")
+    topic, subscription = subscription_names(transition.resource)
     record: dict[str, object] = {
         Field.TIME.value: transition.at_ms,
         Field.ACTION.value: Action.ENDPOINT_CIRCUIT.value,
@@ -285,7 +286,7 @@ EVENT_TAG = "EndpointCircuit"
 def event_body(transition: Transition) -> str:
     """An operator event: the JSON body published for a transition
     (docs/delivery.md#operator-events)."""
-    topic, _, subscription = transition.resource.partition("/")
+    topic, subscription = subscription_names(transition.resource)
     breaker = transition.breaker
     return json.dumps(
         {

@@ -19,10 +19,9 @@ import socket
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.delivery.breaker import Transition, circuit_record
 from gateway.delivery.push_limits import until_next_second
@@ -34,13 +33,15 @@ from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
 from gateway.pushing.attempt_spans import traced_attempt
-from gateway.pushing.failing_routes import FailingRoutes, pauses_route
+from gateway.pushing.dispatch_buffer import DispatchBuffer
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
 from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
+
+_PUSH = PushFacts()
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,8 @@ class DeliveryWorker:
         self.rng = rng or random.Random()
         self.account_id = account_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._inflight: Counter[str] = Counter()
-        self._ready: list[DeliveryJob] = []
-        self._failing = FailingRoutes()
+        #: What this worker claimed and is pushing, per route (under ``_idle``).
+        self._buffer = DispatchBuffer(options.threads, options.max_per_route)
         self._idle = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -146,16 +146,15 @@ class DeliveryWorker:
         if self._thread is not None:
             self._thread.join(timeout)
         with self._idle:
-            unstarted, self._ready = self._ready, []
+            unstarted = self._buffer.take_waiting()
         self._give_back(unstarted)
         self.drain(max(0.0, deadline - time.monotonic()))
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._settler.stop()
 
     # dispatching --------------------------------------------------------------------------
-    # Claimed deliveries wait in ``_ready`` (still leased) until a thread and a slot on their
-    # route are free. Claiming a batch at a time keeps claims to one write per batch; capping
-    # what each route may hold (in flight plus ready) keeps a stuck route from filling the buffer.
+    # Claimed deliveries wait in the buffer (still leased) until a thread and a slot on their
+    # route are free (gateway/pushing/dispatch_buffer.py says what is claimed and started when).
 
     def _give_back(self, unstarted: list[DeliveryJob]) -> None:
         """Hand claimed deliveries back untried, due as they were, for any process to take."""
@@ -168,62 +167,31 @@ class DeliveryWorker:
         except Exception:  # their leases lapse instead
             log.exception("handing back %d unstarted deliveries failed", len(unstarted))
 
-    def _held(self) -> Counter[str]:
-        held = Counter(self._inflight)
-        held.update(job.route for job in self._ready)
-        return held
-
     def _refill(self) -> None:
-        """Claim a batch, unless the last claim showed there is nothing it could get.
-
-        A route is topped up only once it has drained to half its cap, and a claim asks for at
-        most what the fullest route left in it can still take. So a busy route is refilled in
-        batches of half a cap rather than one delivery per finished push (each claim is a write
-        transaction), and nothing claimed has to be handed back. A route paused by a failed push
-        (:mod:`gateway.pushing.failing_routes`) is skipped, and what a claim under way as it
-        failed brought for it is handed back.
-        """
+        """Claim what the buffer asks for, unless the last claim showed there is nothing it
+        could get; what a claim brings that the buffer cannot take is handed back."""
         with self._idle:
-            room = 2 * self.options.threads - sum(self._inflight.values()) - len(self._ready)
-            if len(self._ready) >= self.options.threads or room <= 0:
-                return
-            held, cap = self._held(), 2 * self.options.max_per_route
-            skip = frozenset(route for route, n in held.items() if 2 * n > cap)
-            skip |= self._failing.paused()
-            epoch = self._failing.epoch
-            limit = min(room, cap - max((n for n in held.values() if 2 * n <= cap), default=0))
-        if self._dry is not None and skip >= self._dry and self._monotonic() < self._dry_until:
+            request = self._buffer.claim_request()
+        if request is None:
             return
-        jobs = self.store.claim(self.owner, self.options.lease_seconds, limit, skip)
-        if len(jobs) < limit:
+        dry = self._dry is not None and request.skip >= self._dry
+        if dry and self._monotonic() < self._dry_until:
+            return
+        jobs = self.store.claim(self.owner, self.options.lease_seconds, request.limit, request.skip)
+        if len(jobs) < request.limit:
             # Everything due outside ``skip`` is taken: claiming again with the same routes (or
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
             # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
             # interval has passed; a publish anywhere calls wake().
-            self._dry, self._dry_until = skip, self._monotonic() + self._poll_wait()
-        handed_back = []
+            self._dry, self._dry_until = request.skip, self._monotonic() + self._poll_wait()
         with self._idle:
-            for job in jobs:
-                if held[job.route] >= cap or self._failing.failed_since(job.route, epoch):
-                    handed_back.append(job.delivery_id)
-                    continue
-                held[job.route] += 1
-                self._ready.append(job)
+            handed_back = self._buffer.accept(request, jobs)
         if handed_back:
-            self.store.release(self.owner, handed_back)
+            self.store.release(self.owner, [job.delivery_id for job in handed_back])
 
     def _start_ready(self) -> int:
-        started: list[DeliveryJob] = []
         with self._idle:
-            free = self.options.threads - sum(self._inflight.values())
-            waiting: list[DeliveryJob] = []
-            for job in self._ready:
-                if len(started) < free and self._inflight[job.route] < self.options.max_per_route:
-                    self._inflight[job.route] += 1
-                    started.append(job)
-                else:
-                    waiting.append(job)
-            self._ready = waiting
+            started = self._buffer.start()
         for job in started:
             self._pool.submit(self._process, job)
         return len(started)
@@ -249,7 +217,7 @@ class DeliveryWorker:
                 self._idle.wait(deadline - time.monotonic())
 
     def _busy(self) -> bool:
-        return bool(sum(self._inflight.values()) or self._unsettled)
+        return bool(self._buffer.in_flight() or self._unsettled)
 
     def _run(self) -> None:
         """The dispatcher: everything it asks the store, its idle wait's question included,
@@ -271,7 +239,7 @@ class DeliveryWorker:
                 log.exception("delivery dispatch failed")
                 failures += 1
                 started, wait = 0, failure_backoff(failures, self.options.idle_wait)
-            if started and len(self._ready) < self.options.threads:
+            if started and len(self._buffer.ready) < self.options.threads:
                 continue
             if not self._wake.wait(wait):
                 self._dry = None  # a poll, or the earliest retry fell due: look again
@@ -320,29 +288,16 @@ class DeliveryWorker:
         except Exception:  # the lease will lapse and another attempt will be made
             log.exception("delivery %s failed unexpectedly", job.delivery_id)
         with self._idle:
-            self._inflight[job.route] -= 1
-            if self._inflight[job.route] <= 0:
-                del self._inflight[job.route]
+            self._buffer.finished(job)
             if settlement is not None:
                 self._unsettled += 1
-                unstarted = self._pause_if_failed(settlement)
+                if self.store.breaker.enabled:  # else nothing would read the failures recorded
+                    unstarted = self._buffer.pause_if_failed(settlement)
             self._idle.notify_all()
         self._give_back(unstarted)
         if settlement is not None:
             self._settler.submit(settlement)
         self._wake.set()
-
-    def _pause_if_failed(self, settlement: Settlement) -> list[DeliveryJob]:
-        """A failure the breaker counts pauses its route until settled; its route's claimed,
-        unstarted deliveries are returned, to be handed back (caller holds ``_idle``)."""
-        if not self.store.breaker.enabled or not pauses_route(settlement):
-            return []
-        route = settlement.job.route
-        self._failing.failed(settlement.job)
-        unstarted = [job for job in self._ready if job.route == route]
-        if unstarted:
-            self._ready = [job for job in self._ready if job.route != route]
-        return unstarted
 
     def _attempt(self, job: DeliveryJob) -> Settlement:
         if self.tracing.enabled:
@@ -354,7 +309,7 @@ class DeliveryWorker:
         if job.replay_request_id is not None and job.attempts == 0:
             # The replay's record comes from the gateway that pushes it, not from the shell or
             # replica that asked for it (which may have no operation log at all).
-            self._log(job, None, action=Action.REPLAY, request_id=job.replay_request_id)
+            self._log(job, None, PushFacts(Action.REPLAY, request_id=job.replay_request_id))
         started_ms = self.store.now_ms()
         try:
             result = self.senders.for_route(job.route).send(job)
@@ -377,7 +332,7 @@ class DeliveryWorker:
         retry_at_ms = self.store.now_ms() + int(delay * 1000)
         # When it is due again: the report tells a retry waiting behind an open circuit from
         # one waiting for its own schedule (docs/pipeline.md#endpoint-circuits).
-        self._log(job, attempt, next_attempt_ms=retry_at_ms)
+        self._log(job, attempt, PushFacts(next_attempt_ms=retry_at_ms))
         return Settlement(job, attempt, retry_at_ms=retry_at_ms)
 
     def _settled(self, batch: list[Settlement], letters: list[Filed | None]) -> None:
@@ -386,14 +341,13 @@ class DeliveryWorker:
                 reason = settlement.dead_reason or "unknown"
                 self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
                 self._count_dead_letter_queue(letter)
-                self._log(
-                    settlement.job, None, action=Action.DEAD_LETTER, error=reason, filed=letter
-                )
+                facts = PushFacts(Action.DEAD_LETTER, error=reason, filed=letter)
+                self._log(settlement.job, None, facts)
         with self._idle:
             self._unsettled -= len(batch)
-            resumed = [self._failing.settled(settlement.job) for settlement in batch]
+            resumed = self._buffer.settled(batch)
             self._idle.notify_all()
-        if any(resumed):  # a paused route takes work again: its claim reads the breaker
+        if resumed:  # a paused route takes work again: its claim reads the breaker
             self._wake.set()
 
     def _breaker_changed(self, transitions: list[Transition]) -> None:
@@ -420,30 +374,11 @@ class DeliveryWorker:
         ).inc()
         self.metrics.push_latency.observe(result.latency_ms / 1000)
 
-    def _log(
-        self,
-        job: DeliveryJob,
-        attempt: Attempt | None,
-        *,
-        action: Action = Action.PUSH_MESSAGE,
-        error: str | None = None,
-        filed: Filed | None = None,
-        request_id: str | None = None,
-        next_attempt_ms: int | None = None,
-    ) -> None:
+    def _log(self, job: DeliveryJob, attempt: Attempt | None, facts: PushFacts = _PUSH) -> None:
         if not job.logging_enabled:
             return
-        trace_id = None
         if self.tracing.enabled:
-            trace_id = trace_id_of(self.tracing.current_carrier())
-        facts = PushFacts(
-            action=action,
-            error=error,
-            filed=filed,
-            request_id=request_id,
-            next_attempt_ms=next_attempt_ms,
-            trace_id=trace_id,
-        )
+            facts = replace(facts, trace_id=trace_id_of(self.tracing.current_carrier()))
         self.oplog.write(
             push_record(job, attempt, facts, now_ms=self.store.now_ms(), account_id=self.account_id)
         )

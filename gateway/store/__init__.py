@@ -16,7 +16,6 @@ from gateway.store.sql.control_sql import (
     EndpointShape,
     Listing,
     ListQuery,
-    subscription_resource,
 )
 from gateway.store.sql.rates_sql import PUSH_FAILED, PUSH_OK
 
@@ -27,5 +26,4 @@ __all__ = [
     "EndpointShape",
     "ListQuery",
     "Listing",
-    "subscription_resource",
 ]

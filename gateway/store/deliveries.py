@@ -91,8 +91,9 @@ class DeliveryStore:
                 # Their breakers first, as a settle that closes one does (rare: a probe's turn).
                 breaker_sql.breakers(conn, released, lock=True)
                 delivery_sql.unhold(conn, released)
-            skipped = blocked | set(used_up)
-            jobs = delivery_sql.claim(conn, owner, now, lease_ms, limit, skip_routes, skipped)
+            jobs = delivery_sql.claim(
+                conn, owner, now, lease_ms, limit, skip_routes, set(used_up), held=blocked
+            )
             admitted = breaker_sql.admit_claimed(
                 conn, owner, jobs, self.breaker, now, lease_ms, seen=breakers
             )

@@ -15,8 +15,13 @@ from gateway.store.control import RateLimitPolicy, Tags, give_created
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.sql import topic_sql as sql
 from gateway.store.sql.connection import Connection
-from gateway.store.sql.control_sql import subscription_resource
-from gateway.topics.records import Published, Subscription, Topic, TopicMessage
+from gateway.topics.records import (
+    Published,
+    Subscription,
+    Topic,
+    TopicMessage,
+    subscription_resource,
+)
 
 
 class TopicStore:

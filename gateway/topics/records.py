@@ -101,3 +101,15 @@ class Published:
 
     deliveries: int
     logging_enabled: bool
+
+
+def subscription_resource(topic_name: str, name: str) -> str:
+    """A subscription's ``resource_name`` (``topic/name``), as the control plane, the breakers
+    and rate limits name it: names hold no ``/``, so this is unambiguous."""
+    return f"{topic_name}/{name}"
+
+
+def subscription_names(resource: str) -> tuple[str, str]:
+    """The topic's and the subscription's names in a :func:`subscription_resource`."""
+    topic_name, _, name = resource.partition("/")
+    return topic_name, name

@@ -19,7 +19,7 @@ from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.forms import decoded_body
 from gateway.api.console.web import back_to, blueprint, form_int, mns
 from gateway.errors.mns import MNSError
-from gateway.store import subscription_resource
+from gateway.topics.records import subscription_resource
 
 MAX_SELECTION = 100
 

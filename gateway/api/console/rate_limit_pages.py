@@ -22,8 +22,8 @@ from gateway.api.control import policies
 from gateway.api.control.params import Params
 from gateway.errors.control import ControlError
 from gateway.protocol.names import validate_name
-from gateway.store import subscription_resource
 from gateway.store.control import RateLimitPolicy
+from gateway.topics.records import subscription_resource
 
 QUEUE = "queue"
 SUBSCRIPTION = "subscription"

@@ -13,7 +13,7 @@ from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.topics import publish, subscribe
 from gateway.protocol.names import validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
-from gateway.store import subscription_resource
+from gateway.topics.records import subscription_resource
 
 #: The control plane's resource type of a topic's tags.
 TAGGED = "topic"

@@ -21,10 +21,10 @@ from gateway.protocol.endpoints import (
     parse_endpoint,
 )
 from gateway.protocol.notify import NotifyStrategy
-from gateway.store import ListQuery, subscription_resource
+from gateway.store import ListQuery
 from gateway.topics import wire
 from gateway.topics.queue_targets import check_queue_targets
-from gateway.topics.records import Subscription
+from gateway.topics.records import Subscription, subscription_resource
 
 RESOURCE: Final = "subscription"
 #: PushType -> the endpoint form it names; the service's other push types (mpush, dm, kafka)

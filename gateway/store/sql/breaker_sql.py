@@ -1,7 +1,7 @@
 """Subscription endpoints' circuit breakers in the store (docs/delivery.md#endpoint-health).
 
 One ``push_breakers`` row per subscription (``topic/name``, as
-:func:`gateway.store.sql.control_sql.subscription_resource` names it) that is not simply
+:func:`gateway.topics.records.subscription_resource` names it) that is not simply
 healthy: a closed breaker without failures in its window and without an override has none, so
 settling a healthy endpoint's pushes reads one indexed row set and writes nothing.
 :func:`record_settled` applies :func:`gateway.delivery.breaker.record` in the settle's
@@ -31,9 +31,9 @@ from gateway.delivery.breaker import (
 )
 from gateway.delivery.records import DeliveryJob, Settlement
 from gateway.errors.mns import MNSError
-from gateway.store.sql import control_sql, delivery_sql, topic_sql
+from gateway.store.sql import delivery_sql, topic_sql
 from gateway.store.sql.connection import Connection, Row, placeholders
-from gateway.topics.records import TopicMessage
+from gateway.topics.records import TopicMessage, subscription_names, subscription_resource
 
 _COLUMNS = (
     "resource, state, window_start, attempts, failures, open_until, cool_down, probes_out,"
@@ -42,7 +42,7 @@ _COLUMNS = (
 
 
 def resource_of(job: DeliveryJob) -> str:
-    return control_sql.subscription_resource(job.message.topic_name, job.subscription.name)
+    return subscription_resource(job.message.topic_name, job.subscription.name)
 
 
 def breaker_of(row: Row) -> Breaker:
@@ -234,8 +234,7 @@ def waiting(conn: Connection, now_ms: int) -> dict[str, int]:
         (delivery_sql.HELD_OFFSET_MS, now_ms, now_ms),
     ).fetchall()
     return {
-        control_sql.subscription_resource(row["topic_name"], row["subscription_name"]): row["n"]
-        for row in rows
+        subscription_resource(row["topic_name"], row["subscription_name"]): row["n"] for row in rows
     }
 
 
@@ -260,7 +259,7 @@ def publish_events(
     gets nothing, and the transition stands."""
     made = 0
     for transition in transitions:
-        if not topic or control_sql.subscription_names(transition.resource)[0] == topic:
+        if not topic or subscription_names(transition.resource)[0] == topic:
             continue
         body = event_body(transition)
         message = TopicMessage(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
 from gateway.store.sql.connection import Connection, Row, placeholders
+from gateway.topics.records import subscription_resource
 
 T = TypeVar("T")
 
@@ -345,17 +346,6 @@ def remember_nonce(conn: Connection, key_id: str, nonce: str, now: int, until: i
         (key_id, nonce, until),
     )
     return inserted.rowcount == 1
-
-
-def subscription_resource(topic_name: str, name: str) -> str:
-    """A subscription's ``resource_name``: names hold no ``/``, so this is unambiguous."""
-    return f"{topic_name}/{name}"
-
-
-def subscription_names(resource: str) -> tuple[str, str]:
-    """The topic's and the subscription's names in a :func:`subscription_resource`."""
-    topic_name, _, name = resource.partition("/")
-    return topic_name, name
 
 
 def forget_topic(conn: Connection, name: str) -> None:

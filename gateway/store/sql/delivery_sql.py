@@ -16,9 +16,8 @@ from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
-from gateway.store.sql.control_sql import subscription_names, subscription_resource
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
-from gateway.topics.records import TopicMessage
+from gateway.topics.records import TopicMessage, subscription_names, subscription_resource
 
 JOB_COLUMNS: Final = (
     "d.id AS delivery_id, d.attempts, d.replay_request_id, m.id AS message_id, m.body,"
@@ -156,31 +155,92 @@ def claim(
     limit: int,
     skip_routes: Collection[str] = (),
     skip_subscriptions: Collection[str] = (),
+    held: Collection[str] = (),
 ) -> list[DeliveryJob]:
     """Lease up to ``limit`` due deliveries, oldest first, none on a route in ``skip_routes``
-    nor of a subscription (``topic/name``) in ``skip_subscriptions``."""
+    nor of a subscription (``topic/name``) in ``skip_subscriptions`` or ``held``.
+
+    ``held``: subscriptions whose due deliveries this transaction has just held (:func:`hold`),
+    so that none is in the due range for a claim to walk past; left out all the same, in case
+    one fell due since. Those of the others are, and a claim that leaves them out reads the
+    other subscriptions one by one (:func:`_due_per_subscription`)."""
     if limit <= 0:
         return []
-    skip, skipped = list(skip_routes), list(skip_subscriptions)
-    route_filter = f" AND s.route NOT IN ({placeholders(len(skip))})" if skip else ""
-    if skipped:
-        route_filter += (
-            " AND (d.topic_name || '/' || d.subscription_name)"
-            f" NOT IN ({placeholders(len(skipped))})"
+    if skip_routes or skip_subscriptions:
+        candidates, parameters = _due_per_subscription(
+            conn, now_ms, limit, list(skip_routes), [*skip_subscriptions, *held]
         )
-    candidates = (
-        "SELECT d.id FROM deliveries d JOIN subscriptions s"
-        " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
-        " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL"
-        f" OR d.lease_expires_at <= ?){route_filter} ORDER BY d.next_attempt_at LIMIT ?"
-        + conn.dialect.lock_skipping("d")
-    )
+    else:
+        candidates, parameters = _due_in_order(conn, now_ms, limit, list(held))
     claimed = conn.execute(
         "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
         f" WHERE id IN ({candidates}) AND {_CLAIMABLE} RETURNING id",
-        (owner, now_ms + lease_ms, now_ms, now_ms, *skip, *skipped, limit, now_ms, now_ms),
+        (owner, now_ms + lease_ms, *parameters, now_ms, now_ms),
     ).fetchall()
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []
+
+
+#: The earliest due deliveries, from the front of ``deliveries_due`` (``{held}``: a filter).
+_DUE: Final = (
+    "SELECT d.id FROM deliveries d JOIN subscriptions s"
+    " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
+    " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
+    "{held} ORDER BY d.next_attempt_at LIMIT ?"
+)
+#: A subscription's (``s``) earliest due deliveries (their ``{columns}``), from its range of
+#: ``deliveries_subscription_due``.
+_DUE_OF_SUBSCRIPTION: Final = (
+    "SELECT {columns} FROM deliveries x WHERE x.topic_name = s.topic_name"
+    " AND x.subscription_name = s.name AND x.next_attempt_at <= ? AND (x.lease_expires_at IS NULL"
+    " OR x.lease_expires_at <= ?) ORDER BY x.next_attempt_at LIMIT ?"
+)
+
+
+def _due_in_order(
+    conn: Connection, now_ms: int, limit: int, held: list[str]
+) -> tuple[str, tuple[object, ...]]:
+    """The earliest ``limit`` due deliveries, none of ``held``, read in due order."""
+    names = f"(d.topic_name || '/' || d.subscription_name) NOT IN ({placeholders(len(held))})"
+    picked = _DUE.format(held=f" AND {names}" if held else "")
+    return picked + conn.dialect.lock_skipping("d"), (now_ms, now_ms, *held, limit)
+
+
+def _due_per_subscription(
+    conn: Connection,
+    now_ms: int,
+    limit: int,
+    skip_routes: list[str],
+    skip_subscriptions: list[str],
+) -> tuple[str, tuple[object, ...]]:
+    """The earliest ``limit`` due deliveries of the subscriptions not skipped: each one's first
+    ``limit`` from its own index range, then the earliest of those. A skipped route's due
+    backlog is never read. Read in due order from ``deliveries_due`` instead, a claim walked past
+    all of it: the backlog of a full route (or of a failing one, until its breaker holds it) sits
+    at the front of the due order, as everything due after it is taken (bench/claim_behind_held.py
+    --skipped: a claim that found nothing behind a full route's 90,000 due cost 42-50 ms on
+    SQLite, now 0.14-0.16). The price is an index probe per subscription not skipped, and up to
+    ``limit`` rows from each, so a claim that skips nothing reads the due order."""
+    conditions = []
+    if skip_routes:
+        conditions.append(f"s.route NOT IN ({placeholders(len(skip_routes))})")
+    if skip_subscriptions:
+        names = placeholders(len(skip_subscriptions))
+        conditions.append(f"(s.topic_name || '/' || s.name) NOT IN ({names})")
+    where = " WHERE " + " AND ".join(conditions)
+    if conn.dialect.lateral_join:
+        picked = (
+            "SELECT d.id FROM subscriptions s CROSS JOIN LATERAL"
+            f" ({_DUE_OF_SUBSCRIPTION.format(columns='x.id, x.next_attempt_at')}) c"
+            f" JOIN deliveries d ON d.id = c.id{where} ORDER BY c.next_attempt_at LIMIT ?"
+        )
+    else:  # a correlated subquery, re-run per subscription, stands in for the lateral join
+        picked = (
+            "SELECT d.id FROM subscriptions s JOIN deliveries d"
+            f" ON d.id IN ({_DUE_OF_SUBSCRIPTION.format(columns='x.id')})"
+            f"{where} ORDER BY d.next_attempt_at LIMIT ?"
+        )
+    parameters = (now_ms, now_ms, limit, *skip_routes, *skip_subscriptions, limit)
+    return picked + conn.dialect.lock_skipping("d"), parameters
 
 
 def release(conn: Connection, owner: str, delivery_ids: Sequence[str]) -> None:

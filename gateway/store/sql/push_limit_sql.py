@@ -18,14 +18,14 @@ from collections.abc import Sequence
 
 from gateway.delivery.push_limits import PushCount, grant_batch
 from gateway.delivery.records import DeliveryJob
-from gateway.store.sql import control_sql
 from gateway.store.sql.connection import Connection, placeholders
+from gateway.topics.records import subscription_resource
 
 RESOURCE = "subscription"
 
 
 def resource_of(job: DeliveryJob) -> str:
-    return control_sql.subscription_resource(job.message.topic_name, job.subscription.name)
+    return subscription_resource(job.message.topic_name, job.subscription.name)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

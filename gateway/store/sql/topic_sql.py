@@ -25,7 +25,13 @@ from gateway.store.sql.connection import (
     values_of,
 )
 from gateway.topics.fanout import check_size, matching_subscriptions
-from gateway.topics.records import Published, Subscription, Topic, TopicMessage
+from gateway.topics.records import (
+    Published,
+    Subscription,
+    Topic,
+    TopicMessage,
+    subscription_resource,
+)
 
 #: Stored values back to enums by a dict lookup: calling the enum costs a microsecond per row.
 STRATEGIES: Final = {member.value: member for member in NotifyStrategy}
@@ -220,7 +226,7 @@ def unsubscribe(conn: Connection, topic_name: str, name: str) -> None:
         "DELETE FROM deliveries WHERE topic_name = ? AND subscription_name = ?", (topic_name, name)
     )
     conn.execute("DELETE FROM subscriptions WHERE topic_name = ? AND name = ?", (topic_name, name))
-    subscription = control_sql.subscription_resource(topic_name, name)
+    subscription = subscription_resource(topic_name, name)
     control_sql.forget_resource(conn, "subscription", subscription)
 
 

@@ -3,16 +3,19 @@ workers at once, and an outcome recorded under a lost lease changes nothing."""
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
 
-from gateway.delivery.records import Attempt
+from gateway.delivery.records import Attempt, DeliveryJob
 from gateway.store.base import Store, compose_store
 from gateway.store.sql import delivery_sql
+from gateway.store.sql.connection import Connection
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
+from tests.support.plans import Recording, plan_of
 
 
 @pytest.fixture()
@@ -56,7 +59,14 @@ def test_only_the_holder_releases_or_reschedules(stores: tuple[Store, Store], cl
     )
 
 
-def test_concurrent_claimers_never_share_a_delivery(stores: tuple[Store, Store]) -> None:
+#: A route no subscription is on: skipping it takes the per-subscription path of a claim.
+ELSEWHERE = frozenset({"http://elsewhere.test:80"})
+
+
+@pytest.mark.parametrize("skip", [frozenset(), ELSEWHERE], ids=["in due order", "per subscription"])
+def test_concurrent_claimers_never_share_a_delivery(
+    stores: tuple[Store, Store], skip: frozenset[str]
+) -> None:
     a, b = stores
     published(a, 200)
     taken: list[str] = []
@@ -64,7 +74,7 @@ def test_concurrent_claimers_never_share_a_delivery(stores: tuple[Store, Store])
 
     def claimer(store: Store, owner: str) -> None:
         for _ in range(100):
-            jobs = store.deliveries.claim(owner, 60, 7, frozenset())
+            jobs = store.deliveries.claim(owner, 60, 7, skip)
             if not jobs:
                 return
             with lock:
@@ -80,3 +90,93 @@ def test_concurrent_claimers_never_share_a_delivery(stores: tuple[Store, Store])
         thread.join(timeout=60)
     assert len(taken) == 200
     assert len(set(taken)) == 200
+
+
+FAST, SLOW = "http://fast.test/", "http://slow.test/"
+SLOW_ROUTE = "http://slow.test:80"  # scheme, host and port
+
+
+def three_subscriptions(store: Store, messages: int) -> None:
+    """``a`` and ``b`` on one route, ``c`` on another; ``messages`` published a millisecond
+    apart, so that each subscription's deliveries and theirs together have one due order."""
+    store.topics.create_topic("t", 65536, False)
+    for name, endpoint in (("a", FAST), ("b", FAST), ("c", SLOW)):
+        store.topics.subscribe(Subscription("t", name, endpoint + name))
+    now = store.now_ms()
+    store.topics.publish_all(
+        [TopicMessage(f"M{n:04d}", "t", "b", "X", now - messages + n) for n in range(messages)]
+    )
+
+
+def claimed(jobs: list[DeliveryJob]) -> list[tuple[str, str]]:
+    return [(job.message.id, job.subscription.name) for job in jobs]
+
+
+def test_a_claim_that_skips_a_route_takes_the_earliest_of_the_others_in_due_order(
+    stores: tuple[Store, Store],
+) -> None:
+    a, b = stores
+    three_subscriptions(a, 6)
+    # Another claimer holds the first of ``a``: a claim goes past it.
+    held = a.database.write(lambda c: delivery_sql.claim(c, "other", a.now_ms(), 60_000, 1))
+    assert claimed(held) == [("M0000", "a")]
+    jobs = b.deliveries.claim("b", 60, 5, frozenset({SLOW_ROUTE}))
+    # a and b's deliveries of one message are due together; their order among themselves is
+    # the store's, so compare in due order, then by subscription.
+    assert sorted(claimed(jobs)) == [
+        ("M0000", "b"),
+        ("M0001", "a"),
+        ("M0001", "b"),
+        ("M0002", "a"),
+        ("M0002", "b"),
+    ]
+    assert [job.message.id for job in jobs] == sorted(job.message.id for job in jobs)
+    rest = b.deliveries.claim("b", 60, 100, frozenset({SLOW_ROUTE}))
+    assert len(rest) == 2 * 6 - 1 - 5 and all(job.subscription.name != "c" for job in rest)
+    assert [job.subscription.name for job in a.deliveries.claim("a", 60, 100, frozenset())] == [
+        "c"
+    ] * 6
+
+
+def test_a_claim_that_skips_a_subscription_leaves_its_route_s_others_in(
+    stores: tuple[Store, Store],
+) -> None:
+    a, _ = stores
+    three_subscriptions(a, 3)
+    jobs = a.database.write(
+        lambda c: delivery_sql.claim(c, "w", a.now_ms(), 60_000, 100, (), ("t/a",))
+    )
+    assert sorted(claimed(jobs)) == sorted(
+        (f"M{n:04d}", name) for n in range(3) for name in ("b", "c")
+    )
+
+
+def test_a_held_subscription_is_left_out_even_where_a_delivery_of_it_is_due(
+    stores: tuple[Store, Store],
+) -> None:
+    """``held`` names subscriptions whose due deliveries the claim's transaction has just held
+    out of the due range; one that fell due since is still not claimed."""
+    a, _ = stores
+    three_subscriptions(a, 2)
+    jobs = a.database.write(
+        lambda c: delivery_sql.claim(c, "w", a.now_ms(), 60_000, 100, held=("t/b",))
+    )
+    assert sorted(claimed(jobs)) == [("M0000", "a"), ("M0000", "c"), ("M0001", "a"), ("M0001", "c")]
+
+
+def test_a_claim_that_skips_a_route_never_reads_its_backlog(stores: tuple[Store, Store]) -> None:
+    """Each subscription not skipped is read from its own range of
+    ``deliveries_subscription_due``: the skipped route's due backlog, at the front of the due
+    order, is not walked past (its size does not enter the claim's cost)."""
+    a, _ = stores
+    three_subscriptions(a, 3)
+
+    def explained(conn: Connection) -> str:
+        recording = Recording(conn)
+        delivery_sql.claim(recording, "w", a.now_ms(), 60_000, 2, (SLOW_ROUTE,))  # type: ignore[arg-type]
+        update = next(s for s in recording.statements if s[0].startswith("UPDATE"))
+        return plan_of(conn, *update)
+
+    plan = a.database.write(explained)
+    assert "deliveries_subscription_due" in plan, plan
+    assert not re.search(r"\bdeliveries_due\b", plan), plan

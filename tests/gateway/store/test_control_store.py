@@ -11,12 +11,11 @@ import pytest
 
 from gateway.errors.control import TagLimitError
 from gateway.queues.records import QueueAttributes
-from gateway.store import subscription_resource
 from gateway.store.backends.database import Database
 from gateway.store.base import Store, compose_store
 from gateway.store.control import MAX_TAGS, RateLimitPolicy
 from gateway.store.sql.connection import Connection
-from gateway.topics.records import Subscription
+from gateway.topics.records import Subscription, subscription_resource
 from tests.conftest import OpenDatabase
 from tests.gateway.store.queue_helpers import error_code
 from tests.support.clock import Clock

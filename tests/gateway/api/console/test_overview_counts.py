@@ -12,13 +12,14 @@ from gateway.queues.records import MessageCounts, NewMessage, QueueAttributes
 from gateway.store.base import Store, compose_store
 from gateway.store.console import ConsoleReads
 from gateway.store.sql import console_counts_sql
-from gateway.store.sql.connection import Connection, Cursor
+from gateway.store.sql.connection import Connection
 from gateway.store.sql.console_counts_sql import KeptCounts
 from gateway.store.sql.console_sql import queue_counts
 from tests.conftest import OpenDatabase
 from tests.gateway.api.console.conftest import T0, Console, make_console
 from tests.gateway.api.console.test_console_actions import dead_letter
 from tests.support.clock import Clock
+from tests.support.plans import Recording, plan_of
 
 
 def run_now(work: Callable[[], object]) -> None:
@@ -191,29 +192,6 @@ def figures(console: Console) -> dict[str, str]:
 def figures_of(page: str) -> dict[str, str]:
     pairs = re.findall(r"<dt>([^<]+)</dt><dd>(?:<a [^>]*>)?([^<]*)<", page)
     return dict(pairs)
-
-
-class Recording:
-    """A connection that keeps the statements run through it, to explain them afterwards."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.dialect = conn.dialect
-        self.statements: list[tuple[str, tuple[object, ...]]] = []
-
-    def execute(self, sql: str, parameters: tuple[object, ...] = ()) -> Cursor:
-        self.statements.append((sql, tuple(parameters)))
-        return self.conn.execute(sql, parameters)
-
-
-def plan_of(conn: Connection, sql: str, parameters: tuple[object, ...]) -> str:
-    if conn.dialect.name == "sqlite":
-        rows = conn.execute(f"EXPLAIN QUERY PLAN {sql}", parameters).fetchall()
-        return "\n".join(row["detail"] for row in rows)
-    # Tables this small are read whole whatever the indexes: ask what the index allows.
-    conn.execute("SET LOCAL enable_seqscan = off")
-    rows = conn.execute(f"EXPLAIN {sql}", parameters).fetchall()
-    return "\n".join(str(next(iter(dict(row).values()))) for row in rows)
 
 
 def test_listed_queues_are_counted_by_index_ranges(open_database: OpenDatabase) -> None:

@@ -1,0 +1,124 @@
+"""The worker's dispatch buffer: what it has claimed and what it is pushing, per route.
+
+Claimed deliveries wait here (still leased) until a thread and a slot on their route are free.
+Claiming a batch at a time keeps claims to one write per batch; capping what each route may
+hold (in flight plus waiting) at twice ``max_per_route`` keeps a stuck route from filling the
+buffer. A route paused by a failed push (:mod:`gateway.pushing.failing_routes`) takes nothing
+more until that failure is recorded.
+
+Pure bookkeeping, no IO and no lock of its own: :class:`~gateway.pushing.worker.DeliveryWorker`
+calls it under its lock, and does the claiming, handing back and pushing it decides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+from gateway.delivery.records import DeliveryJob, Settlement
+from gateway.pushing.failing_routes import FailingRoutes, pauses_route
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    """What the next claim should ask the store for: at most ``limit`` deliveries, none on the
+    routes ``skip``; ``epoch`` dates it among failed pushes (:meth:`FailingRoutes.failed_since`)."""
+
+    limit: int
+    skip: frozenset[str]
+    epoch: int
+
+
+class DispatchBuffer:
+    def __init__(self, threads: int, max_per_route: int) -> None:
+        self.threads = threads
+        self.max_per_route = max_per_route
+        #: What a route may hold, in flight and waiting together.
+        self.cap = 2 * max_per_route
+        self.inflight: Counter[str] = Counter()
+        self.ready: list[DeliveryJob] = []
+        self.failing = FailingRoutes()
+
+    def in_flight(self) -> int:
+        return sum(self.inflight.values())
+
+    def held(self) -> Counter[str]:
+        """Per route, its pushes in flight and its claimed deliveries waiting."""
+        held = Counter(self.inflight)
+        held.update(job.route for job in self.ready)
+        return held
+
+    def claim_request(self) -> ClaimRequest | None:
+        """What to claim now; ``None``: nothing (enough is waiting, or there is no room).
+
+        A route is topped up only once it has drained to half its cap, and a claim asks for at
+        most what the fullest route left in it can still take. So a busy route is refilled in
+        batches of half a cap rather than one delivery per finished push (each claim is a write
+        transaction), and nothing claimed has to be handed back. Paused routes are skipped.
+        """
+        room = 2 * self.threads - self.in_flight() - len(self.ready)
+        if len(self.ready) >= self.threads or room <= 0:
+            return None
+        held = self.held()
+        skip = frozenset(route for route, n in held.items() if 2 * n > self.cap)
+        fullest = max((n for n in held.values() if 2 * n <= self.cap), default=0)
+        return ClaimRequest(
+            limit=min(room, self.cap - fullest),
+            skip=skip | self.failing.paused(),
+            epoch=self.failing.epoch,
+        )
+
+    def accept(self, request: ClaimRequest, jobs: list[DeliveryJob]) -> list[DeliveryJob]:
+        """Take what a claim made for ``request`` brought; what does not fit is returned, to be
+        handed back: beyond its route's cap, or for a route that failed since the claim began
+        (its admission may have read the breaker before that failure was recorded)."""
+        held, handed_back = self.held(), []
+        for job in jobs:
+            if held[job.route] >= self.cap or self.failing.failed_since(job.route, request.epoch):
+                handed_back.append(job)
+                continue
+            held[job.route] += 1
+            self.ready.append(job)
+        return handed_back
+
+    def start(self) -> list[DeliveryJob]:
+        """The waiting deliveries that have a thread and a slot on their route now, oldest
+        claimed first, counted in flight."""
+        free = self.threads - self.in_flight()
+        started: list[DeliveryJob] = []
+        waiting: list[DeliveryJob] = []
+        for job in self.ready:
+            if len(started) < free and self.inflight[job.route] < self.max_per_route:
+                self.inflight[job.route] += 1
+                started.append(job)
+            else:
+                waiting.append(job)
+        self.ready = waiting
+        return started
+
+    def finished(self, job: DeliveryJob) -> None:
+        """``job``'s push is over (whatever its outcome)."""
+        self.inflight[job.route] -= 1
+        if self.inflight[job.route] <= 0:
+            del self.inflight[job.route]
+
+    def pause_if_failed(self, settlement: Settlement) -> list[DeliveryJob]:
+        """A failure the breaker counts pauses its route until settled; that route's waiting
+        deliveries are returned, to be handed back untried."""
+        if not pauses_route(settlement):
+            return []
+        route = settlement.job.route
+        self.failing.failed(settlement.job)
+        unstarted = [job for job in self.ready if job.route == route]
+        if unstarted:
+            self.ready = [job for job in self.ready if job.route != route]
+        return unstarted
+
+    def settled(self, settlements: list[Settlement]) -> bool:
+        """Their outcomes are recorded: whether that ended a route's pause."""
+        return any([self.failing.settled(settlement.job) for settlement in settlements])
+
+    def take_waiting(self) -> list[DeliveryJob]:
+        """Every waiting delivery, removed (the worker stops: they are handed back)."""
+        waiting, self.ready = self.ready, []
+        return waiting
