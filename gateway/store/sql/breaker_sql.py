@@ -33,6 +33,7 @@ from gateway.delivery.records import DeliveryJob, Settlement
 from gateway.errors.mns import MNSError
 from gateway.store.sql import delivery_sql, topic_sql
 from gateway.store.sql.connection import Connection, Row, placeholders
+from gateway.store.sql.control_sql import resource_column
 from gateway.topics.records import TopicMessage, subscription_names, subscription_resource
 
 _COLUMNS = (
@@ -225,11 +226,11 @@ def set_override(
 def waiting(conn: Connection, now_ms: int) -> dict[str, int]:
     """Per subscription with a kept breaker, its deliveries due and not leased, held ones
     (:func:`gateway.store.sql.delivery_sql.hold`) included: what waits."""
+    resource = resource_column("d.topic_name", "d.subscription_name")
     rows = conn.execute(
         "SELECT d.topic_name, d.subscription_name, COUNT(*) AS n FROM deliveries d"
         " WHERE (d.next_attempt_at >= ? OR d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL"
-        " OR d.lease_expires_at <= ?)) AND (d.topic_name || '/' || d.subscription_name)"
-        " IN (SELECT resource FROM push_breakers)"
+        f" OR d.lease_expires_at <= ?)) AND {resource} IN (SELECT resource FROM push_breakers)"
         " GROUP BY d.topic_name, d.subscription_name",
         (delivery_sql.HELD_OFFSET_MS, now_ms, now_ms),
     ).fetchall()
@@ -242,7 +243,7 @@ def purge_orphans(conn: Connection) -> None:
     """Forget the breakers of subscriptions that are gone (one re-created starts afresh)."""
     conn.execute(
         "DELETE FROM push_breakers WHERE resource NOT IN"
-        " (SELECT topic_name || '/' || name FROM subscriptions)"
+        f" (SELECT {resource_column('topic_name', 'name')} FROM subscriptions)"
     )
 
 

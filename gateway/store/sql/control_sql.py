@@ -348,6 +348,12 @@ def remember_nonce(conn: Connection, key_id: str, nonce: str, now: int, until: i
     return inserted.rowcount == 1
 
 
+def resource_column(topic_column: str, name_column: str) -> str:
+    """:func:`~gateway.topics.records.subscription_resource` in SQL, over two columns: to compare
+    stored names with resource names (breakers, rate limits) in a statement."""
+    return f"({topic_column} || '/' || {name_column})"
+
+
 def forget_topic(conn: Connection, name: str) -> None:
     """Drop a deleted topic's tags and the policies of all its subscriptions."""
     forget_resource(conn, "topic", name)

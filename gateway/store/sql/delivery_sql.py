@@ -16,6 +16,7 @@ from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
+from gateway.store.sql.control_sql import resource_column
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
 from gateway.topics.records import TopicMessage, subscription_names, subscription_resource
 
@@ -200,7 +201,8 @@ def _due_in_order(
     conn: Connection, now_ms: int, limit: int, held: list[str]
 ) -> tuple[str, tuple[object, ...]]:
     """The earliest ``limit`` due deliveries, none of ``held``, read in due order."""
-    names = f"(d.topic_name || '/' || d.subscription_name) NOT IN ({placeholders(len(held))})"
+    names = f"{resource_column('d.topic_name', 'd.subscription_name')} NOT IN"
+    names += f" ({placeholders(len(held))})"
     picked = _DUE.format(held=f" AND {names}" if held else "")
     return picked + conn.dialect.lock_skipping("d"), (now_ms, now_ms, *held, limit)
 
@@ -225,7 +227,7 @@ def _due_per_subscription(
         conditions.append(f"s.route NOT IN ({placeholders(len(skip_routes))})")
     if skip_subscriptions:
         names = placeholders(len(skip_subscriptions))
-        conditions.append(f"(s.topic_name || '/' || s.name) NOT IN ({names})")
+        conditions.append(f"{resource_column('s.topic_name', 's.name')} NOT IN ({names})")
     where = " WHERE " + " AND ".join(conditions)
     if conn.dialect.lateral_join:
         picked = (
