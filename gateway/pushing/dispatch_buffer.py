@@ -116,6 +116,8 @@ class DispatchBuffer:
 
     def settled(self, settlements: list[Settlement]) -> bool:
         """Their outcomes are recorded: whether that ended a route's pause."""
+        # A list, not a generator: every settlement must be counted, not only those up to the
+        # first that ends a pause.
         return any([self.failing.settled(settlement.job) for settlement in settlements])
 
     def take_waiting(self) -> list[DeliveryJob]:

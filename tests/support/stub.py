@@ -13,6 +13,8 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
@@ -31,6 +33,12 @@ def memory_store(clock: Clock) -> Iterator[Store]:
     store = compose_store(MemoryDatabase(), clock=clock)
     yield store
     store.close()
+
+
+def routed_job(delivery_id: str, route: str) -> DeliveryJob:
+    """A stand-in for a claimed delivery holding only what the worker's route bookkeeping reads
+    (its id and route): the pure dispatch buffer and failing-route rules read nothing else."""
+    return cast(DeliveryJob, SimpleNamespace(delivery_id=delivery_id, route=route))
 
 
 def ok() -> PushResult:

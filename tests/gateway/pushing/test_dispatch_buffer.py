@@ -5,19 +5,13 @@ from __future__ import annotations
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.pushing.dispatch_buffer import ClaimRequest, DispatchBuffer
+from tests.support.stub import routed_job
 
 A, B = "http://a.test:80", "http://b.test:80"
 
 
-class _Job:
-    """What the buffer reads of a job."""
-
-    def __init__(self, delivery_id: str, route: str) -> None:
-        self.delivery_id, self.route = delivery_id, route
-
-
 def jobs(route: str, n: int, first: int = 0) -> list[DeliveryJob]:
-    return [_Job(f"{route}#{i}", route) for i in range(first, first + n)]  # type: ignore[misc]
+    return [routed_job(f"{route}#{i}", route) for i in range(first, first + n)]
 
 
 def failure(job: DeliveryJob, outcome: str = "timeout") -> Settlement:

@@ -20,7 +20,7 @@ from gateway.store.base import Store
 from gateway.store.deliveries import DeliveryStore
 from gateway.topics.records import Subscription, TopicMessage
 from tests.support.clock import Clock
-from tests.support.stub import ScriptedSender, failed, ok, stub_worker
+from tests.support.stub import ScriptedSender, failed, ok, routed_job, stub_worker
 
 DOWN, UP = "http://down.test/", "http://up.test/"
 
@@ -49,26 +49,19 @@ def test_what_the_breaker_counts_as_a_failure_pauses_its_route(
     assert pauses_route(settlement(outcome, status)) is pauses
 
 
-class _Job:
-    """What FailingRoutes reads of a job."""
-
-    def __init__(self, delivery_id: str, route: str) -> None:
-        self.delivery_id, self.route = delivery_id, route
-
-
 def test_a_route_is_paused_until_each_of_its_failures_is_settled() -> None:
     routes = FailingRoutes()
-    a1, a2, b1 = _Job("1", "a"), _Job("2", "a"), _Job("3", "b")
+    a1, a2, b1 = routed_job("1", "a"), routed_job("2", "a"), routed_job("3", "b")
     before = routes.epoch
-    routes.failed(a1)  # type: ignore[arg-type]
-    routes.failed(a2)  # type: ignore[arg-type]
-    routes.failed(b1)  # type: ignore[arg-type]
+    routes.failed(a1)
+    routes.failed(a2)
+    routes.failed(b1)
     assert routes.paused() == {"a", "b"}
-    assert not routes.settled(a1)  # type: ignore[arg-type]
+    assert not routes.settled(a1)
     assert routes.paused() == {"a", "b"}
-    assert routes.settled(a2)  # type: ignore[arg-type]
-    assert not routes.settled(a2)  # type: ignore[arg-type]  # settled once only
-    assert not routes.settled(_Job("9", "c"))  # type: ignore[arg-type]  # paused nothing
+    assert routes.settled(a2)
+    assert not routes.settled(a2)  # settled once only
+    assert not routes.settled(routed_job("9", "c"))  # paused nothing
     assert routes.paused() == {"b"}
     # A claim that read the epoch before these failures hands back what it got for a and b;
     # one that read it after, only for b (still paused).
