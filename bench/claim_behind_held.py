@@ -59,13 +59,12 @@ def drain(
 ) -> tuple[float, float, float, int]:
     """CPU ms per claim (this process), wall ms, the database server's CPU ms (PostgreSQL;
     0 for SQLite, which runs in this process), and claims made."""
-    held = behind != ALONE
     skip = frozenset({FAILING_ROUTE}) if behind == SKIPPED else frozenset()
     with tempfile.TemporaryDirectory() as tmp:
         url = backend.new_database()
         store = open_store(Settings(data_dir=Path(tmp), database_url=url or ""))
         try:
-            published(store, messages, failing=held)
+            published(store, messages, failing=behind != ALONE)
             if behind == HELD:
                 store.deliveries.override_breaker("fanout", "s009", Override.OPEN)
             if explain and behind == HELD:
