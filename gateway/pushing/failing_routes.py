@@ -11,8 +11,9 @@ more (its claimed, unstarted deliveries are handed back untried, with their due 
 leave it out) until every such failure on it is settled**, so that the next claim for it reads
 the breaker's shared state with those failures in it.
 
-Pure bookkeeping, no IO and no lock of its own: the worker calls it under its lock. With the
-breaker turned off the worker does not use it (nothing would read the recorded failures).
+Pure bookkeeping, no IO and no lock of its own: the worker's dispatch buffer
+(:mod:`gateway.pushing.dispatch_buffer`) keeps it, under the worker's lock. With the breaker
+turned off the worker does not pause routes (nothing would read the recorded failures).
 """
 
 from __future__ import annotations
