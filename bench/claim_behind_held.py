@@ -103,15 +103,11 @@ def _explain(store: Store) -> None:
     )
 
     # What a claim asks of the held subscription's due deliveries (delivery_sql.hold).
-    bound = (
-        "(d.topic_name, d.subscription_name, d.next_attempt_at) <= ('fanout', 's009', ?)"
-        if store.database.read(lambda c: c.dialect.row_ranges)
-        else "d.next_attempt_at <= ?"
-    )
     held = (
         "SELECT d.id FROM deliveries d WHERE d.topic_name = 'fanout'"
-        f" AND d.subscription_name = 's009' AND {bound}"
-        " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
+        " AND d.subscription_name = 's009' AND d.next_attempt_at <= ?"
+        " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?) ORDER BY d.topic_name,"
+        f" d.subscription_name, d.next_attempt_at LIMIT {delivery_sql.HOLD_BATCH}"
     )
 
     def plan(conn: Connection) -> list[str]:

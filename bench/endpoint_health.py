@@ -299,6 +299,17 @@ def _load() -> str:
     return f"\n           [{at} UTC, load {one:.1f} / {five:.1f}]"
 
 
+def _database_cpu(alone: dict, on: dict) -> str:  # type: ignore[type-arg]
+    """The database server's CPU per healthy push, where it is measured (PostgreSQL here)."""
+    if alone.get("database_cpu_ms") is None or on.get("database_cpu_ms") is None:
+        return ""
+    return (
+        f"; database CPU per healthy push {alone['database_cpu_ms']:.2f} ms alone,"
+        f" {on['database_cpu_ms']:.2f} ms beside"
+        f" ({on['database_cpu_ms'] / alone['database_cpu_ms']:.0%})"
+    )
+
+
 def interleaved(backend: Backend, args: argparse.Namespace, failure: str) -> None:
     """``--rounds`` pairs of runs, alone and beside ``failure`` with the breaker on, the order
     alternating (alone first in odd rounds), so the machine's drift hits both alike: each
@@ -319,7 +330,7 @@ def interleaved(backend: Backend, args: argparse.Namespace, failure: str) -> Non
             f" {on['rate']:.0f}/s beside {failure} with the breaker ({ratios[-1]:.0%});"
             f" worker CPU per healthy push {alone['worker_cpu_ms']:.2f} ms alone,"
             f" {on['worker_cpu_ms']:.2f} ms beside ({cpu[-1]:.0%}); attempts to it"
-            f" {on['failing_attempts']}" + _load(),
+            f" {on['failing_attempts']}" + _database_cpu(alone, on) + _load(),
             flush=True,
         )
     print(

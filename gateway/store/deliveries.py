@@ -25,6 +25,7 @@ from gateway.store.sql import (
 )
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.push_limit_sql import grant_claimed, take_push
+from gateway.topics.records import subscription_resource
 
 
 class DeliveryStore:
@@ -87,7 +88,7 @@ class DeliveryStore:
                 locked = breaker_sql.breakers(conn, sorted(blocked), lock=True, share=True)
                 blocked = breaker_sql.blocked(locked, self.breaker, now)
             delivery_sql.hold(conn, blocked, now)
-            if released := sorted(breakers.keys() - blocked):
+            if released := sorted(_letting_out(breakers, blocked)):
                 # Their breakers first, as a settle that closes one does (rare: a probe's turn).
                 breaker_sql.breakers(conn, released, lock=True)
                 delivery_sql.unhold(conn, released)
@@ -298,7 +299,7 @@ class DeliveryStore:
     ) -> Breaker:
         """Force a subscription's breaker closed, hold it open, or (``None``) let it decide."""
         now = self.now_ms()
-        resource = f"{topic_name}/{subscription_name}"
+        resource = subscription_resource(topic_name, subscription_name)
 
         def work(conn: Connection) -> tuple[Breaker, Transition | None]:
             breaker, transition = breaker_sql.set_override(conn, resource, override, now)
@@ -386,3 +387,14 @@ def _outcomes(settlements: Sequence[Settlement], now_ms: int) -> list[rates_sql.
         )
         for s in settlements
     ]
+
+
+def _letting_out(breakers: Mapping[str, Breaker], blocked: set[str]) -> set[str]:
+    """Of the breakers a claim read (:func:`breaker_sql.not_closed`), those that may hold a
+    backlog and now let probes out. One overridden closed is left out: its override gave its
+    backlog back (:meth:`DeliveryStore.override_breaker`) and no claim holds for it since."""
+    return {
+        resource
+        for resource, breaker in breakers.items()
+        if resource not in blocked and breaker.effective() is not State.CLOSED
+    }

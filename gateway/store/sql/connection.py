@@ -60,9 +60,6 @@ class Dialect:
     writable_cte: bool = False
     #: ``LEFT JOIN LATERAL (subquery)``: a subquery per row of what precedes it (PostgreSQL).
     lateral_join: bool = False
-    #: ``(a, b, c) <= (?, ?, ?)`` is a range of an index on ``(a, b, c)`` (PostgreSQL); SQLite
-    #: searches only ``a`` and ``b`` by it, and a plain bound on ``c`` its whole range.
-    row_ranges: bool = False
 
     def lock_skipping(self, alias: str) -> str:
         return self.skip_locked.format(alias=alias)
@@ -84,7 +81,6 @@ POSTGRESQL = Dialect(
     list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
     writable_cte=True,
     lateral_join=True,
-    row_ranges=True,
 )
 
 

@@ -4,6 +4,8 @@ back intact and in its order when the breaker closes, whoever closes it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gateway.delivery.breaker import BreakerPolicy, Override, State
@@ -22,6 +24,7 @@ from tests.gateway.store.test_breakers import (
     succeeded,
 )
 from tests.support.clock import Clock
+from tests.support.plans import Recording, plan_of
 
 #: The ten messages the breaker opened on, then twenty published while it is open.
 BACKLOG = [f"M{n:04d}" for n in range(10)] + [f"N{n:04d}" for n in range(20)]
@@ -177,6 +180,40 @@ def test_held_deliveries_keep_their_order_and_due_times_and_leases(
     assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == 0
     a.deliveries.release("a", [leased.delivery_id])
     assert sorted(job.message.id for job in claim(a, "a")) == [f"M{n:04d}" for n in range(4)]
+
+
+def test_a_hold_moves_a_backlog_larger_than_one_batch(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    a, _ = stores
+    count = delivery_sql.HOLD_BATCH * 2 + 3
+    published(a, count, names=("down",))
+    now = a.now_ms()
+    assert a.database.write(lambda c: delivery_sql.hold(c, ["t/down"], now)) == count
+    assert due_in_range(a) == 0
+    assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == count
+
+
+def test_a_hold_with_nothing_new_reads_up_to_the_due_time_and_writes_nothing(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    """Every claim holds while a circuit stays open, mostly finding nothing new: that costs one
+    read of the subscription's due range, which ends where its held backlog begins (a row
+    comparison bound the read by the topic only, and it went on through the held ones)."""
+    a, b = stores
+    held_backlog(a, b, clock)
+
+    def explained(conn: Connection) -> tuple[str, str]:
+        recording = Recording(conn)
+        assert delivery_sql.hold(recording, ["t/down"], a.now_ms()) == 0  # type: ignore[arg-type]
+        (read,) = recording.statements
+        return read[0], plan_of(conn, *read)
+
+    sql, plan = a.database.write(explained)
+    assert sql.startswith("SELECT"), sql
+    assert "deliveries_subscription_due" in plan, plan
+    assert re.search(r"next_attempt_at ?<", plan), plan
+    assert "ROW(" not in plan, plan
 
 
 def pending_of(store: Store) -> list[PendingDelivery]:
