@@ -80,11 +80,12 @@ class DeliveryStore:
             # not walk past them; a breaker that lets probes out gets its backlog back first.
             breakers = breaker_sql.not_closed(conn)
             blocked = breaker_sql.blocked(breakers, self.breaker, now)
-            if blocked:
+            if blocked and conn.dialect.lock_row:
                 # Read again under a share lock: a settle that closes one (and gives its
                 # deliveries back) has either committed, and it reads closed, or waits for this
                 # claim. Else, on PostgreSQL, a claim that read it blocked just before could hold
                 # the whole backlog again just after (bench/endpoint_health.py: 102 s, not 6).
+                # SQLite's writers take turns: what this transaction read first still holds.
                 locked = breaker_sql.breakers(conn, sorted(blocked), lock=True, share=True)
                 blocked = breaker_sql.blocked(locked, self.breaker, now)
             delivery_sql.hold(conn, blocked, now)
