@@ -206,27 +206,45 @@ class Admission:
 def admit(
     breaker: Breaker, policy: BreakerPolicy, wanted: int, now_ms: int, probe_ms: int
 ) -> Admission:
-    """How many of ``wanted`` claimed deliveries may go out at ``now_ms``. An open breaker whose
-    cool-down is over turns half-open and lets ``policy.probes`` out (each holding its place
-    for ``probe_ms``, a lease); a half-open one lets out what probes are not already out."""
-    effective = breaker.effective()
-    if effective is State.CLOSED or (not policy.enabled and breaker.override is None):
+    """How many of ``wanted`` claimed deliveries may go out at ``now_ms`` (:func:`admissible`).
+    An open breaker whose cool-down is over turns half-open and lets ``policy.probes`` out (each
+    holding its place for ``probe_ms``, a lease); a half-open one lets out what probes are not
+    already out."""
+    slots = admissible(breaker, policy, now_ms)
+    if slots is None:
         return Admission(wanted, breaker)
-    if breaker.override is Override.OPEN:
-        return _hold(breaker, 0, wanted)
-    if breaker.state is State.OPEN:
-        if now_ms < breaker.open_until_ms:
-            return _hold(breaker, 0, wanted)
+    if breaker.state is State.OPEN and now_ms >= breaker.open_until_ms:
         breaker = dataclasses.replace(
             breaker, state=State.HALF_OPEN, probes_out=0, probe_until_ms=0, changed_ms=now_ms
         )
-    out = breaker.probes_out if now_ms < breaker.probe_until_ms else 0
-    granted = max(0, min(wanted, policy.probes - out))
+    granted = min(wanted, slots)
     if granted:
         breaker = dataclasses.replace(
-            breaker, probes_out=out + granted, probe_until_ms=now_ms + probe_ms
+            breaker,
+            probes_out=_probes_out(breaker, now_ms) + granted,
+            probe_until_ms=now_ms + probe_ms,
         )
     return _hold(breaker, granted, wanted)
+
+
+def admissible(breaker: Breaker, policy: BreakerPolicy, now_ms: int) -> int | None:
+    """How many of a subscription's deliveries a claim may push at ``now_ms``: ``None`` for
+    all (closed, forced closed, or breakers turned off and no override); none while held open
+    or cooling down; else ``policy.probes`` less those out. A claim gives back that many of a
+    held backlog, the earliest, and no more: the rest waits for the breaker to close
+    (docs/delivery.md#endpoint-health)."""
+    if breaker.effective() is State.CLOSED or (not policy.enabled and breaker.override is None):
+        return None
+    if breaker.override is Override.OPEN:
+        return 0
+    if breaker.state is State.OPEN:
+        return policy.probes if now_ms >= breaker.open_until_ms else 0
+    return max(0, policy.probes - _probes_out(breaker, now_ms))
+
+
+def _probes_out(breaker: Breaker, now_ms: int) -> int:
+    """Probes out and not back; an unanswered one's place lapses at ``probe_until_ms``."""
+    return breaker.probes_out if now_ms < breaker.probe_until_ms else 0
 
 
 def _hold(breaker: Breaker, granted: int, wanted: int) -> Admission:

@@ -89,10 +89,9 @@ class DeliveryStore:
                 locked = breaker_sql.breakers(conn, sorted(blocked), lock=True, share=True)
                 blocked = breaker_sql.blocked(locked, self.breaker, now)
             delivery_sql.hold(conn, blocked, now)
-            if released := sorted(_letting_out(breakers, blocked)):
-                # Their breakers first, as a settle that closes one does (rare: a probe's turn).
-                breaker_sql.breakers(conn, released, lock=True)
-                delivery_sql.unhold(conn, released)
+            if turns := breaker_sql.probe_turns(conn, breakers, blocked, self.breaker, now):
+                # A probe's turn (rare): as many of the held backlog as probes go out.
+                delivery_sql.give_back(conn, turns)
             jobs = delivery_sql.claim(
                 conn, owner, now, lease_ms, limit, skip_routes, set(used_up), held=blocked
             )
@@ -388,14 +387,3 @@ def _outcomes(settlements: Sequence[Settlement], now_ms: int) -> list[rates_sql.
         )
         for s in settlements
     ]
-
-
-def _letting_out(breakers: Mapping[str, Breaker], blocked: set[str]) -> set[str]:
-    """Of the breakers a claim read (:func:`breaker_sql.not_closed`), those that may hold a
-    backlog and now let probes out. One overridden closed is left out: its override gave its
-    backlog back (:meth:`DeliveryStore.override_breaker`) and no claim holds for it since."""
-    return {
-        resource
-        for resource, breaker in breakers.items()
-        if resource not in blocked and breaker.effective() is not State.CLOSED
-    }

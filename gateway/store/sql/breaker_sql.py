@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from gateway.delivery.breaker import (
     EVENT_TAG,
@@ -22,6 +22,7 @@ from gateway.delivery.breaker import (
     Override,
     State,
     Transition,
+    admissible,
     admit,
     blocks_claims,
     counts_as_failure,
@@ -164,6 +165,24 @@ def blocked(breakers: dict[str, Breaker], policy: BreakerPolicy, now_ms: int) ->
     """Of ``breakers`` (:func:`not_closed`), the subscriptions claims leave out now: held open,
     cooling down, or probing."""
     return {r for r, b in breakers.items() if blocks_claims(b, policy, now_ms)}
+
+
+def probe_turns(
+    conn: Connection,
+    read: Mapping[str, Breaker],
+    blocked: Collection[str],
+    policy: BreakerPolicy,
+    now_ms: int,
+) -> dict[str, int | None]:
+    """Of the breakers a claim read (:func:`not_closed`) and does not leave out (``blocked``),
+    those that may hold a backlog, locked in name order (as a settle that closes one locks it)
+    and read again: how many of each one's deliveries it lets out now
+    (:func:`gateway.delivery.breaker.admissible`; ``None``: all). One overridden closed is not
+    among them: its override gave its backlog back and no claim holds for it since."""
+    turns = sorted(
+        r for r, b in read.items() if r not in blocked and b.effective() is not State.CLOSED
+    )
+    return {r: admissible(b, policy, now_ms) for r, b in breakers(conn, turns, lock=True).items()}
 
 
 def admit_claimed(

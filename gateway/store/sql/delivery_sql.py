@@ -11,7 +11,7 @@ re-read and skipped, never taken twice, and rows being claimed right now are ski
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
@@ -104,6 +104,26 @@ def unhold(conn: Connection, resources: Collection[str]) -> int:
             " WHERE topic_name = ? AND subscription_name = ? AND next_attempt_at >= ?",
             (HELD_OFFSET_MS, *subscription_names(resource), HELD_OFFSET_MS),
         ).rowcount
+    return moved
+
+
+def give_back(conn: Connection, counts: Mapping[str, int | None]) -> int:
+    """Give back the earliest ``counts[resource]`` held deliveries of each subscription (what
+    its breaker lets out: :func:`gateway.delivery.breaker.admissible`; ``None``: all of them,
+    :func:`unhold`), their due times as they were; how many. The rest stay held: giving back
+    the whole backlog for a probe's turn moved every held delivery out and, once the probe was
+    out, in again (20,000 rows a turn behind 10,000 held, bench/endpoint_health.py). Called,
+    like :func:`unhold`, with each breaker locked."""
+    moved = unhold(conn, [r for r, count in counts.items() if count is None])
+    where = "topic_name = ? AND subscription_name = ? AND next_attempt_at >= ?"
+    for resource, count in sorted(counts.items()):
+        names = subscription_names(resource)
+        if count and (ids := _first_of(conn, where, (*names, HELD_OFFSET_MS), count)):
+            moved += conn.execute(
+                "UPDATE deliveries SET next_attempt_at = next_attempt_at - ?"
+                f" WHERE id IN ({placeholders(len(ids))}) AND next_attempt_at >= ?",
+                (HELD_OFFSET_MS, *ids, HELD_OFFSET_MS),
+            ).rowcount
     return moved
 
 

@@ -8,6 +8,7 @@ from gateway.delivery.breaker import (
     BreakerPolicy,
     Override,
     State,
+    admissible,
     admit,
     blocks_claims,
     counts_as_failure,
@@ -125,6 +126,27 @@ def test_an_unanswered_probe_gives_its_place_up_after_its_lease() -> None:
     later = POLICY.cool_down_ms + PROBE_MS
     assert not blocks_claims(after, POLICY, later)
     assert admit(after, POLICY, 1, later, PROBE_MS).granted == 1
+
+
+def test_admissible_is_what_admit_lets_out() -> None:
+    """What a claim gives back of a held backlog for a probe's turn is what ``admit`` grants."""
+    policy = BreakerPolicy(probes=2)
+    breaker = run(Breaker(), "f" * 10, start_ms=-9000)
+    cool = breaker.open_until_ms
+    assert admissible(breaker, policy, cool - 1) == 0  # cooling down
+    assert admissible(breaker, policy, cool) == 2
+    one_out = admit(breaker, policy, 1, cool, PROBE_MS).breaker
+    assert admissible(one_out, policy, cool + 1) == 1
+    assert admit(one_out, policy, 5, cool + 1, PROBE_MS).granted == 1
+    assert admissible(admit(one_out, policy, 1, cool + 1, PROBE_MS).breaker, policy, cool + 2) == 0
+    assert admissible(one_out, policy, cool + PROBE_MS) == 2  # its place lapsed
+    held_open = overridden(breaker, Override.OPEN, cool)
+    assert admissible(held_open, policy, cool) == 0 == admit(held_open, policy, 3, cool, 1).granted
+    # All: closed, forced closed, or breakers off without an override.
+    assert admissible(Breaker(), policy, cool) is None
+    assert admissible(overridden(breaker, Override.CLOSED, cool), policy, cool) is None
+    assert admissible(breaker, BreakerPolicy(enabled=False), cool - 1) is None
+    assert admissible(held_open, BreakerPolicy(enabled=False), cool) == 0
 
 
 def test_half_open_to_closed_on_a_successful_probe() -> None:

@@ -112,6 +112,20 @@ def test_a_successful_probe_brings_the_backlog_back_in_order(
     assert [job.attempts for job in rest] == [before[m][0] for m in BACKLOG[1:]]
 
 
+def test_a_probe_s_turn_gives_back_the_probe_only(
+    stores: tuple[Store, Store], clock: Clock
+) -> None:
+    """The rest of the backlog stays held while the probe is out: it is not moved back into
+    the due range and out of it again on every probe's turn."""
+    a, b = stores
+    before = held_backlog(a, b, clock)
+    clock.now += 30
+    (probe,) = claim(b, "b", limit=5)
+    assert probe.message.id == "M0000"
+    assert due_in_range(b) == 1  # the probe, leased
+    assert pending(b) == before
+
+
 def test_a_failed_probe_holds_the_backlog_again(stores: tuple[Store, Store], clock: Clock) -> None:
     a, b = stores
     held_backlog(a, b, clock)
