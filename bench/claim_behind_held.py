@@ -31,7 +31,7 @@ from gateway.composition import open_store
 from gateway.config.settings import Settings
 from gateway.delivery.breaker import Override
 from gateway.store.base import Store
-from gateway.store.sql import delivery_sql
+from gateway.store.sql import delivery_sql, held_sql
 from gateway.store.sql.connection import Connection
 from gateway.topics.records import Subscription, TopicMessage
 
@@ -102,12 +102,12 @@ def _explain(store: Store) -> None:
         f" NOT IN ('fanout/s009') ORDER BY d.next_attempt_at LIMIT {LIMIT}"
     )
 
-    # What a claim asks of the held subscription's due deliveries (delivery_sql.hold).
+    # What a claim asks of the held subscription's due deliveries (held_sql.due_to_hold).
     held = (
         "SELECT d.id FROM deliveries d WHERE d.topic_name = 'fanout'"
         " AND d.subscription_name = 's009' AND d.next_attempt_at <= ?"
         " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?) ORDER BY d.topic_name,"
-        f" d.subscription_name, d.next_attempt_at LIMIT {delivery_sql.HOLD_BATCH}"
+        f" d.subscription_name, d.next_attempt_at LIMIT {held_sql.HOLD_BATCH}"
     )
 
     def plan(conn: Connection) -> list[str]:

@@ -20,6 +20,7 @@ from gateway.store.sql import (
     dead_letter_sql,
     delivered_sql,
     delivery_sql,
+    held_sql,
     message_delivery_sql,
     rates_sql,
 )
@@ -76,22 +77,24 @@ class DeliveryStore:
         def work(conn: Connection) -> list[DeliveryJob]:
             # Endpoints whose breaker is open (or probing) are left out: their deliveries
             # wait, untried, and are claimed in due order once it closes. Their due ones are
-            # held out of the due range (delivery_sql.hold), so this claim and the next do
-            # not walk past them; a breaker that lets probes out gets its backlog back first.
+            # held out of the due range (held_sql.hold), so this claim and the next do not walk
+            # past them; a breaker that lets probes out gets their first few back.
             breakers = breaker_sql.not_closed(conn)
             blocked = breaker_sql.blocked(breakers, self.breaker, now)
-            if blocked and conn.dialect.lock_row:
-                # Read again under a share lock: a settle that closes one (and gives its
-                # deliveries back) has either committed, and it reads closed, or waits for this
-                # claim. Else, on PostgreSQL, a claim that read it blocked just before could hold
-                # the whole backlog again just after (bench/endpoint_health.py: 102 s, not 6).
-                # SQLite's writers take turns: what this transaction read first still holds.
-                locked = breaker_sql.breakers(conn, sorted(blocked), lock=True, share=True)
-                blocked = breaker_sql.blocked(locked, self.breaker, now)
-            delivery_sql.hold(conn, blocked, now)
+            if (found := held_sql.due_to_hold(conn, blocked, now)) and conn.dialect.lock_row:
+                # Read again under a share lock before holding: a settle that closes one (and
+                # gives its deliveries back) has either committed, and it reads closed, or waits
+                # for this claim. Else, on PostgreSQL, a claim that read it blocked just before
+                # could hold the whole backlog again just after (bench/endpoint_health.py: 102 s,
+                # not 6). Only to move something: else, or if it has closed since, the claim
+                # merely leaves the subscription out this once. SQLite's writers take turns.
+                locked = breaker_sql.breakers(conn, sorted(found), lock=True, share=True)
+                still = breaker_sql.blocked(locked, self.breaker, now)
+                found = {r: ids for r, ids in found.items() if r in still}
+            held_sql.hold(conn, found, now)
             if turns := breaker_sql.probe_turns(conn, breakers, blocked, self.breaker, now):
                 # A probe's turn (rare): as many of the held backlog as probes go out.
-                delivery_sql.give_back(conn, turns)
+                held_sql.give_back(conn, turns)
             jobs = delivery_sql.claim(
                 conn, owner, now, lease_ms, limit, skip_routes, set(used_up), held=blocked
             )
@@ -151,7 +154,7 @@ class DeliveryStore:
             ]
             # Last, as a claim locks its deliveries before their breakers: never the reverse.
             transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
-            delivery_sql.unhold(conn, _closed(transitions))
+            held_sql.unhold(conn, _closed(transitions))
             self._publish_events(conn, transitions)
             return filed
 
@@ -199,7 +202,7 @@ class DeliveryStore:
             ]
             # Held deliveries whose breaker no longer holds them (closed without this replica's
             # knowing how, or gone): given back here at the latest.
-            delivery_sql.unhold(conn, delivery_sql.holding(conn) - held)
+            held_sql.unhold(conn, held_sql.holding(conn) - held)
             dead_letter_sql.purge_orphans(conn, now)
             breaker_sql.purge_orphans(conn)
             dead_letter_sql.purge_expired_messages(conn, now)
@@ -304,7 +307,7 @@ class DeliveryStore:
         def work(conn: Connection) -> tuple[Breaker, Transition | None]:
             breaker, transition = breaker_sql.set_override(conn, resource, override, now)
             if breaker.effective() is State.CLOSED:
-                delivery_sql.unhold(conn, [resource])
+                held_sql.unhold(conn, [resource])
             self._publish_events(conn, [transition] if transition else [])
             return breaker, transition
 

@@ -244,7 +244,7 @@ def set_override(
 
 def waiting(conn: Connection, now_ms: int) -> dict[str, int]:
     """Per subscription with a kept breaker, its deliveries due and not leased, held ones
-    (:func:`gateway.store.sql.delivery_sql.hold`) included: what waits."""
+    (:func:`gateway.store.sql.held_sql.hold`) included: what waits."""
     resource = resource_column("d.topic_name", "d.subscription_name")
     rows = conn.execute(
         "SELECT d.topic_name, d.subscription_name, COUNT(*) AS n FROM deliveries d"

@@ -11,14 +11,14 @@ re-read and skipped, never taken twice, and rows being claimed right now are ski
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Final
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
 from gateway.store.sql.control_sql import resource_column
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
-from gateway.topics.records import TopicMessage, subscription_names, subscription_resource
+from gateway.topics.records import TopicMessage
 
 JOB_COLUMNS: Final = (
     "d.id AS delivery_id, d.attempts, d.replay_request_id, m.id AS message_id, m.body,"
@@ -29,10 +29,8 @@ JOB_JOINS: Final = (
     " JOIN subscriptions s ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
     " JOIN topic_messages m ON m.id = d.message_id JOIN topics t ON t.name = d.topic_name"
 )
-#: Not leased, or the lease lapsed.
-_UNLEASED: Final = "(lease_expires_at IS NULL OR lease_expires_at <= ?)"
 #: Claimable: due, and not leased or the lease lapsed.
-_CLAIMABLE: Final = f"next_attempt_at <= ? AND {_UNLEASED}"
+CLAIMABLE: Final = "next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?)"
 #: Added to a held delivery's ``next_attempt_at`` (its endpoint's circuit is open,
 #: docs/delivery.md#endpoint-health): out of the due range, behind every due time, so that a
 #: claim's walk of ``deliveries_due`` from the front never reads it. The claim walked past a held
@@ -46,119 +44,6 @@ HELD_OFFSET_MS: Final = 1 << 52
 def due_time(stored: int) -> int:
     """A delivery's due time, held or not."""
     return stored - HELD_OFFSET_MS if stored >= HELD_OFFSET_MS else stored
-
-
-#: Deliveries one statement of a hold reads and moves.
-HOLD_BATCH: Final = 500
-#: Batches one claim's hold moves at most per subscription (what publishes add faster than
-#: that waits for the next claim; the claim leaves it out all the same).
-_HOLD_BATCHES: Final = 100
-
-
-def hold(conn: Connection, resources: Collection[str], now_ms: int) -> int:
-    """Move the due, unleased deliveries of the subscriptions ``resources`` (``topic/name``)
-    out of the due range (:data:`HELD_OFFSET_MS`); how many. A delivery leased now (a probe, a
-    push in flight) is left to its outcome.
-
-    Each batch is found by an ordered read of the subscription's own range of
-    ``deliveries_subscription_due`` (:func:`_first_of`), then moved by id, so a subscription
-    with nothing new to hold (every claim while its circuit stays open) costs one short index
-    read. A claim holds before it takes any breaker's lock, so it never waits for a row while
-    holding one (a settle locks its rows, then the breaker, then gives back held rows)."""
-    moved = 0
-    for resource in sorted(resources):
-        names = subscription_names(resource)
-        where = f"topic_name = ? AND subscription_name = ? AND next_attempt_at <= ? AND {_UNLEASED}"
-        for _ in range(_HOLD_BATCHES):
-            ids = _first_of(conn, where, (*names, now_ms, now_ms), HOLD_BATCH)
-            if ids:
-                moved += _move(conn, ids, now_ms)
-            if len(ids) < HOLD_BATCH:
-                break
-    return moved
-
-
-def _move(conn: Connection, delivery_ids: Sequence[str], now_ms: int) -> int:
-    """Hold the deliveries ``delivery_ids`` just read, each still due and unleased: on
-    PostgreSQL another replica's claim may have leased one since, and the ``WHERE`` is checked
-    again on the row it waited for."""
-    return conn.execute(
-        "UPDATE deliveries SET next_attempt_at = next_attempt_at + ?"
-        f" WHERE id IN ({placeholders(len(delivery_ids))}) AND next_attempt_at <= ?"
-        f" AND {_UNLEASED}",
-        (HELD_OFFSET_MS, *delivery_ids, now_ms, now_ms),
-    ).rowcount
-
-
-def unhold(conn: Connection, resources: Collection[str]) -> int:
-    """Give the held deliveries of ``resources`` their due times back (in their order, due as
-    early as they were, ahead of what was published since); how many. Called with the breaker
-    of each locked (:func:`gateway.store.sql.breaker_sql.breakers`), so that a claim and a
-    settle giving back the same subscription's rows take their locks in one order. One
-    ``UPDATE`` per subscription: it is called when a breaker lets probes out or closes, not on
-    every claim, and then it moves a whole backlog."""
-    moved = 0
-    for resource in sorted(resources):
-        moved += conn.execute(
-            "UPDATE deliveries SET next_attempt_at = next_attempt_at - ?"
-            " WHERE topic_name = ? AND subscription_name = ? AND next_attempt_at >= ?",
-            (HELD_OFFSET_MS, *subscription_names(resource), HELD_OFFSET_MS),
-        ).rowcount
-    return moved
-
-
-def give_back(conn: Connection, counts: Mapping[str, int | None]) -> int:
-    """Give back the earliest ``counts[resource]`` held deliveries of each subscription (what
-    its breaker lets out: :func:`gateway.delivery.breaker.admissible`; ``None``: all of them,
-    :func:`unhold`), their due times as they were; how many. The rest stay held: giving back
-    the whole backlog for a probe's turn moved every held delivery out and, once the probe was
-    out, in again (20,000 rows a turn behind 10,000 held, bench/endpoint_health.py). Called,
-    like :func:`unhold`, with each breaker locked."""
-    moved = unhold(conn, [r for r, count in counts.items() if count is None])
-    where = "topic_name = ? AND subscription_name = ? AND next_attempt_at >= ?"
-    for resource, count in sorted(counts.items()):
-        names = subscription_names(resource)
-        if count and (ids := _first_of(conn, where, (*names, HELD_OFFSET_MS), count)):
-            moved += conn.execute(
-                "UPDATE deliveries SET next_attempt_at = next_attempt_at - ?"
-                f" WHERE id IN ({placeholders(len(ids))}) AND next_attempt_at >= ?",
-                (HELD_OFFSET_MS, *ids, HELD_OFFSET_MS),
-            ).rowcount
-    return moved
-
-
-def _first_of(
-    conn: Connection, where: str, parameters: tuple[object, ...], limit: int
-) -> list[str]:
-    """The ids of the first ``limit`` deliveries of one subscription meeting ``where``, read in
-    order from its range of ``deliveries_subscription_due``.
-
-    The order and the ``LIMIT`` make PostgreSQL start that read where the range starts and stop
-    it where the range ends. A hold's single ``UPDATE … WHERE`` did neither: with a plain
-    bound its generic plan read every due delivery through ``deliveries_due``
-    (docs/benchmarks.md#endpoint-health); with a row comparison
-    ``(topic_name, subscription_name, next_attempt_at) <= (…)``, which bounds a scan by its
-    first column only, it read on through every held delivery of the subscription. That was
-    0.7-1 ms behind 10,000 held on every claim while a circuit stayed open, the largest part of
-    the database's extra work beside it (bench/endpoint_health.py with pg_stat_statements); this
-    read finds nothing in 0.03 ms. ``limit`` goes into the text, not a parameter: a generic
-    plan costs ``LIMIT $n`` as a tenth of the rows it may read."""
-    rows = conn.execute(
-        f"SELECT id FROM deliveries WHERE {where}"
-        f" ORDER BY topic_name, subscription_name, next_attempt_at LIMIT {int(limit)}",
-        parameters,
-    ).fetchall()
-    return [row["id"] for row in rows]
-
-
-def holding(conn: Connection) -> set[str]:
-    """The subscriptions (``topic/name``) with held deliveries (reads every held delivery: for
-    the expiry's check once a minute, not for claims)."""
-    rows = conn.execute(
-        "SELECT DISTINCT topic_name, subscription_name FROM deliveries WHERE next_attempt_at >= ?",
-        (HELD_OFFSET_MS,),
-    ).fetchall()
-    return {subscription_resource(row["topic_name"], row["subscription_name"]) for row in rows}
 
 
 def message_of(row: Row) -> TopicMessage:
@@ -208,7 +93,8 @@ def claim(
     """Lease up to ``limit`` due deliveries, oldest first, none on a route in ``skip_routes``
     nor of a subscription (``topic/name``) in ``skip_subscriptions`` or ``held``.
 
-    ``held``: subscriptions whose due deliveries this transaction has just held (:func:`hold`),
+    ``held``: subscriptions whose due deliveries this transaction has just held
+    (:func:`gateway.store.sql.held_sql.hold`),
     so that none is in the due range for a claim to walk past; left out all the same, in case
     one fell due since. Those of the others are, and a claim that leaves them out reads the
     other subscriptions one by one (:func:`_due_per_subscription`)."""
@@ -222,7 +108,7 @@ def claim(
         candidates, parameters = _due_in_order(conn, now_ms, limit, list(held))
     claimed = conn.execute(
         "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
-        f" WHERE id IN ({candidates}) AND {_CLAIMABLE} RETURNING id",
+        f" WHERE id IN ({candidates}) AND {CLAIMABLE} RETURNING id",
         (owner, now_ms + lease_ms, *parameters, now_ms, now_ms),
     ).fetchall()
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []

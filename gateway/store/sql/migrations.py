@@ -488,7 +488,7 @@ PUSH_BREAKERS = Migration(
 
 #: A subscription's deliveries by due time: holding an open circuit's due deliveries out of the
 #: claims' way, and giving them back, reads one range each
-#: (:func:`gateway.store.sql.delivery_sql.hold`); it serves every lookup by topic or
+#: (:func:`gateway.store.sql.held_sql.hold`); it serves every lookup by topic or
 #: subscription the narrower index did, so it replaces it rather than adding a third B-tree for
 #: every publish to write.
 SUBSCRIPTION_DUE_INDEX = Migration(

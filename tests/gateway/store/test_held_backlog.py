@@ -10,7 +10,7 @@ import pytest
 
 from gateway.delivery.breaker import BreakerPolicy, Override, State
 from gateway.store.base import Store, compose_store
-from gateway.store.sql import delivery_sql
+from gateway.store.sql import held_sql
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.message_delivery_sql import PendingDelivery
 from gateway.topics.records import TopicMessage
@@ -183,15 +183,12 @@ def test_held_deliveries_keep_their_order_and_due_times_and_leases(
     (leased,) = claim(a, "a", limit=1)
     due = {p.delivery_id: p.next_attempt_at_ms for p in pending_of(a)}
 
-    def hold(conn: Connection) -> int:
-        return delivery_sql.hold(conn, ["t/down"], a.now_ms())
-
-    assert a.database.write(hold) == 3  # not the leased one
-    assert a.database.write(hold) == 0
+    assert hold_down(a) == 3  # not the leased one
+    assert hold_down(a) == 0
     assert a.deliveries.next_due_ms() == due[leased.delivery_id]
     assert {p.delivery_id: p.next_attempt_at_ms for p in pending_of(a)} == due
-    assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == 3
-    assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == 0
+    assert a.database.write(lambda c: held_sql.unhold(c, ["t/down"])) == 3
+    assert a.database.write(lambda c: held_sql.unhold(c, ["t/down"])) == 0
     a.deliveries.release("a", [leased.delivery_id])
     assert sorted(job.message.id for job in claim(a, "a")) == [f"M{n:04d}" for n in range(4)]
 
@@ -200,34 +197,44 @@ def test_a_hold_moves_a_backlog_larger_than_one_batch(
     stores: tuple[Store, Store], clock: Clock
 ) -> None:
     a, _ = stores
-    count = delivery_sql.HOLD_BATCH * 2 + 3
+    count = held_sql.HOLD_BATCH * 2 + 3
     published(a, count, names=("down",))
-    now = a.now_ms()
-    assert a.database.write(lambda c: delivery_sql.hold(c, ["t/down"], now)) == count
+    assert hold_down(a) == count
     assert due_in_range(a) == 0
-    assert a.database.write(lambda c: delivery_sql.unhold(c, ["t/down"])) == count
+    assert a.database.write(lambda c: held_sql.unhold(c, ["t/down"])) == count
 
 
-def test_a_hold_with_nothing_new_reads_up_to_the_due_time_and_writes_nothing(
+def test_a_claim_with_nothing_new_to_hold_reads_up_to_the_due_time_and_writes_nothing(
     stores: tuple[Store, Store], clock: Clock
 ) -> None:
-    """Every claim holds while a circuit stays open, mostly finding nothing new: that costs one
-    read of the subscription's due range, which ends where its held backlog begins (a row
-    comparison bound the read by the topic only, and it went on through the held ones)."""
+    """Every claim looks for what to hold while a circuit stays open, mostly finding nothing
+    new: that costs one read of the subscription's due range, which ends where its held backlog
+    begins (bounded by a row comparison, the read went on through the held ones), and no lock
+    or write."""
     a, b = stores
     held_backlog(a, b, clock)
 
     def explained(conn: Connection) -> tuple[str, str]:
         recording = Recording(conn)
-        assert delivery_sql.hold(recording, ["t/down"], a.now_ms()) == 0  # type: ignore[arg-type]
+        assert held_sql.due_to_hold(recording, ["t/down"], a.now_ms()) == {}  # type: ignore[arg-type]
         (read,) = recording.statements
         return read[0], plan_of(conn, *read)
 
     sql, plan = a.database.write(explained)
-    assert sql.startswith("SELECT"), sql
+    assert sql.startswith("SELECT") and "FOR " not in sql, sql
     assert "deliveries_subscription_due" in plan, plan
     assert re.search(r"next_attempt_at ?<", plan), plan
     assert "ROW(" not in plan, plan
+
+
+def hold_down(store: Store) -> int:
+    """Hold ``down``'s due deliveries as a claim does: find them, then move them."""
+    now = store.now_ms()
+    return int(
+        store.database.write(
+            lambda c: held_sql.hold(c, held_sql.due_to_hold(c, ["t/down"], now), now)
+        )
+    )
 
 
 def pending_of(store: Store) -> list[PendingDelivery]:
