@@ -34,6 +34,7 @@ from gateway.store.base import Store
 from gateway.store.sql import delivery_sql, held_sql
 from gateway.store.sql.connection import Connection
 from gateway.topics.records import Subscription, TopicMessage
+from tests.support.plans import Recording
 
 LIMIT = 64
 HEALTHY_ROUTE, FAILING_ROUTE = "http://healthy.test:80", "http://failing.test:80"
@@ -102,28 +103,24 @@ def _explain(store: Store) -> None:
         f" NOT IN ('fanout/s009') ORDER BY d.next_attempt_at LIMIT {LIMIT}"
     )
 
-    # What a claim asks of the held subscription's due deliveries (held_sql.due_to_hold).
-    held = (
-        "SELECT d.id FROM deliveries d WHERE d.topic_name = 'fanout'"
-        " AND d.subscription_name = 's009' AND d.next_attempt_at <= ?"
-        " AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?) ORDER BY d.topic_name,"
-        f" d.subscription_name, d.next_attempt_at LIMIT {held_sql.HOLD_BATCH}"
-    )
-
     def plan(conn: Connection) -> list[str]:
-        lines = []
-        for query in (sql, held, held):
+        # What a claim asks of the held subscription's due deliveries, as held_sql asks it.
+        recording = Recording(conn)
+        held_sql.due_to_hold(recording, ["fanout/s009"], now)  # type: ignore[arg-type]
+        held = recording.statements[0]
+        lines: list[str] = []
+        for query, parameters in ((sql, (now, now)), held, held):
             if conn.dialect.lock_row:
-                if query is held and lines[-1] != "(generic plan)":
+                if query is held[0] and lines[-1] != "(generic plan)":
                     # The plan a prepared statement settles on after five runs, as claims' do.
                     conn.execute("SET plan_cache_mode = force_generic_plan")
                     lines.append("(generic plan)")
                 explain = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "
-                rows = conn.execute(explain + query, (now, now)).fetchall()
+                rows = conn.execute(explain + query, parameters).fetchall()
                 lines += [next(iter(dict(row).values())) for row in rows]
                 conn.execute("RESET plan_cache_mode")
             else:
-                rows = conn.execute("EXPLAIN QUERY PLAN " + query, (now, now)).fetchall()
+                rows = conn.execute("EXPLAIN QUERY PLAN " + query, parameters).fetchall()
                 lines += [row["detail"] for row in rows]
         return lines
 
