@@ -256,16 +256,9 @@ def _hold(breaker: Breaker, granted: int, wanted: int) -> Admission:
 
 def blocks_claims(breaker: Breaker, policy: BreakerPolicy, now_ms: int) -> bool:
     """Whether claims should leave the subscription's deliveries out altogether at ``now_ms``:
-    held open, open in its cool-down, or half-open with its probes out."""
-    if breaker.override is Override.OPEN:
-        return True
-    if breaker.override is Override.CLOSED or not policy.enabled:
-        return False
-    if breaker.state is State.OPEN:
-        return now_ms < breaker.open_until_ms
-    if breaker.state is State.HALF_OPEN:
-        return now_ms < breaker.probe_until_ms and breaker.probes_out >= policy.probes
-    return False
+    held open, open in its cool-down, or half-open with its probes out: when
+    :func:`admissible` lets none out."""
+    return admissible(breaker, policy, now_ms) == 0
 
 
 def overridden(breaker: Breaker, override: Override | None, now_ms: int) -> Breaker:

@@ -83,8 +83,8 @@ def give_back(conn: Connection, counts: Mapping[str, int | None]) -> int:
     out, in again (20,000 rows a turn behind 10,000 held, bench/endpoint_health.py). Called,
     like :func:`unhold`, with each breaker locked."""
     moved = unhold(conn, [r for r, count in counts.items() if count is None])
+    where = f"topic_name = ? AND subscription_name = ? AND {_HELD}"
     for resource, count in sorted(counts.items()):
-        where = f"topic_name = ? AND subscription_name = ? AND {_HELD}"
         parameters = (*subscription_names(resource), HELD_OFFSET_MS)
         if count and (ids := _first_of(conn, where, parameters, count)):
             moved += _shift(conn, ids, -HELD_OFFSET_MS, _HELD, (HELD_OFFSET_MS,))
