@@ -2,10 +2,12 @@
 
 A claim sets ``lease_owner`` and ``lease_expires_at``; a worker that dies simply lets the lease
 lapse and the delivery becomes claimable again, so a push is made at least once, never zero times.
-A claim is one ``UPDATE … RETURNING`` whose own ``WHERE`` re-checks the lease: on a database with
-concurrent writers (PostgreSQL, READ COMMITTED) a row another claimer leased in the meantime is
-re-read and skipped, never taken twice, and rows being claimed right now are skipped outright
-(``FOR UPDATE SKIP LOCKED``), so claimers do not queue behind each other.
+A claim is one statement: its candidates, read once, then an ``UPDATE … RETURNING`` of those. On a
+database with concurrent writers (PostgreSQL, READ COMMITTED) the candidates are locked as they
+are read, rows being claimed right now skipped outright (``FOR UPDATE SKIP LOCKED``) so that
+claimers do not queue behind each other; a row another claimer leased in the meantime is read
+again in its newest version as it is locked, and dropped, since the conditions that make it
+claimable are on the locked row itself. So none is taken twice.
 """
 
 from __future__ import annotations
@@ -106,20 +108,31 @@ def claim(
         )
     else:
         candidates, parameters = _due_in_order(conn, now_ms, limit, list(held))
+    # The candidates are read once (a materialized CTE is, whatever the plan), and the update
+    # takes what they locked by id. Written ``id IN (candidates) AND <claimable>``, it let
+    # PostgreSQL drive the update from the due range and read the candidates again for each due
+    # delivery, when its statistics said almost nothing was due (gathered while a backlog was
+    # held, its due times past 2**52): each reading skipped what the earlier ones had leased, so
+    # that one claim of 32 leased a backlog of 10,000, past ``limit``, and took two minutes, its
+    # leases lapsing before it returned (docs/delivery.md#endpoint-health).
     claimed = conn.execute(
-        "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
-        f" WHERE id IN ({candidates}) AND {CLAIMABLE} RETURNING id",
-        (owner, now_ms + lease_ms, *parameters, now_ms, now_ms),
+        f"WITH picked AS MATERIALIZED ({candidates})"
+        " UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
+        " WHERE id IN (SELECT id FROM picked) RETURNING id",
+        (*parameters, owner, now_ms + lease_ms),
     ).fetchall()
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []
 
 
+#: A delivery ``d`` is claimable.
+_CLAIMABLE_D: Final = (
+    "d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
+)
 #: The earliest due deliveries, from the front of ``deliveries_due`` (``{held}``: a filter).
 _DUE: Final = (
     "SELECT d.id FROM deliveries d JOIN subscriptions s"
     " ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
-    " WHERE d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
-    "{held} ORDER BY d.next_attempt_at LIMIT ?"
+    f" WHERE {_CLAIMABLE_D}{{held}} ORDER BY d.next_attempt_at LIMIT ?"
 )
 #: A subscription's (``s``) earliest due deliveries (their ``{columns}``), from its range of
 #: ``deliveries_subscription_due``.
@@ -155,7 +168,9 @@ def _due_per_subscription(
     --skipped: a claim that found nothing behind a full route's 90,000 due cost 42-50 ms on
     SQLite, now 0.14-0.16). The price is an index probe per subscription not skipped, and up to
     ``limit`` rows from each, so a claim that skips nothing reads the due order."""
-    conditions = []
+    # Claimable on ``d``, the row locked, too: its newest version is what the lock reads again
+    # (the lateral read of ``x`` is not locked, and saw the row as the statement began).
+    conditions = [_CLAIMABLE_D]
     if skip_routes:
         conditions.append(f"s.route NOT IN ({placeholders(len(skip_routes))})")
     if skip_subscriptions:
@@ -174,7 +189,7 @@ def _due_per_subscription(
             f" ON d.id IN ({_DUE_OF_SUBSCRIPTION.format(columns='x.id')})"
             f"{where} ORDER BY d.next_attempt_at LIMIT ?"
         )
-    parameters = (now_ms, now_ms, limit, *skip_routes, *skip_subscriptions, limit)
+    parameters = (now_ms, now_ms, limit, now_ms, now_ms, *skip_routes, *skip_subscriptions, limit)
     return picked + conn.dialect.lock_skipping("d"), parameters
 
 

@@ -174,7 +174,7 @@ def test_a_claim_that_skips_a_route_never_reads_its_backlog(stores: tuple[Store,
     def explained(conn: Connection) -> str:
         recording = Recording(conn)
         delivery_sql.claim(recording, "w", a.now_ms(), 60_000, 2, (SLOW_ROUTE,))  # type: ignore[arg-type]
-        update = next(s for s in recording.statements if s[0].startswith("UPDATE"))
+        update = next(s for s in recording.statements if "UPDATE deliveries" in s[0])
         return plan_of(conn, *update)
 
     plan = a.database.write(explained)
