@@ -114,7 +114,7 @@ def claim(
     # delivery, when its statistics said almost nothing was due (gathered while a backlog was
     # held, its due times past 2**52): each reading skipped what the earlier ones had leased, so
     # that one claim of 32 leased a backlog of 10,000, past ``limit``, and took two minutes, its
-    # leases lapsing before it returned (docs/delivery.md#endpoint-health).
+    # leases lapsing before it returned (docs/benchmarks.md#endpoint-health).
     claimed = conn.execute(
         f"WITH picked AS MATERIALIZED ({candidates})"
         " UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
