@@ -4,7 +4,10 @@ between every process of every replica sharing the database.
 Sending: wake-ups are queued and a sender thread (a greenlet under gevent) delivers whatever has
 gathered within 2 ms in one ``pg_notify`` round trip, merged per queue, so a burst of sends costs
 a few NOTIFYs rather than one per request. Receiving: a process that waits for something holds one
-connection that LISTENs, on a thread of its own. Each payload starts with the sending process's
+connection that LISTENs, on a thread of its own; the first :meth:`PgNotifier.listen` returns once
+that connection LISTENs (at most :data:`_FIRST_LISTEN_SECONDS` later), so that what another
+process commits after it returns wakes this one, as a receiver that then reads its queue and
+sleeps relies on. Each payload starts with the sending process's
 token, so a process ignores its own (it woke its waiters directly). After the listening
 connection was lost, every delivery worker is woken once, since wake-ups may have been missed
 meanwhile (long polls re-check their queue every second anyway). Both threads outlive any outage
@@ -35,6 +38,12 @@ CHANNEL: Final = "mns_gateway"
 _NOTIFY = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
 _RECONNECT_SECONDS: Final = 0.25
 _RECONNECT_MAX_SECONDS: Final = 2.0
+#: How long the first :meth:`PgNotifier.listen` waits for the LISTEN to be in place. Returning at
+#: once, it let a receiver read its queue and sleep while the listener was still connecting: a
+#: send from another process in that window woke nobody, and the receiver waited for its next
+#: re-check (tests/gateway/queues/test_long_poll.py failed so once under CI load, its re-checks
+#: off). A server that does not answer in time costs only that: re-checks cover the gap.
+_FIRST_LISTEN_SECONDS: Final = 5.0
 #: How long wake-ups gather before one NOTIFY carries them: under load many sends share one
 #: round trip (at most ~500 NOTIFYs/s per process); a wake-up arrives this much later.
 _LINGER_SECONDS: Final = 0.002
@@ -54,6 +63,9 @@ class PgNotifier:
         self._pending = threading.Event()
         self._sender: threading.Thread | None = None
         self._listener: threading.Thread | None = None
+        #: Set once the listener's connection LISTENs, or its first attempt failed (this
+        #: process's listener; a fork starts over).
+        self._listening = threading.Event()
         self._target: WakeListener | None = None
         self._token = ""
 
@@ -78,6 +90,7 @@ class PgNotifier:
         if self._pid != os.getpid():
             self._pid, self._token = os.getpid(), secrets.token_hex(4)
             self._sender = self._listener = None
+            self._listening = threading.Event()
         if self._sender is None:
             self._sender = threading.Thread(target=self._send_loop, name="mns-notify", daemon=True)
             self._sender.start()
@@ -116,22 +129,28 @@ class PgNotifier:
 
     # receiving -------------------------------------------------------------------------------
     def listen(self, listener: WakeListener) -> None:
+        """Wake ``listener`` with what other processes announce from now on: the first call
+        starts the listener, and calls wait until it LISTENs (or its first attempt failed;
+        :data:`_FIRST_LISTEN_SECONDS` at most)."""
         with self._lock:
-            if self._pid == os.getpid() and self._listener is not None:
-                return
-            self._start_sender()
-            self._target = listener
-            self._listener = threading.Thread(
-                target=self._listen_loop, name="mns-listen", daemon=True
-            )
-            self._listener.start()
+            if self._pid != os.getpid() or self._listener is None:
+                self._start_sender()
+                self._target = listener
+                self._listener = threading.Thread(
+                    target=self._listen_loop, args=(self._listening,), name="mns-listen",
+                    daemon=True,
+                )  # fmt: skip
+                self._listener.start()
+            listening = self._listening
+        listening.wait(_FIRST_LISTEN_SECONDS)
 
-    def _listen_loop(self) -> None:
+    def _listen_loop(self, listening: threading.Event) -> None:
         missed, failures = False, 0
         while not self._closing.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True, **self._options) as connection:
                     connection.execute(f"LISTEN {CHANNEL}")
+                    listening.set()
                     if missed:
                         log.warning("wake-up listener connected again")
                         if self._target is not None:
@@ -139,6 +158,7 @@ class PgNotifier:
                     failures = 0
                     self._receive(connection)
             except psycopg.Error as exc:
+                listening.set()  # its first attempt failed: nobody waits for the retries
                 if failures == 0:
                     log.warning("wake-up listener lost its connection (%s); reconnecting",
                                 _first_line(exc))  # fmt: skip

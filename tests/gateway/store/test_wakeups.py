@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+import psycopg
 import pytest
 
 from gateway.delivery.records import DeliveryJob
@@ -13,8 +14,10 @@ from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store, compose_store
+from gateway.store.notify.pg_notifier import CHANNEL, PgNotifier
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
+from tests.postgres import PostgresServer
 
 #: Far longer than any wait below: work found sooner was announced, not polled for.
 NO_POLL = 60.0
@@ -82,3 +85,31 @@ def test_a_sleeping_worker_delivers_what_another_process_published(
         assert [job.message.id for job in sender.jobs] == ["M1"]
     finally:
         worker.stop()
+
+
+class Ignoring:
+    def queue_ready(self, queue_name: str, count: int | None) -> None:
+        """Not asked here."""
+
+    def deliveries_due(self) -> None:
+        """Not asked here."""
+
+
+def test_a_listener_on_postgresql_listens_once_listen_returns(postgres: PostgresServer) -> None:
+    """A receiver reads its queue and sleeps right after ``listen()``: a send another process
+    commits after that must reach it. Returning before the LISTEN was in place, ``listen()`` let
+    one such send wake nobody (tests/gateway/queues/test_long_poll.py, once, under CI load)."""
+    url = postgres.new_database()
+    notifier = PgNotifier(url)
+    # Connected beforehand, so that the question follows listen() at once.
+    with psycopg.connect(url, autocommit=True) as connection:
+        try:
+            notifier.listen(Ignoring())
+            row = connection.execute(
+                "SELECT COUNT(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query = %s",
+                (f"LISTEN {CHANNEL}",),
+            ).fetchone()
+            assert row is not None and row[0] == 1
+        finally:
+            notifier.close()
