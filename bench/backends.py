@@ -32,11 +32,17 @@ _names = itertools.count(1)
 _BENCH_SERVER = {"max_connections": "300", "shared_buffers": "256MB"}
 
 
-def add_database_arguments(parser: argparse.ArgumentParser) -> None:
+def add_database_arguments(parser: argparse.ArgumentParser, *, only: bool = False) -> None:
+    """``--database-url``; with ``only``, also ``--only SQLite|PostgreSQL`` (:func:`backends`
+    then yields that one alone)."""
     parser.add_argument(
         "--database-url",
         help="also run on this PostgreSQL database (postgresql://...), or 'auto' to start one",
     )
+    if only:
+        parser.add_argument(
+            "--only", dest="backend", help="run on this backend only (SQLite or PostgreSQL)"
+        )
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -103,7 +109,15 @@ def _postmaster_of(url: str) -> int | None:
 
 @contextlib.contextmanager
 def backends(args: argparse.Namespace) -> Iterator[list[Backend]]:
-    """SQLite, plus PostgreSQL when ``--database-url`` asks for it."""
+    """SQLite, plus PostgreSQL when ``--database-url`` asks for it; only the one ``--only``
+    names, where the benchmark offers it."""
+    with _all_backends(args) as found:
+        chosen = getattr(args, "backend", None)
+        yield [b for b in found if chosen is None or b.label.lower() == chosen.lower()]
+
+
+@contextlib.contextmanager
+def _all_backends(args: argparse.Namespace) -> Iterator[list[Backend]]:
     sqlite = Backend("SQLite")
     if not args.database_url:
         yield [sqlite]

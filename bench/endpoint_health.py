@@ -346,7 +346,6 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--failures", default=",".join(FAILURES))
-    parser.add_argument("--only", help="run on this backend only (SQLite or PostgreSQL)")
     parser.add_argument(
         "--rounds",
         type=int,
@@ -354,12 +353,10 @@ def main() -> None:
         help="instead: this many rounds of a run alone and one beside each failure with the"
         " breaker on, interleaved (no breaker-off run, no recovery)",
     )
-    add_database_arguments(parser)
+    add_database_arguments(parser, only=True)
     args = parser.parse_args()
     with backends(args) as databases:
         for backend in databases:
-            if args.only and backend.label.lower() != args.only.lower():
-                continue
             started = time.monotonic()
             if args.rounds:
                 print(f"{backend.label}, {args.messages} messages x 10 subscriptions:", flush=True)

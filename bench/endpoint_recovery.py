@@ -29,13 +29,10 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--failure", choices=FAILURES, default="refused")
-    parser.add_argument("--only", help="run on this backend only (SQLite or PostgreSQL)")
-    add_database_arguments(parser)
+    add_database_arguments(parser, only=True)
     args = parser.parse_args()
     with backends(args) as databases:
         for backend in databases:
-            if args.only and backend.label.lower() != args.only.lower():
-                continue
             print(f"{backend.label}, {args.messages} messages, {args.failure}:", flush=True)
             times = []
             for number in range(1, args.runs + 1):
