@@ -31,8 +31,20 @@ JOB_JOINS: Final = (
     " JOIN subscriptions s ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
     " JOIN topic_messages m ON m.id = d.message_id JOIN topics t ON t.name = d.topic_name"
 )
-#: Claimable: due, and not leased or the lease lapsed.
-CLAIMABLE: Final = "next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?)"
+
+
+def _claimable(alias: str = "") -> str:
+    """Claimable: due, and not leased or the lease lapsed (of the row ``alias`` names, if any).
+    Its two parameters are the time now, twice."""
+    column = f"{alias}." if alias else ""
+    return (
+        f"{column}next_attempt_at <= ? AND ({column}lease_expires_at IS NULL"
+        f" OR {column}lease_expires_at <= ?)"
+    )
+
+
+#: A delivery is claimable (columns unqualified).
+CLAIMABLE: Final = _claimable()
 #: Added to a held delivery's ``next_attempt_at`` (its endpoint's circuit is open,
 #: docs/delivery.md#endpoint-health): out of the due range, behind every due time, so that a
 #: claim's walk of ``deliveries_due`` from the front never reads it. The claim walked past a held
@@ -125,9 +137,7 @@ def claim(
 
 
 #: A delivery ``d`` is claimable.
-_CLAIMABLE_D: Final = (
-    "d.next_attempt_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)"
-)
+_CLAIMABLE_D: Final = _claimable("d")
 #: The earliest due deliveries, from the front of ``deliveries_due`` (``{held}``: a filter).
 _DUE: Final = (
     "SELECT d.id FROM deliveries d JOIN subscriptions s"
@@ -138,8 +148,7 @@ _DUE: Final = (
 #: ``deliveries_subscription_due``.
 _DUE_OF_SUBSCRIPTION: Final = (
     "SELECT {columns} FROM deliveries x WHERE x.topic_name = s.topic_name"
-    " AND x.subscription_name = s.name AND x.next_attempt_at <= ? AND (x.lease_expires_at IS NULL"
-    " OR x.lease_expires_at <= ?) ORDER BY x.next_attempt_at LIMIT ?"
+    f" AND x.subscription_name = s.name AND {_claimable('x')} ORDER BY x.next_attempt_at LIMIT ?"
 )
 
 
