@@ -74,8 +74,11 @@ def dead_letter(gateway: RunningGateway, topic: str) -> str:
     raise AssertionError(f"no dead letter for {topic}")
 
 
-def records(gateway: RunningGateway, topic: str, action: str, count: int) -> list[dict]:  # type: ignore[type-arg]
-    """The gateway's operation-log records of ``action`` on ``topic``, once ``count`` are in."""
+def records(  # type: ignore[type-arg]
+    gateway: RunningGateway, topic: str, action: str, count: int, since_ms: int = 0
+) -> list[dict]:
+    """The gateway's operation-log records of ``action`` on ``topic`` (logged at or after
+    ``since_ms``), once ``count`` are in."""
     logs = Path(gateway.env["MNS_GATEWAY_LOG_DIR"])
     found: list[dict] = []  # type: ignore[type-arg]
     deadline = time.monotonic() + 15
@@ -83,7 +86,7 @@ def records(gateway: RunningGateway, topic: str, action: str, count: int) -> lis
         files = [p for p in logs.rglob("*") if p.is_file()]
         lines = (line for p in files for line in p.read_text().splitlines())
         found = [r for r in map(json.loads, filter(str.strip, lines)) if r["Action"] == action]
-        found = [r for r in found if r.get("TopicName") == topic]
+        found = [r for r in found if r.get("TopicName") == topic and r["Time"] >= since_ms]
         if len(found) >= count:
             return found
         time.sleep(0.1)
@@ -103,20 +106,8 @@ def test_a_replay_from_a_shell_without_the_log_dir_is_in_the_gateways_log(
     # The replay comes before the attempts it started in the log's order of time. The dead
     # letter's own attempts are in the log already: wait for one at or after the replay (reading
     # the log at once, under load, found only those; CI, 2026-11-28).
-    pushes = pushed_since(logged_gateway, topic, replay["Time"])
+    pushes = records(logged_gateway, topic, "PushMessage", 1, since_ms=replay["Time"])
     assert pushes and replay["MessageId"] == pushes[0]["MessageId"]
-
-
-def pushed_since(gateway: RunningGateway, topic: str, since_ms: int) -> list[dict]:  # type: ignore[type-arg]
-    """The operation log's pushes on ``topic`` logged at or after ``since_ms``, once there is
-    one (none after 15 s: an empty list)."""
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        pushes = records(gateway, topic, "PushMessage", 1)
-        if later := [p for p in pushes if p["Time"] >= since_ms]:
-            return later
-        time.sleep(0.1)
-    return []
 
 
 @pytest.mark.parametrize("via", ["cli", "admin"])
