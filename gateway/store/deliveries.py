@@ -59,6 +59,10 @@ class DeliveryStore:
         # PostgreSQL). Per process: the count itself is in the store, so a replica that has not
         # learned it yet loses one batch's work, never a grant.
         self._used_up: dict[str, int] = {}
+        # Where the next hold's read of each held subscription starts (held_sql.read_past),
+        # past the dead index entries its earlier holds left. Per process, like _used_up: a
+        # replica without it reads from the subscription's first delivery, as before.
+        self._read_past: dict[str, int] = {}
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -71,27 +75,15 @@ class DeliveryStore:
         lease_ms = int(lease_seconds * 1000)
 
         used_up = {name: until for name, until in self._used_up.items() if until > now}
+        read_past: dict[str, int] = {}
 
         transitions: list[Transition] = []
 
         def work(conn: Connection) -> list[DeliveryJob]:
             # Endpoints whose breaker is open (or probing) are left out: their deliveries
-            # wait, untried, and are claimed in due order once it closes. Their due ones are
-            # held out of the due range (held_sql.hold), so this claim and the next do not walk
-            # past them; a breaker that lets probes out gets their first few back.
+            # wait, untried, and are claimed in due order once it closes.
             breakers = breaker_sql.not_closed(conn)
-            blocked = breaker_sql.blocked(breakers, self.breaker, now)
-            if (found := held_sql.due_to_hold(conn, blocked, now)) and conn.dialect.lock_row:
-                # Read again under a share lock before holding: a settle that closes one (and
-                # gives its deliveries back) has either committed, and it reads closed, or waits
-                # for this claim. Else, on PostgreSQL, a claim that read it blocked just before
-                # could hold the whole backlog again just after (bench/endpoint_health.py: 102 s,
-                # not 6). Only to move something: else, or if it has closed since, the claim
-                # merely leaves the subscription out this once. SQLite's writers take turns.
-                locked = breaker_sql.breakers(conn, sorted(found), lock=True, share=True)
-                still = breaker_sql.blocked(locked, self.breaker, now)
-                found = {r: ids for r, ids in found.items() if r in still}
-            held_sql.hold(conn, found, now)
+            blocked = self._hold(conn, breakers, now, read_past)
             if turns := breaker_sql.probe_turns(conn, breakers, blocked, self.breaker, now):
                 # A probe's turn (rare): as many of the held backlog as probes go out.
                 held_sql.give_back(conn, turns)
@@ -111,8 +103,34 @@ class DeliveryStore:
 
         jobs = self.database.write(work, durable=False)
         self._used_up = used_up
+        self._read_past = read_past
         self._announce(transitions)
         return jobs
+
+    def _hold(
+        self, conn: Connection, breakers: dict[str, Breaker], now: int, read_past: dict[str, int]
+    ) -> set[str]:
+        """The subscriptions a claim leaves out now, their due deliveries held out of the due
+        range (held_sql.hold), so that this claim and the next do not walk past them; where the
+        next claim's read for them starts, in ``read_past``."""
+        blocked = breaker_sql.blocked(breakers, self.breaker, now)
+        found = held_sql.due_to_hold(conn, blocked, now, self._read_past)
+        held = blocked
+        if found and conn.dialect.lock_row:
+            # Read again under a share lock before holding: a settle that closes one (and
+            # gives its deliveries back) has either committed, and it reads closed, or waits
+            # for this claim. Else, on PostgreSQL, a claim that read it blocked just before
+            # could hold the whole backlog again just after (bench/endpoint_health.py: 102 s,
+            # not 6). Only to move something: else, or if it has closed since, the claim
+            # merely leaves the subscription out this once. SQLite's writers take turns.
+            locked = breaker_sql.breakers(conn, sorted(found), lock=True, share=True)
+            still = breaker_sql.blocked(locked, self.breaker, now)
+            held = blocked - (found.keys() - still)
+            found = {r: ids for r, ids in found.items() if r in still}
+        held_sql.hold(conn, found, now)
+        read_past.clear()  # a retried transaction starts again from self._read_past
+        read_past.update(held_sql.read_past(held, found, now))
+        return blocked
 
     def take_push(self, job: DeliveryJob) -> bool:
         """Whether ``job``'s subscription may push it now: yes while the grant it was claimed
