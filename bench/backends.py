@@ -88,6 +88,19 @@ class Backend:
             connection.execute(f"CREATE DATABASE {name}")
         return self.server_url.rsplit("/", 1)[0] + "/" + name
 
+    def drop_database(self, url: str | None) -> None:
+        """Drop a database :meth:`new_database` made, then checkpoint, so that the next
+        configuration does not run beside this one's autovacuum and checkpoint (either moved a
+        run's rate by 10-20 %, always in the run after: bench/endpoint_health.py's rounds)."""
+        if self.server_url is None or url is None:
+            return
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.server_url, autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            connection.execute("CHECKPOINT")
+
     def database_cpu_seconds(self) -> float | None:
         return None if self.postmaster is None else tree_cpu_seconds(self.postmaster)
 

@@ -16,7 +16,8 @@ Printed per backend: the 9 healthy subscriptions' rate alone (no failing subscri
 failure the attempts to the failing endpoint with the breaker off and on (and how many fewer),
 the healthy rate beside it as a share of the rate alone, the workers' CPU per healthy push, and
 the recovery. Every figure of a row comes from one run of this script, so ratios compare runs
-made minutes apart on the same machine.
+made minutes apart on the same machine. On PostgreSQL each run's database is dropped after it and
+the server checkpointed, so that no run goes beside the one before's autovacuum and checkpoint.
 
 The breaker's longest cool-down is capped at 60 s here (``MNS_GATEWAY_BREAKER_MAX_COOL_DOWN``,
 default 300 s), only so that the recovery does not wait up to five minutes for its probe; it
@@ -268,6 +269,7 @@ def run(  # type: ignore[type-arg]
         finally:
             for process in processes:
                 _stop_group(process)
+            backend.drop_database(url)
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> None:
