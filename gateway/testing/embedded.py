@@ -14,7 +14,7 @@ from typing import Any, Self, TypeVar
 
 from gateway.cli.admin_client import AdminClient
 from gateway.testing.inbox import Inbox
-from gateway.testing.process import GatewayProcess
+from gateway.testing.process import GatewayProcess, log_tail
 from gateway.testing.pushes import PushRecorder
 
 #: The embedded gateway's settings; ``EmbeddedGateway(settings=...)`` adds or overrides any.
@@ -116,6 +116,11 @@ class EmbeddedGateway:
     def log_file(self) -> Path:
         """The gateway's output, for a test that wants to see why something went wrong."""
         return self._root / "gateway.log"
+
+    def log_tail(self, size: int = 8000) -> str:
+        """The end of the gateway's log (its last ``size`` bytes): the pytest plugin adds it to
+        the report of a failed test that used the gateway."""
+        return log_tail(self.log_file, size)
 
     @property
     def pushes(self) -> PushRecorder:

@@ -5,14 +5,16 @@
 - ``mns_gateway_settings``: more ``MNS_GATEWAY_*`` settings for it; override it in a
   ``conftest.py`` (session scope) to change them.
 
+A failed test that used the gateway gets the end of the gateway's log in its report.
+
 pytest loads this module in every project where mns-push is installed, so it imports nothing
 but pytest until a test asks for a fixture: a suite that never uses it pays nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -42,3 +44,14 @@ def mns_gateway_clean(mns_gateway: EmbeddedGateway) -> EmbeddedGateway:
     test is left."""
     mns_gateway.reset()
     return mns_gateway
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, Any, None]:
+    """The end of the gateway's log in the report of a failed test that used it: when a push or
+    a message did not come, what the gateway did meanwhile is usually why."""
+    outcome = yield
+    report = outcome.get_result()
+    gateway = getattr(item, "funcargs", {}).get("mns_gateway")
+    if report.failed and gateway is not None and (tail := gateway.log_tail()):
+        report.sections.append(("mns-gateway log (its end)", tail))

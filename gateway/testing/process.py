@@ -29,6 +29,15 @@ _POLL_SECONDS = 0.05
 _LOG_TAIL_BYTES = 4000
 
 
+def log_tail(log_file: Path | None, size: int = _LOG_TAIL_BYTES) -> str:
+    """The last ``size`` bytes of a gateway's log ("" if it keeps none)."""
+    if log_file is None or not log_file.exists():
+        return ""
+    with log_file.open("rb") as log:
+        log.seek(max(0, log.seek(0, os.SEEK_END) - size))
+        return log.read().decode("utf-8", "replace")
+
+
 class GatewayStartError(RuntimeError):
     """The gateway exited or never became ready; the message ends with its log's tail."""
 
@@ -154,11 +163,8 @@ class GatewayProcess:
         raise GatewayStartError(f"mns-gateway was not ready within {timeout:g} s{self._log_tail()}")
 
     def _log_tail(self) -> str:
-        if self.log_file is None or not self.log_file.exists():
-            return ""
-        with self.log_file.open("rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - _LOG_TAIL_BYTES))
-            return "; its log ends:\n" + log.read().decode("utf-8", "replace")
+        tail = log_tail(self.log_file)
+        return f"; its log ends:\n{tail}" if tail else ""
 
     def kill(self) -> None:
         """SIGKILL the whole process group: the arbiter and every worker, mid-whatever."""

@@ -55,6 +55,31 @@ def test_the_documented_example_passes(tmp_path: Path) -> None:
     assert "3 passed" in completed.stdout
 
 
+def test_a_failed_test_that_used_the_gateway_reports_the_end_of_its_log(tmp_path: Path) -> None:
+    project = write(
+        tmp_path,
+        {
+            "test_failing.py": """
+                def test_uses_it(mns_gateway):
+                    assert mns_gateway.log_tail()
+                    assert False, "the user's assertion"
+
+                def test_does_not(mns_gateway):
+                    pass
+
+                def test_fails_without_it():
+                    assert False
+            """
+        },
+    )
+    completed = run_pytest(project, "-p", "no:randomly")
+    assert "2 failed, 1 passed" in completed.stdout, completed.stdout + completed.stderr
+    report = completed.stdout
+    assert report.count("mns-gateway log (its end)") == 1, report
+    section = report.split("mns-gateway log (its end)", 1)[1].split("test_fails_without_it")[0]
+    assert "mns-gateway" in section.lower() or "listening" in section.lower(), section
+
+
 def test_the_context_manager_example_runs(tmp_path: Path) -> None:
     project = write(tmp_path, {"embedded.py": examples()["embedded.py"]})
     completed = run(project, "embedded.py")
