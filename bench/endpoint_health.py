@@ -209,8 +209,15 @@ def recovery(down: FailingEndpoint, data_dir: Path, url: str | None, messages: i
     deadline = time.monotonic() + MAX_COOL_DOWN_S + 300
     while time.monotonic() < deadline and stats(down.port, "/count")["count"] < messages:
         time.sleep(0.2)
-    seen = stats(down.port, "/count")
+    # The last pushes' outcomes are recorded a moment after they arrive (the settler batches
+    # them): read what is still pending once they are, or 10 s on. And a backlog that reached
+    # its count with pushes made twice is still short of some: they are waited for too.
+    settled = time.monotonic() + 10
     dead, pending = lost(data_dir, url)
+    while pending and time.monotonic() < settled:
+        time.sleep(0.2)
+        dead, pending = lost(data_dir, url)
+    seen = stats(down.port, "/count")
     first, last = seen["first"] or came_back, seen["last"] or came_back
     return {
         "probe_after_s": first - came_back,
