@@ -90,8 +90,8 @@ class Backend:
 
     def drop_database(self, url: str | None) -> None:
         """Drop a database :meth:`new_database` made, then checkpoint, so that the next
-        configuration does not run beside this one's autovacuum and checkpoint (either moved a
-        run's rate by 10-20 %, always in the run after: bench/endpoint_health.py's rounds)."""
+        configuration runs neither beside this one's autovacuum nor through a checkpoint of
+        its writes (bench/endpoint_health.py compares runs made one after the other)."""
         if self.server_url is None or url is None:
             return
         import psycopg
