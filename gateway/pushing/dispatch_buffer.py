@@ -4,7 +4,7 @@ Claimed deliveries wait here (still leased) until a thread and a slot on their r
 Claiming a batch at a time keeps claims to one write per batch; capping what each route may
 hold (in flight plus waiting) at twice ``max_per_route`` keeps a stuck route from filling the
 buffer. A route paused by a failed push (:mod:`gateway.pushing.failing_routes`) takes nothing
-more until that failure is recorded and its pushes in flight then are back.
+more until that failure is recorded.
 
 Pure bookkeeping, no IO and no lock of its own: :class:`~gateway.pushing.worker.DeliveryWorker`
 calls it under its lock, and does the claiming, handing back and pushing it decides.
@@ -64,7 +64,7 @@ class DispatchBuffer:
         fullest = max((n for n in held.values() if 2 * n <= self.cap), default=0)
         return ClaimRequest(
             limit=min(room, self.cap - fullest),
-            skip=skip | self.failing.paused(self.inflight),
+            skip=skip | self.failing.paused(),
             epoch=self.failing.epoch,
         )
 

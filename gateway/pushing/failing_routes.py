@@ -8,13 +8,8 @@ the failures were settled and the breaker could open (bench/endpoint_health.py, 
 where 32 were in flight). A push already sent cannot be recalled; one claimed and not started
 can. So the rule is: **after a push the breaker counts as a failed one, its route takes nothing
 more (its claimed, unstarted deliveries are handed back untried, with their due times, and claims
-leave it out) until every such failure on it is settled and every push it had in flight then is
-back**, so that the next claim for it reads the breaker's shared state with those outcomes in
-it. Waiting for the failures alone, a route whose first pushes all hang resumed as soon as the
-first few timeouts were settled, before the rest had come back and opened the breaker, and
-started as many more (bench/endpoint_health.py, hang: 36-39 attempts where 32 were in flight).
-A push that comes back from a paused route has its answer by then: a pause lasts one push at
-most past the failure's record.
+leave it out) until every such failure on it is settled**, so that the next claim for it reads
+the breaker's shared state with those failures in it.
 
 Pure bookkeeping, no IO and no lock of its own: the worker's dispatch buffer
 (:mod:`gateway.pushing.dispatch_buffer`) keeps it, under the worker's lock. With the breaker
@@ -24,7 +19,6 @@ turned off the worker does not pause routes (nothing would read the recorded fai
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 
 from gateway.delivery.breaker import counts_as_failure
 from gateway.delivery.records import DeliveryJob, Settlement
@@ -48,24 +42,18 @@ class FailingRoutes:
         self._unsettled: Counter[str] = Counter()
         self._pausing: dict[str, str] = {}  # delivery id -> route, of the failures unsettled
         self._last_failure: dict[str, int] = {}
-        # Routes that failed and may still have pushes in flight from before (it takes nothing
-        # new meanwhile): paused until :meth:`paused` sees none in flight.
-        self._failed: set[str] = set()
         self.epoch = 0
 
     def failed(self, job: DeliveryJob) -> None:
-        """A push of ``job`` failed; its route pauses until :meth:`settled` says so and the
-        pushes in flight on it are back (:meth:`paused`)."""
+        """A push of ``job`` failed; its route pauses until :meth:`settled` says so."""
         self.epoch += 1
         self._pausing[job.delivery_id] = job.route
         self._unsettled[job.route] += 1
         self._last_failure[job.route] = self.epoch
-        self._failed.add(job.route)
 
     def settled(self, job: DeliveryJob) -> bool:
-        """``job``'s outcome is recorded (or given up on): whether that settled the last
-        failure on its route (false too for an outcome that paused nothing); the pause then
-        lasts while pushes from before are in flight on it."""
+        """``job``'s outcome is recorded (or given up on): whether that ended its route's pause
+        (false too for an outcome that paused nothing)."""
         route = self._pausing.pop(job.delivery_id, None)
         if route is None:
             return False
@@ -75,12 +63,8 @@ class FailingRoutes:
         del self._unsettled[route]
         return True
 
-    def paused(self, in_flight: Mapping[str, int]) -> frozenset[str]:
-        """The routes that take nothing now, given the pushes ``in_flight`` per route: those
-        with a failure unsettled, or with pushes in flight since one (none started after it:
-        the route took nothing since)."""
-        self._failed = {r for r in self._failed if r in self._unsettled or in_flight.get(r, 0)}
-        return frozenset(self._failed)
+    def paused(self) -> frozenset[str]:
+        return frozenset(self._unsettled)
 
     def failed_since(self, route: str, epoch: int) -> bool:
         """Whether ``route`` failed after ``epoch`` was read (or is paused still)."""
