@@ -4,7 +4,8 @@ Claimed deliveries wait here (still leased) until a thread and a slot on their r
 Claiming a batch at a time keeps claims to one write per batch; capping what each route may
 hold (in flight plus waiting) at twice ``max_per_route`` keeps a stuck route from filling the
 buffer. A route paused by a failed push (:mod:`gateway.pushing.failing_routes`) takes nothing
-more until that failure is recorded.
+more until that failure is recorded (after a timeout, also until its pushes in flight then are
+back).
 
 Pure bookkeeping, no IO and no lock of its own: :class:`~gateway.pushing.worker.DeliveryWorker`
 calls it under its lock, and does the claiming, handing back and pushing it decides.
@@ -16,7 +17,7 @@ import dataclasses
 from collections import Counter
 
 from gateway.delivery.records import DeliveryJob, Settlement
-from gateway.pushing.failing_routes import FailingRoutes, pauses_route
+from gateway.pushing.failing_routes import FailingRoutes, pauses_route, waits_for_wave
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ class DispatchBuffer:
         fullest = max((n for n in held.values() if 2 * n <= self.cap), default=0)
         return ClaimRequest(
             limit=min(room, self.cap - fullest),
-            skip=skip | self.failing.paused(),
+            skip=skip | self.failing.paused(self.inflight),
             epoch=self.failing.epoch,
         )
 
@@ -108,7 +109,7 @@ class DispatchBuffer:
         if not pauses_route(settlement):
             return []
         route = settlement.job.route
-        self.failing.failed(settlement.job)
+        self.failing.failed(settlement.job, wave=waits_for_wave(settlement))
         unstarted = [job for job in self.ready if job.route == route]
         if unstarted:
             self.ready = [job for job in self.ready if job.route != route]

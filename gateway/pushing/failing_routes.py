@@ -9,7 +9,14 @@ where 32 were in flight). A push already sent cannot be recalled; one claimed an
 can. So the rule is: **after a push the breaker counts as a failed one, its route takes nothing
 more (its claimed, unstarted deliveries are handed back untried, with their due times, and claims
 leave it out) until every such failure on it is settled**, so that the next claim for it reads
-the breaker's shared state with those failures in it.
+the breaker's shared state with those failures in it. **A push that timed out also keeps its
+route paused until the pushes it had in flight then are back**: a hanging endpoint's first wave
+times out together but comes back a few at a time, and a route resumed once the first few were
+settled started as many more before the rest came back and opened the breaker
+(bench/endpoint_health.py, hang: 36-39 attempts where 32 were in flight, 33 with this). A
+failure answered at once (a 5xx, a refused connection) does not wait for its wave: the rest of
+it is answered as fast. Waiting for every failure's wave cost the healthy routes beside a
+500-answering endpoint on SQLite (docs/benchmarks.md#endpoint-health, 2026-11-28).
 
 Pure bookkeeping, no IO and no lock of its own: the worker's dispatch buffer
 (:mod:`gateway.pushing.dispatch_buffer`) keeps it, under the worker's lock. With the breaker
@@ -19,6 +26,7 @@ turned off the worker does not pause routes (nothing would read the recorded fai
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from gateway.delivery.breaker import counts_as_failure
 from gateway.delivery.records import DeliveryJob, Settlement
@@ -28,6 +36,13 @@ def pauses_route(settlement: Settlement) -> bool:
     """Whether ``settlement``'s attempt is a failure the breaker counts: its route pauses."""
     attempt = settlement.attempt
     return attempt is not None and counts_as_failure(attempt.outcome, attempt.status_code) is True
+
+
+def waits_for_wave(settlement: Settlement) -> bool:
+    """Whether ``settlement``'s failure also keeps its route paused while the pushes it had in
+    flight then are out: a timeout (its siblings, sent about when it was, hang too)."""
+    attempt = settlement.attempt
+    return attempt is not None and attempt.outcome == "timeout"
 
 
 class FailingRoutes:
@@ -42,14 +57,20 @@ class FailingRoutes:
         self._unsettled: Counter[str] = Counter()
         self._pausing: dict[str, str] = {}  # delivery id -> route, of the failures unsettled
         self._last_failure: dict[str, int] = {}
+        # Routes whose push timed out and that may still have pushes in flight from before (they
+        # take nothing new meanwhile): paused until :meth:`paused` sees none in flight on them.
+        self._waves: set[str] = set()
         self.epoch = 0
 
-    def failed(self, job: DeliveryJob) -> None:
-        """A push of ``job`` failed; its route pauses until :meth:`settled` says so."""
+    def failed(self, job: DeliveryJob, *, wave: bool = False) -> None:
+        """A push of ``job`` failed; its route pauses until :meth:`settled` says so, and with
+        ``wave`` also while pushes it had in flight then are out (:meth:`paused`)."""
         self.epoch += 1
         self._pausing[job.delivery_id] = job.route
         self._unsettled[job.route] += 1
         self._last_failure[job.route] = self.epoch
+        if wave:
+            self._waves.add(job.route)
 
     def settled(self, job: DeliveryJob) -> bool:
         """``job``'s outcome is recorded (or given up on): whether that ended its route's pause
@@ -63,8 +84,13 @@ class FailingRoutes:
         del self._unsettled[route]
         return True
 
-    def paused(self) -> frozenset[str]:
-        return frozenset(self._unsettled)
+    def paused(self, in_flight: Mapping[str, int]) -> frozenset[str]:
+        """The routes that take nothing now, given the pushes ``in_flight`` per route: those
+        with a failure unsettled, and those waiting for a timed-out push's wave (none of their
+        pushes in flight started after it: the route took nothing since)."""
+        if self._waves:
+            self._waves = {r for r in self._waves if r in self._unsettled or in_flight.get(r, 0)}
+        return frozenset(self._unsettled.keys() | self._waves)
 
     def failed_since(self, route: str, epoch: int) -> bool:
         """Whether ``route`` failed after ``epoch`` was read (or is paused still)."""

@@ -12,7 +12,7 @@ import pytest
 from gateway.delivery.breaker import BreakerPolicy, State
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.protocol.notify import NotifyStrategy
-from gateway.pushing.failing_routes import FailingRoutes, pauses_route
+from gateway.pushing.failing_routes import FailingRoutes, pauses_route, waits_for_wave
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
@@ -56,13 +56,13 @@ def test_a_route_is_paused_until_each_of_its_failures_is_settled() -> None:
     routes.failed(a1)
     routes.failed(a2)
     routes.failed(b1)
-    assert routes.paused() == {"a", "b"}
+    assert routes.paused({}) == {"a", "b"}
     assert not routes.settled(a1)
-    assert routes.paused() == {"a", "b"}
+    assert routes.paused({}) == {"a", "b"}
     assert routes.settled(a2)
     assert not routes.settled(a2)  # settled once only
     assert not routes.settled(routed_job("9", "c"))  # paused nothing
-    assert routes.paused() == {"b"}
+    assert routes.paused({}) == {"b"}
     # A claim that read the epoch before these failures hands back what it got for a and b;
     # one that read it after, only for b (still paused).
     assert routes.failed_since("a", before) and routes.failed_since("b", before)
@@ -209,4 +209,84 @@ def test_with_the_breaker_off_nothing_is_paused(memory_store: Store, clock: Cloc
         worker.drain()
         assert leased(store) == 2  # claimed behind the failures and kept, as always
     finally:
+        worker.stop(1)
+
+
+def test_after_a_timeout_a_route_waits_for_the_pushes_it_had_in_flight_then() -> None:
+    """A hanging endpoint's first pushes time out together but come back a few at a time:
+    resumed once the first few were settled, the route took as many more before the rest came
+    back and opened the breaker (bench/endpoint_health.py, hang)."""
+    routes = FailingRoutes()
+    first = routed_job("1", "a")
+    routes.failed(first, wave=True)
+    assert routes.settled(first)
+    assert routes.paused({"a": 3, "b": 1}) == {"a"}  # three from before still out
+    assert routes.paused({"a": 1}) == {"a"}
+    assert routes.paused({}) == frozenset()  # all back, and no failure among them unsettled
+    assert routes.paused({"a": 2}) == frozenset()  # what it takes now pauses nothing
+
+
+def test_a_failure_answered_at_once_does_not_wait_for_its_wave() -> None:
+    routes = FailingRoutes()
+    first = routed_job("1", "a")
+    routes.failed(first)
+    assert routes.paused({"a": 3}) == {"a"}
+    assert routes.settled(first)
+    assert routes.paused({"a": 3}) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "waits"),
+    [("timeout", True), ("connection_error", False), ("http_error", False)],
+)
+def test_only_a_timeout_waits_for_its_wave(outcome: str, waits: bool) -> None:
+    assert waits_for_wave(settlement(outcome, 500 if outcome == "http_error" else None)) is waits
+
+
+class SlowSecond(RoutedSender):
+    """Fails every push to DOWN with ``result``; the second one comes back only once the test
+    lets it go (the rest of a first wave, still out)."""
+
+    def __init__(self, result: PushResult) -> None:
+        super().__init__(result)
+        self.second_started = threading.Event()
+        self.release = threading.Event()
+
+    def send(self, job: DeliveryJob) -> PushResult:
+        result = super().send(job)
+        if self.routes.count(DOWN) == 2 and job.subscription.endpoint == DOWN:
+            self.second_started.set()
+            self.release.wait(10)
+        return result
+
+
+@pytest.mark.parametrize(
+    ("result", "while_out"),
+    [(PushResult(None, PushOutcome.TIMEOUT, "timed out", 5000.0), 2), (failed(500), 8)],
+    ids=["timeout: nothing more", "500: goes on"],
+)
+def test_after_a_timeout_a_route_is_not_claimed_again_while_pushes_from_before_are_out(
+    memory_store: Store, clock: Clock, result: PushResult, while_out: int
+) -> None:
+    """After a 500 the route resumes once the failure is recorded (the breaker, under its
+    threshold, lets it go on: all 8 pushed while the second is out); after a timeout it waits
+    for the second to come back (2)."""
+    store = memory_store
+    publish(store, DOWN, 8, "down")
+    sender = SlowSecond(result)
+    worker = stub_worker(store, sender)
+    try:
+        worker.dispatch_once()  # 2 pushes to DOWN: the first fails at once, the second is held
+        assert sender.second_started.wait(5)
+        for _ in range(50):  # the first failure gets recorded meanwhile
+            worker.dispatch_once()
+            threading.Event().wait(0.01)  # the pool's threads: real time, not the clock's
+        assert sender.routes.count(DOWN) == while_out
+        sender.release.set()
+        worker.drain()
+        worker.dispatch_once()  # both back and recorded: the breaker (closed) lets it go on
+        worker.drain()
+        assert sender.routes.count(DOWN) > 2
+    finally:
+        sender.release.set()
         worker.stop(1)
