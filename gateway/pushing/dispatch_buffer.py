@@ -7,6 +7,16 @@ buffer. A route paused by a failed push (:mod:`gateway.pushing.failing_routes`) 
 more until that failure is recorded (after a timeout, also until its pushes in flight then are
 back).
 
+**A route not yet heard from starts slowly.** Until one of its pushes is answered (any HTTP
+status the breaker does not count as a failure), and again after a failure the breaker counts,
+a route has at most ``first_per_route`` pushes in flight (and twice that held) instead of
+``max_per_route``: an endpoint that hangs from the start then ties up 4 threads per worker for a
+push timeout, not 16, and its first failures reach the breaker after 8 attempts, not 32
+(bench/endpoint_health.py, hang: 33 attempts with the breaker on, the first wave and a probe).
+A healthy endpoint answers its first push within a round trip and has its full share from then
+on, as with a TCP connection's slow start or Envoy's for a new host. With the breaker off
+(``first_per_route=None``) every route has its full share at once.
+
 Pure bookkeeping, no IO and no lock of its own: :class:`~gateway.pushing.worker.DeliveryWorker`
 calls it under its lock, and does the claiming, handing back and pushing it decides.
 """
@@ -16,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
+from gateway.delivery.breaker import counts_as_failure
 from gateway.delivery.records import DeliveryJob, Settlement
 from gateway.pushing.failing_routes import FailingRoutes, pauses_route, waits_for_wave
 
@@ -30,15 +41,28 @@ class ClaimRequest:
     epoch: int
 
 
+#: A route's pushes in flight until it answers one (per worker): see the module's docstring.
+FIRST_PER_ROUTE = 4
+
+
 class DispatchBuffer:
-    def __init__(self, threads: int, max_per_route: int) -> None:
+    def __init__(
+        self, threads: int, max_per_route: int, first_per_route: int | None = None
+    ) -> None:
         self.threads = threads
         self.max_per_route = max_per_route
-        #: What a route may hold, in flight and waiting together.
+        self.first_per_route = min(first_per_route or max_per_route, max_per_route)
+        #: What a route that has answered may hold, in flight and waiting together.
         self.cap = 2 * max_per_route
         self.inflight: Counter[str] = Counter()
         self.ready: list[DeliveryJob] = []
         self.failing = FailingRoutes()
+        #: Routes whose last push the breaker counted was answered: they have their full share.
+        self.answered: set[str] = set()
+
+    def limit(self, route: str) -> int:
+        """The pushes ``route`` may have in flight now."""
+        return self.max_per_route if route in self.answered else self.first_per_route
 
     def in_flight(self) -> int:
         return sum(self.inflight.values())
@@ -61,8 +85,8 @@ class DispatchBuffer:
         if len(self.ready) >= self.threads or room <= 0:
             return None
         held = self.held()
-        skip = frozenset(route for route, n in held.items() if 2 * n > self.cap)
-        fullest = max((n for n in held.values() if 2 * n <= self.cap), default=0)
+        skip = frozenset(route for route, n in held.items() if n > self.limit(route))
+        fullest = max((n for route, n in held.items() if route not in skip), default=0)
         return ClaimRequest(
             limit=min(room, self.cap - fullest),
             skip=skip | self.failing.paused(self.inflight),
@@ -75,7 +99,8 @@ class DispatchBuffer:
         (its admission may have read the breaker before that failure was recorded)."""
         held, handed_back = self.held(), []
         for job in jobs:
-            if held[job.route] >= self.cap or self.failing.failed_since(job.route, request.epoch):
+            full = held[job.route] >= 2 * self.limit(job.route)
+            if full or self.failing.failed_since(job.route, request.epoch):
                 handed_back.append(job)
                 continue
             held[job.route] += 1
@@ -89,7 +114,7 @@ class DispatchBuffer:
         started: list[DeliveryJob] = []
         waiting: list[DeliveryJob] = []
         for job in self.ready:
-            if len(started) < free and self.inflight[job.route] < self.max_per_route:
+            if len(started) < free and self.inflight[job.route] < self.limit(job.route):
                 self.inflight[job.route] += 1
                 started.append(job)
             else:
@@ -103,12 +128,17 @@ class DispatchBuffer:
         if self.inflight[job.route] <= 0:
             del self.inflight[job.route]
 
-    def pause_if_failed(self, settlement: Settlement) -> list[DeliveryJob]:
-        """A failure the breaker counts pauses its route until settled; that route's waiting
-        deliveries are returned, to be handed back untried."""
+    def pushed(self, settlement: Settlement) -> list[DeliveryJob]:
+        """A push's outcome, before it is recorded. An answer gives its route its full share;
+        a failure the breaker counts takes it away and pauses the route until settled: that
+        route's waiting deliveries are returned, to be handed back untried."""
+        route = settlement.job.route
+        attempt = settlement.attempt
+        if attempt is not None and counts_as_failure(attempt.outcome, attempt.status_code) is False:
+            self.answered.add(route)
         if not pauses_route(settlement):
             return []
-        route = settlement.job.route
+        self.answered.discard(route)
         self.failing.failed(settlement.job, wave=waits_for_wave(settlement))
         unstarted = [job for job in self.ready if job.route == route]
         if unstarted:

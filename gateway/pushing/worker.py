@@ -33,7 +33,7 @@ from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
 from gateway.pushing.attempt_spans import traced_attempt
-from gateway.pushing.dispatch_buffer import DispatchBuffer
+from gateway.pushing.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
@@ -48,6 +48,9 @@ _PUSH = PushFacts()
 class WorkerOptions:
     threads: int = 32
     max_per_route: int = 16
+    #: A route's pushes in flight until it answers one, with the breaker on
+    #: (:mod:`gateway.pushing.dispatch_buffer`).
+    first_per_route: int = FIRST_PER_ROUTE
     lease_seconds: float = 60.0
     retry_scale: float = 1.0
     idle_wait: float = 0.25
@@ -82,7 +85,9 @@ class DeliveryWorker:
         self.account_id = account_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         #: What this worker claimed and is pushing, per route (under ``_idle``).
-        self._buffer = DispatchBuffer(options.threads, options.max_per_route)
+        # With the breaker off nothing reads failures, and no route starts slowly either.
+        first = options.first_per_route if store.breaker.enabled else None
+        self._buffer = DispatchBuffer(options.threads, options.max_per_route, first)
         self._idle = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -292,7 +297,7 @@ class DeliveryWorker:
             if settlement is not None:
                 self._unsettled += 1
                 if self.store.breaker.enabled:  # else nothing would read the failures recorded
-                    unstarted = self._buffer.pause_if_failed(settlement)
+                    unstarted = self._buffer.pushed(settlement)
             self._idle.notify_all()
         self._give_back(unstarted)
         if settlement is not None:

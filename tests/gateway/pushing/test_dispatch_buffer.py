@@ -66,7 +66,7 @@ def test_a_failure_the_breaker_counts_hands_its_route_s_waiting_back_and_pauses_
     buffer.accept(ClaimRequest(8, frozenset(), 0), [first, *rest, *jobs(B, 1)])
     buffer.start()
     buffer.finished(first)
-    assert buffer.pause_if_failed(failure(first)) == rest
+    assert buffer.pushed(failure(first)) == rest
     assert [job.route for job in buffer.ready] == [B]
     assert buffer.claim_request() is None  # B's waits for the one thread
     buffer.take_waiting()
@@ -83,7 +83,7 @@ def test_a_failure_it_does_not_count_pauses_nothing() -> None:
     buffer.accept(ClaimRequest(8, frozenset(), 0), [first, second])
     buffer.start()
     rejected = Settlement(first, Attempt(1, 0, "http_error", 404, None, 1.0), retry_at_ms=1)
-    assert buffer.pause_if_failed(rejected) == []
+    assert buffer.pushed(rejected) == []
     assert buffer.settled([rejected]) is False
 
 
@@ -95,8 +95,44 @@ def test_a_claim_under_way_as_its_route_failed_hands_that_route_s_deliveries_bac
     request = buffer.claim_request()
     assert request is not None
     buffer.finished(pushing)
-    buffer.pause_if_failed(failure(pushing))  # while the claim was in the store
+    buffer.pushed(failure(pushing))  # while the claim was in the store
     buffer.settled([failure(pushing)])
     late = jobs(A, 2, first=1) + jobs(B, 1)
     assert buffer.accept(request, late) == late[:2]
     assert buffer.ready == late[2:]
+
+
+def answer(job: DeliveryJob, status: int = 204) -> Settlement:
+    outcome = "success" if status < 300 else "http_error"
+    return Settlement(job, Attempt(1, 0, outcome, status, None, 1.0), retry_at_ms=1)
+
+
+def test_a_route_not_yet_heard_from_starts_slowly_and_has_its_share_once_it_answers() -> None:
+    buffer = DispatchBuffer(threads=32, max_per_route=8, first_per_route=2)
+    handed_back = buffer.accept(ClaimRequest(32, frozenset(), 0), jobs(A, 6))
+    assert len(handed_back) == 2  # it holds twice its first share: the rest is handed back
+    assert [job.route for job in buffer.start()] == [A, A]
+    request = buffer.claim_request()
+    assert request is not None and request.skip == {A}  # full until it answers
+    buffer.finished(jobs(A, 1)[0])
+    assert buffer.pushed(answer(jobs(A, 1)[0], 404)) == []  # answered: the message's problem
+    assert buffer.limit(A) == 8
+    buffer.accept(ClaimRequest(32, frozenset(), 0), jobs(A, 14, first=6))
+    assert len(buffer.start()) == 7  # 1 still out: 8 in all
+
+
+def test_a_failure_the_breaker_counts_takes_the_full_share_away() -> None:
+    buffer = DispatchBuffer(threads=32, max_per_route=8, first_per_route=2)
+    first, second = jobs(A, 2)
+    buffer.pushed(answer(first))
+    assert buffer.limit(A) == 8 and buffer.limit(B) == 2
+    buffer.pushed(failure(second))
+    assert buffer.limit(A) == 2
+
+
+def test_with_no_first_share_every_route_has_its_full_share_at_once() -> None:
+    buffer = DispatchBuffer(threads=32, max_per_route=8)  # the breaker off
+    buffer.accept(ClaimRequest(32, frozenset(), 0), jobs(A, 16))
+    assert len(buffer.start()) == 8
+    buffer.pushed(failure(jobs(A, 1)[0]))
+    assert buffer.limit(A) == 8

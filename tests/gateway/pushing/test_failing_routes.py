@@ -290,3 +290,41 @@ def test_after_a_timeout_a_route_is_not_claimed_again_while_pushes_from_before_a
     finally:
         sender.release.set()
         worker.stop(1)
+
+
+class Holding(RoutedSender):
+    """Holds every push to DOWN until the test lets them go (an endpoint that hangs), answers
+    the others at once."""
+
+    def __init__(self) -> None:
+        super().__init__(PushResult(None, PushOutcome.TIMEOUT, "timed out", 5000.0))
+        self.release = threading.Event()
+
+    def send(self, job: DeliveryJob) -> PushResult:
+        result = super().send(job)
+        if job.subscription.endpoint == DOWN:
+            self.release.wait(10)
+        return result
+
+
+@pytest.mark.parametrize(("breaker", "at_once"), [(True, 2), (False, 4)], ids=["on", "off"])
+def test_a_route_not_yet_heard_from_starts_with_its_first_share(
+    memory_store: Store, clock: Clock, breaker: bool, at_once: int
+) -> None:
+    """An endpoint that hangs from the start ties up its first share of threads (2 here), not
+    its full share (4); one that answers has its full share after its first answer."""
+    store = memory_store
+    store.deliveries.breaker = BreakerPolicy(enabled=breaker)
+    publish(store, DOWN, 8, "down")
+    publish(store, UP, 8, "up")
+    sender = Holding()
+    worker = stub_worker(store, sender, threads=8, max_per_route=4, first_per_route=2)
+    try:
+        for _ in range(20):  # UP answers; DOWN's pushes stay out
+            worker.dispatch_once()
+            threading.Event().wait(0.01)  # the pool's threads: real time, not the clock's
+        assert sender.routes.count(DOWN) == at_once
+        assert sender.routes.count(UP) == 8
+    finally:
+        sender.release.set()
+        worker.stop(1)
