@@ -12,10 +12,11 @@ status the breaker does not count as a failure), and again after a failure the b
 a route has at most ``first_per_route`` pushes in flight (and twice that held) instead of
 ``max_per_route``: an endpoint that hangs from the start then ties up 4 threads per worker for a
 push timeout, not 16, and its first failures reach the breaker after 8 attempts, not 32
-(bench/endpoint_health.py, hang: 33 attempts with the breaker on, the first wave and a probe).
-A healthy endpoint answers its first push within a round trip and has its full share from then
-on, as with a TCP connection's slow start or Envoy's for a new host. With the breaker off
-(``first_per_route=None``) every route has its full share at once.
+(bench/endpoint_health.py, hang: 16-17 attempts with the breaker on, two waves of 8 and a probe,
+where the first wave and a probe made 33). A healthy endpoint answers its first push within a
+round trip and has its full share from then on, as with a TCP connection's slow start or Envoy's
+for a new host. With the breaker off (``first_per_route=None``) every route has its full share
+at once.
 
 Pure bookkeeping, no IO and no lock of its own: :class:`~gateway.pushing.worker.DeliveryWorker`
 calls it under its lock, and does the claiming, handing back and pushing it decides.

@@ -2,8 +2,9 @@
 
 One dispatcher thread claims work; a pool of threads sends it. Concurrency is bounded in two
 places: in total (the pool size) and per route (scheme, host and port), so a slow or dead endpoint
-can hold at most ``max_per_route`` threads while healthy endpoints use the rest. Claims skip routes
-that are already full, and anything a claim returns beyond a route's free slots is handed back.
+can hold at most ``max_per_route`` threads (``first_per_route`` until it answers, breaker on) while
+healthy endpoints use the rest. Claims skip routes that are full; what a claim returns beyond a
+route's free slots is handed back.
 
 All time comes from the injected clock through the store, and retry delays come from the pure
 schedules in :mod:`gateway.delivery.retry`, so tests drive the whole loop deterministically with
@@ -48,8 +49,7 @@ _PUSH = PushFacts()
 class WorkerOptions:
     threads: int = 32
     max_per_route: int = 16
-    #: A route's pushes in flight until it answers one, with the breaker on
-    #: (:mod:`gateway.pushing.dispatch_buffer`).
+    #: A route's pushes in flight until it answers one, breaker on (the dispatch buffer's).
     first_per_route: int = FIRST_PER_ROUTE
     lease_seconds: float = 60.0
     retry_scale: float = 1.0

@@ -320,11 +320,15 @@ def test_a_route_not_yet_heard_from_starts_with_its_first_share(
     sender = Holding()
     worker = stub_worker(store, sender, threads=8, max_per_route=4, first_per_route=2)
     try:
-        for _ in range(20):  # UP answers; DOWN's pushes stay out
+        for _ in range(500):  # UP answers; DOWN's pushes stay out (bounded: 5 s at most)
             worker.dispatch_once()
+            if sender.routes.count(UP) == 8:
+                break
             threading.Event().wait(0.01)  # the pool's threads: real time, not the clock's
-        assert sender.routes.count(DOWN) == at_once
+        for _ in range(10):  # and DOWN is offered its deliveries again meanwhile
+            worker.dispatch_once()
         assert sender.routes.count(UP) == 8
+        assert sender.routes.count(DOWN) == at_once
     finally:
         sender.release.set()
         worker.stop(1)
