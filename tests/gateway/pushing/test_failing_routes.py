@@ -278,9 +278,12 @@ def test_after_a_timeout_a_route_is_not_claimed_again_while_pushes_from_before_a
     try:
         worker.dispatch_once()  # 2 pushes to DOWN: the first fails at once, the second is held
         assert sender.second_started.wait(5)
-        for _ in range(50):  # the first failure gets recorded meanwhile
+        # The first failure gets recorded meanwhile: 0.5 s at least, up to 5 s for the 500's 8.
+        for n in range(500):
             worker.dispatch_once()
             threading.Event().wait(0.01)  # the pool's threads: real time, not the clock's
+            if n >= 49 and sender.routes.count(DOWN) >= while_out:
+                break
         assert sender.routes.count(DOWN) == while_out
         sender.release.set()
         worker.drain()
