@@ -32,6 +32,7 @@ from gateway.observability.tracing import (
     Tracing,
 )
 from gateway.protocol.properties import trace_context, with_trace_context
+from gateway.protocol.trace_context import normalized_carrier
 from gateway.queues.records import NewMessage, QueueMessage, SentMessage
 from gateway.topics.records import TopicMessage
 
@@ -70,12 +71,16 @@ def install_tracing(app: Flask, tracing: Tracing) -> None:
 
 
 def request_carrier() -> dict[str, str]:
-    """The caller's trace context, from the request's ``traceparent`` header."""
+    """The caller's trace context, from the request's ``traceparent`` and ``tracestate``
+    headers, parsed and written anew (:mod:`gateway.protocol.trace_context`): empty when its
+    ``traceparent`` is missing or invalid, and a ``tracestate`` within W3C's limits."""
     environ = request.environ
-    carrier = {TRACEPARENT: environ.get("HTTP_TRACEPARENT", "")}
-    if state := environ.get("HTTP_TRACESTATE"):
-        carrier[TRACESTATE] = state
-    return carrier if carrier[TRACEPARENT] else {}
+    return normalized_carrier(
+        {
+            TRACEPARENT: environ.get("HTTP_TRACEPARENT", ""),
+            TRACESTATE: environ.get("HTTP_TRACESTATE", ""),
+        }
+    )
 
 
 def _start(

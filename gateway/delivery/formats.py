@@ -144,11 +144,14 @@ def push_headers(
     date: str,
     request_id: str,
     signing_cert_url: str,
+    unsigned: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
-    """Every header of a push but ``Authorization``, in docs/protocol.md#push-headers' order.
+    """Every header of a push but ``Authorization``, in docs/protocol.md#push-headers' order,
+    then ``unsigned`` (trace context: none of them ``x-mns-*``, so the signature is as before).
 
     :func:`gateway.delivery.signing.sign_headers` inserts ``Authorization`` after ``Date``.
-    Host and Content-Length are added by the HTTP client.
+    Host and Content-Length are added by the HTTP client. Every header is checked here
+    (:func:`checked_headers`): one that cannot be sent fails the message, not the endpoint.
     """
     headers = [
         ("Content-md5", content_md5(rendered.body)),
@@ -167,9 +170,19 @@ def push_headers(
     ]
     if notification.message_tag is not None:
         headers.append(("x-mns-message-tag", notification.message_tag))
+    if any(name.lower().startswith("x-mns-") for name, _ in unsigned):
+        raise ValueError("an x-mns-* header would change the string to sign")
+    return checked_headers([*headers, *unsigned])
+
+
+def checked_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``headers``, or :class:`UnrenderableMessageError` when one would break the request (a
+    line break or NUL in a name or value): the push of that message cannot be sent, and
+    retrying cannot help. Sending it anyway failed in the HTTP client, counted as the
+    endpoint's ``connection_error`` and could open a healthy endpoint's breaker (issue 47)."""
     for name, value in headers:
-        if any(c in value for c in "\r\n\0"):
-            raise UnrenderableMessageError(f"header {name} would contain a line break")
+        if any(c in value or c in name for c in "\r\n\0"):
+            raise UnrenderableMessageError(f"header {name!r} would contain a line break")
     return headers
 
 

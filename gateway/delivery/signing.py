@@ -97,8 +97,10 @@ def build_signed_push(
     public_url: str,
     date: str,
     request_id: str,
+    unsigned: Sequence[tuple[str, str]] = (),
 ) -> SignedPush:
-    """Render, add headers and sign in one step, so the signed path is the one that is sent."""
+    """Render, add headers and sign in one step, so the signed path is the one that is sent.
+    ``unsigned`` (trace context) is sent after the signed headers, checked as they are."""
     rendered = render(notification, fmt)
     headers = push_headers(
         notification,
@@ -106,6 +108,7 @@ def build_signed_push(
         date=date,
         request_id=request_id,
         signing_cert_url=cert_url(public_url, key.key_id),
+        unsigned=unsigned,
     )
     path = push_path(endpoint_url)
     return SignedPush(path=path, headers=sign_headers(key, headers, path), body=rendered.body)

@@ -13,7 +13,6 @@ recorded and propagate flags ``00``, ``None`` attribute values are left out, a s
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
@@ -28,16 +27,9 @@ from gateway.observability.tracing import (
     Span,
     SpanKind,
 )
+from gateway.protocol.trace_context import normalized_tracestate as valid_trace_state
+from gateway.protocol.trace_context import parse_traceparent
 
-#: W3C trace context's traceparent: version, trace id, parent id, flags (and, past version 00,
-#: more fields).
-_TRACEPARENT: Final = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
-#: A tracestate list member (W3C trace context, as the SDK's TraceState checks it).
-_MEMBER: Final = re.compile(
-    r"\s*([a-z][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})"
-    r"=([\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e])\s*"
-)
-_MAX_MEMBERS: Final = 32
 _PARSED: dict[str, SpanContext | None] = {}
 _PARSED_LIMIT: Final = 4096
 _UNKNOWN: Final = object()
@@ -82,23 +74,6 @@ def parent_or_always_on(parent: SpanContext | None, *_: object) -> Sampling:
     return SAMPLED if parent is None or parent.sampled else DROPPED
 
 
-def valid_trace_state(header: str) -> str:
-    """``header`` if it is a valid tracestate, else ``""`` (the SDK drops an invalid one
-    whole)."""
-    members = header.split(",")
-    if len(members) > _MAX_MEMBERS:
-        return ""
-    keys = set()
-    for member in members:
-        if not member.strip():
-            continue
-        match = _MEMBER.fullmatch(member)
-        if match is None or match.group(1) in keys:
-            return ""
-        keys.add(match.group(1))
-    return ",".join(m.strip() for m in members if m.strip())
-
-
 def remote_context(carrier: Carrier) -> SpanContext | None:
     """The remote span context a carrier names, or ``None`` when its traceparent is missing or
     invalid (W3C trace context: version ff, all-zero ids and a version-00 value with more
@@ -118,17 +93,15 @@ def remote_context(carrier: Carrier) -> SpanContext | None:
 
 
 def _parse(traceparent: str, state: str) -> SpanContext | None:
-    match = _TRACEPARENT.fullmatch(traceparent.strip())
-    if match is None:
-        return None
-    version, trace_hex, span_hex, flags, rest = match.groups()
-    if version == "ff" or (version == "00" and rest):
-        return None
-    trace_id, span_id = int(trace_hex, 16), int(span_hex, 16)
-    if not trace_id or not span_id:
+    parsed = parse_traceparent(traceparent)
+    if parsed is None:
         return None
     return SpanContext(
-        trace_id, span_id, bool(int(flags, 16) & 1), True, valid_trace_state(state) if state else ""
+        parsed.trace_id,
+        parsed.parent_id,
+        parsed.sampled,
+        True,
+        valid_trace_state(state) if state else "",
     )
 
 

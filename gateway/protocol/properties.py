@@ -14,6 +14,7 @@ from xml.etree.ElementTree import Element
 
 from gateway.errors.mns import MNSError
 from gateway.protocol.text import storable
+from gateway.protocol.trace_context import normalized_carrier
 from gateway.protocol.xml import XmlNode, child, child_text, children, local_name
 
 #: (container, item) of each list of properties, in the order responses carry them: the
@@ -183,22 +184,28 @@ def carried_properties(attributes: Mapping[str, Any]) -> dict[str, Any]:
 TRACE_CONTEXT_NAMES: Final = ("traceparent", "tracestate")
 
 
-def trace_context(properties: Mapping[str, Any]) -> dict[str, str]:
-    """The message's creation context as trace-context headers (``traceparent`` and
-    ``tracestate`` from its SystemProperties); empty when it has none."""
-    found = {
+def _trace_properties(properties: Mapping[str, Any]) -> dict[str, str]:
+    return {
         entry.get("Name", ""): entry.get("Value", "")
         for entry in properties.get("SystemProperties") or []
         if entry.get("Name") in TRACE_CONTEXT_NAMES
     }
-    return found if found.get("traceparent") else {}
+
+
+def trace_context(properties: Mapping[str, Any]) -> dict[str, str]:
+    """The message's creation context as trace-context headers (``traceparent`` and
+    ``tracestate`` from its SystemProperties), parsed and written anew
+    (:mod:`gateway.protocol.trace_context`); empty when it has none or an invalid one."""
+    return normalized_carrier(_trace_properties(properties))
 
 
 def with_trace_context(properties: Mapping[str, Any], carrier: Mapping[str, str]) -> dict[str, Any]:
     """``properties`` with ``carrier``'s ``traceparent`` (and ``tracestate``) added as
     SystemProperties, unless the message already has a ``traceparent``: the publisher's own
-    creation context is kept untouched, as the messaging conventions ask."""
-    if trace_context(properties) or not carrier.get("traceparent"):
+    is kept untouched, as the messaging conventions ask (and as the client's properties always
+    are), even when it is invalid and so never used (:func:`trace_context`)."""
+    carrier = normalized_carrier(carrier)  # what the gateway adds is within W3C's limits too
+    if _trace_properties(properties).get("traceparent") or not carrier:
         return dict(properties)
     system = [
         entry

@@ -65,6 +65,10 @@ class HttpSender:
         return self.keyring.current
 
     def send(self, job: DeliveryJob) -> PushResult:
+        """The signed push of ``job``; :class:`PermanentDeliveryError` when any of its headers
+        (trace context included) or its body cannot be rendered: that message fails, and the
+        endpoint is never sent it (nor blamed for it)."""
+        unsigned = tuple(self.traced_headers(job).items()) if self.tracing.enabled else ()
         try:
             signed = build_signed_push(
                 notification_of(job, self.account_id),
@@ -74,18 +78,20 @@ class HttpSender:
                 public_url=self.public_url,
                 date=http_date(self.clock()),
                 request_id=new_request_id(),
+                unsigned=unsigned,
             )
         except (DeliveryError, ValueError) as exc:
             raise PermanentDeliveryError(f"cannot render the push: {exc}") from exc
-        headers = signed.headers
-        if self.tracing.enabled:
-            headers = [*headers, *self.traced_headers(job).items()]
-        return self.transport.send(job.subscription.endpoint, headers, signed.body, self.timeout)
+        return self.transport.send(
+            job.subscription.endpoint, signed.headers, signed.body, self.timeout
+        )
 
     def traced_headers(self, job: DeliveryJob) -> dict[str, str]:
         """W3C ``traceparent``/``tracestate`` of this attempt's span (the worker's, current on
-        this thread) and the message's creation context. Added after signing and none of them
-        ``x-mns-*``: the string to sign and every receiver's check stay as they were."""
+        this thread) and the message's creation context (parsed and written anew by
+        :func:`~gateway.protocol.properties.trace_context`). None of them ``x-mns-*``: the
+        string to sign and every receiver's check stay as they were; checked with the signed
+        headers (:func:`gateway.delivery.formats.push_headers`)."""
         headers = self.tracing.current_carrier()
         creation = trace_context(job.message.attributes).get("traceparent")
         if creation:
