@@ -211,6 +211,41 @@ def test_a_header_value_with_a_line_break_is_refused(tag: str) -> None:
         headers_for(dataclasses.replace(TAGGED, message_tag=tag))
 
 
+@pytest.mark.parametrize(
+    "unsigned",
+    [
+        [("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\nX: 1")],
+        [("mns-creation-traceparent", "a\nb")],
+        [("bad\r\nname", "1")],
+    ],
+)
+def test_the_unsigned_headers_are_checked_with_the_signed_ones(
+    unsigned: list[tuple[str, str]],
+) -> None:
+    with pytest.raises(UnrenderableMessageError):
+        push_headers(
+            TAGGED,
+            render(TAGGED, ContentFormat.XML),
+            date="Tue, 08 Dec 2015 06:42:00 GMT",
+            request_id="56667BB81FD0E7D1200024A0",
+            signing_cert_url="http://127.0.0.1:8080/certs/0123456789abcdef.pem",
+            unsigned=unsigned,
+        )
+
+
+def test_the_unsigned_headers_follow_the_signed_ones() -> None:
+    traced = ("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    headers = push_headers(
+        TAGGED,
+        render(TAGGED, ContentFormat.XML),
+        date="Tue, 08 Dec 2015 06:42:00 GMT",
+        request_id="56667BB81FD0E7D1200024A0",
+        signing_cert_url="http://127.0.0.1:8080/certs/0123456789abcdef.pem",
+        unsigned=[traced],
+    )
+    assert headers == [*headers_for(TAGGED), traced]
+
+
 def test_string_to_sign_reproduces_the_seed_example() -> None:
     cert_url = (
         "aHR0cDovL21uc3Rlc3Qub3NzLWNuLWhhbmd6aG91LmFsaXl1bmNzLmNvbS94NTA5X3B1YmxpY19jZXJ0aWZp"
