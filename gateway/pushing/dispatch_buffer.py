@@ -18,6 +18,12 @@ round trip and has its full share from then on, as with a TCP connection's slow 
 for a new host. With the breaker off (``first_per_route=None``) every route has its full share
 at once.
 
+**What it remembers of routes not in use is bounded.** Which routes have answered is kept for
+at most ``max_routes`` routes (the least recently answered forgotten first, like the transport's
+pools per host; with :class:`~gateway.pushing.failing_routes.FailingRoutes` bounded alike):
+only a route with nothing in flight, nothing waiting and nothing paused is forgotten, and it
+starts with its first share again when it next has work, as a route not yet heard from.
+
 Pure bookkeeping, no IO and no lock of its own: :class:`~gateway.pushing.worker.DeliveryWorker`
 calls it under its lock, and does the claiming, handing back and pushing it decides.
 """
@@ -25,11 +31,16 @@ calls it under its lock, and does the claiming, handing back and pushing it deci
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
+from collections import Counter, OrderedDict
 
 from gateway.delivery.breaker import counts_as_failure
 from gateway.delivery.records import DeliveryJob, Settlement
-from gateway.pushing.failing_routes import FailingRoutes, pauses_route, waits_for_wave
+from gateway.pushing.failing_routes import (
+    MAX_ROUTES,
+    FailingRoutes,
+    pauses_route,
+    waits_for_wave,
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -48,18 +59,24 @@ FIRST_PER_ROUTE = 4
 
 class DispatchBuffer:
     def __init__(
-        self, threads: int, max_per_route: int, first_per_route: int | None = None
+        self,
+        threads: int,
+        max_per_route: int,
+        first_per_route: int | None = None,
+        max_routes: int = MAX_ROUTES,
     ) -> None:
         self.threads = threads
         self.max_per_route = max_per_route
         self.first_per_route = min(first_per_route or max_per_route, max_per_route)
+        self.max_routes = max_routes
         #: What a route that has answered may hold, in flight and waiting together.
         self.cap = 2 * max_per_route
         self.inflight: Counter[str] = Counter()
         self.ready: list[DeliveryJob] = []
-        self.failing = FailingRoutes()
+        self.failing = FailingRoutes(max_routes)
         #: Routes whose last push the breaker counted was answered: they have their full share.
-        self.answered: set[str] = set()
+        #: Least recently answered first (a set with an order: the values mean nothing).
+        self.answered: OrderedDict[str, None] = OrderedDict()
 
     def limit(self, route: str) -> int:
         """The pushes ``route`` may have in flight now."""
@@ -136,15 +153,34 @@ class DispatchBuffer:
         route = settlement.job.route
         attempt = settlement.attempt
         if attempt is not None and counts_as_failure(attempt.outcome, attempt.status_code) is False:
-            self.answered.add(route)
+            self._answered(route)
         if not pauses_route(settlement):
             return []
-        self.answered.discard(route)
-        self.failing.failed(settlement.job, wave=waits_for_wave(settlement))
+        self.answered.pop(route, None)
+        self.failing.failed(settlement.job, wave=waits_for_wave(settlement), busy=self.held())
         unstarted = [job for job in self.ready if job.route == route]
         if unstarted:
             self.ready = [job for job in self.ready if job.route != route]
         return unstarted
+
+    def _answered(self, route: str) -> None:
+        if route in self.answered:
+            self.answered.move_to_end(route)
+            return
+        self.answered[route] = None
+        if len(self.answered) <= self.max_routes:
+            return
+        # Past the bound: forget the least recently answered idle routes (a failed one is not
+        # in ``answered`` at all, so nothing in it is paused).
+        busy, excess = self.held(), len(self.answered) - self.max_routes
+        idle: list[str] = []
+        for known in self.answered:  # oldest first; stops at the first ``excess`` idle ones
+            if len(idle) == excess:
+                break
+            if known not in busy:
+                idle.append(known)
+        for forgotten in idle:
+            del self.answered[forgotten]
 
     def settled(self, settlements: list[Settlement]) -> bool:
         """Their outcomes are recorded: whether that ended a route's pause."""

@@ -18,6 +18,15 @@ failure answered at once (a 5xx, a refused connection) does not wait for its wav
 it is answered as fast. Waiting for every failure's wave cost the healthy routes beside a
 500-answering endpoint on SQLite (docs/benchmarks.md#endpoint-health, 2026-11-28).
 
+**What it remembers is bounded.** When each route last failed is kept for at most
+``max_routes`` routes (:data:`MAX_ROUTES`), the least recently failed forgotten first, like the
+transport's pools per host: a worker that pushed to 100,000 endpoints in its life kept about
+20 MB for them (issue 47). Only an idle route is forgotten: none of its failures unsettled, no
+wave waited for, nothing of it in flight or waiting in the buffer. A claim under way when a
+failure it should have seen was forgotten hands back what it brought for every route it knows
+no failure of (:meth:`FailingRoutes.failed_since`): a few deliveries claimed again, never a
+push made that a pause should have held back.
+
 Pure bookkeeping, no IO and no lock of its own: the worker's dispatch buffer
 (:mod:`gateway.pushing.dispatch_buffer`) keeps it, under the worker's lock. With the breaker
 turned off the worker does not pause routes (nothing would read the recorded failures).
@@ -25,11 +34,14 @@ turned off the worker does not pause routes (nothing would read the recorded fai
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping
+from collections import Counter, OrderedDict
+from collections.abc import Container, Mapping
 
 from gateway.delivery.breaker import counts_as_failure
 from gateway.delivery.records import DeliveryJob, Settlement
+
+#: Routes whose last failure a worker remembers at most (about 200 bytes each).
+MAX_ROUTES = 10_000
 
 
 def pauses_route(settlement: Settlement) -> bool:
@@ -53,24 +65,49 @@ class FailingRoutes:
     admission may have read the breaker before that failure was recorded.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_routes: int = MAX_ROUTES) -> None:
+        self.max_routes = max_routes
         self._unsettled: Counter[str] = Counter()
         self._pausing: dict[str, str] = {}  # delivery id -> route, of the failures unsettled
-        self._last_failure: dict[str, int] = {}
+        # Least recently failed first; the epoch of the latest failure forgotten beside it.
+        self._last_failure: OrderedDict[str, int] = OrderedDict()
+        self._forgotten = 0
         # Routes whose push timed out and that may still have pushes in flight from before (they
         # take nothing new meanwhile): paused until :meth:`paused` sees none in flight on them.
         self._waves: set[str] = set()
         self.epoch = 0
 
-    def failed(self, job: DeliveryJob, *, wave: bool = False) -> None:
+    def failed(self, job: DeliveryJob, *, wave: bool = False, busy: Container[str] = ()) -> None:
         """A push of ``job`` failed; its route pauses until :meth:`settled` says so, and with
-        ``wave`` also while pushes it had in flight then are out (:meth:`paused`)."""
+        ``wave`` also while pushes it had in flight then are out (:meth:`paused`). Past
+        ``max_routes``, idle routes are forgotten: ``busy`` are those with pushes in flight or
+        waiting (the buffer's)."""
         self.epoch += 1
         self._pausing[job.delivery_id] = job.route
         self._unsettled[job.route] += 1
+        self._last_failure.pop(job.route, None)
         self._last_failure[job.route] = self.epoch
         if wave:
             self._waves.add(job.route)
+        if len(self._last_failure) > self.max_routes:
+            self._forget_idle(busy)
+
+    def _forget_idle(self, busy: Container[str]) -> None:
+        """Forget the least recently failed idle routes until ``max_routes`` are left (or only
+        busy ones are older)."""
+        excess = len(self._last_failure) - self.max_routes
+        idle: list[str] = []
+        for route in self._last_failure:
+            if len(idle) == excess:
+                break
+            if route not in busy and route not in self._unsettled and route not in self._waves:
+                idle.append(route)
+        for route in idle:
+            self._forgotten = max(self._forgotten, self._last_failure.pop(route))
+
+    def remembered(self) -> int:
+        """How many routes' last failures are kept."""
+        return len(self._last_failure)
 
     def settled(self, job: DeliveryJob) -> bool:
         """``job``'s outcome is recorded (or given up on): whether that ended its route's pause
@@ -93,5 +130,8 @@ class FailingRoutes:
         return frozenset(self._unsettled.keys() | self._waves)
 
     def failed_since(self, route: str, epoch: int) -> bool:
-        """Whether ``route`` failed after ``epoch`` was read (or is paused still)."""
-        return route in self._unsettled or self._last_failure.get(route, 0) > epoch
+        """Whether ``route`` failed after ``epoch`` was read (or is paused still). A route it
+        knows no failure of may have had one forgotten: it counts as failed when any failure
+        forgotten came after ``epoch``."""
+        last = self._last_failure.get(route, self._forgotten)
+        return route in self._unsettled or last > epoch
