@@ -18,6 +18,7 @@ from gateway.api.context import (
     xml_response,
 )
 from gateway.api.tracing import traced_publish
+from gateway.delivery.breaker import refuse_forged_event
 from gateway.observability.oplog import Action, Field
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
@@ -179,7 +180,9 @@ def publish_parsed(parse: Callable[[str, int], TopicMessage]) -> TopicMessage:
     it: one path for the XML and the JSON API alike."""
     topics = _topics()
     now_ms = topics.now_ms()
-    message = traced_publish(parse(topics.new_message_id(now_ms), now_ms))
+    parsed = parse(topics.new_message_id(now_ms), now_ms)
+    refuse_forged_event(parsed.topic_name, parsed.tag, gateway().settings.breaker_events_topic)
+    message = traced_publish(parsed)
     published = topics.publish(message)
     log_operations(
         published.logging_enabled,

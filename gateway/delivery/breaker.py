@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gateway.errors.mns import MNSError
 from gateway.observability.operations import Action, Field
 from gateway.topics.records import subscription_names
 
@@ -292,6 +293,19 @@ def circuit_record(transition: Transition, account_id: str) -> dict[str, object]
 
 #: The tag of an operator event's message (docs/delivery.md#operator-events).
 EVENT_TAG = "EndpointCircuit"
+
+
+def refuse_forged_event(topic_name: str, tag: str | None, events_topic: str) -> None:
+    """A client's message to the events topic may not carry :data:`EVENT_TAG`: on that topic
+    the tag marks the gateway's own events (docs/delivery.md#operator-events), and a push's
+    ``x-mns-message-tag`` and ``x-mns-topic-name`` are signed, so a receiver tells a genuine
+    event from one any key published in its shape (issue 47)."""
+    if events_topic and topic_name == events_topic and tag == EVENT_TAG:
+        raise MNSError(
+            "InvalidArgument",
+            f"The MessageTag {EVENT_TAG} is reserved for the gateway's operator events on "
+            f"topic {events_topic}.",
+        )
 
 
 def event_body(transition: Transition) -> str:
