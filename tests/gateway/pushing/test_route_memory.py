@@ -107,6 +107,6 @@ def test_an_idle_answered_route_is_forgotten_and_a_busy_one_keeps_its_full_share
     assert buffer.limit(idle.route) == 4  # starts again with its first share
 
 
-def test_the_default_bound_is_the_transports_kind_of_bound() -> None:
+def test_a_worker_remembers_at_most_ten_thousand_routes_by_default() -> None:
     # 100,000 routes took about 20 MB for a worker's life; the bound keeps about 2 MB at most.
     assert DispatchBuffer(threads=1, max_per_route=1).max_routes == MAX_ROUTES == 10_000
