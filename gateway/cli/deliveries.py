@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, deliveries: Deliveries) -> int:
         if error.code == BAD_WINDOW:
             print(f"mns-gateway deliveries: {message}", file=sys.stderr)
             return ExitCode.USAGE
-        raise CommandError(f"{args.topic}/{args.subscription}: {message}") from error
+        raise CommandError(f"{args.topic}/{args.subscription}: {error.code}: {message}") from error
     emit(args, done, describe)
     return ExitCode.OK
 

@@ -12,7 +12,7 @@ would silently replay only part of what was asked for.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from gateway.errors.mns import MNSError
@@ -25,6 +25,7 @@ DEFAULT_HISTORY_SECONDS: Final = TOPIC_MESSAGE_RETENTION_SECONDS
 EXAMPLE_TIME: Final = "2026-12-01T22:21:51Z"
 #: The names the command line gives the window's ends; the admin API and the console pass theirs.
 CLI_LABELS: Final = ("--since", "--until")
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class ReplayCount:
 
 def iso_utc_ms(ms: int) -> str:
     """``2026-12-01T22:21:51Z`` (milliseconds only when there are any)."""
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    moment = datetime.fromtimestamp(ms // 1000, UTC)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{text}.{ms % 1000:03d}Z" if ms % 1000 else f"{text}Z"
 
@@ -78,7 +79,7 @@ def parse_utc(text: str, label: str) -> int:
             "InvalidArgument",
             f"{label} {text!r} is not an ISO 8601 time in UTC, such as {EXAMPLE_TIME}",
         )
-    return int(moment.timestamp() * 1000)
+    return (moment - _EPOCH) // timedelta(milliseconds=1)  # exact, where floats round
 
 
 def earliest_kept_ms(now_ms: int, kept_seconds: int) -> int:

@@ -58,9 +58,7 @@ def target(store: Store, since_ms: int, until_ms: int, **options: object) -> Tar
     return Target("t", "a", ReplayWindow(since_ms, until_ms), "replay-1", **options)  # type: ignore[arg-type]
 
 
-def test_the_windows_messages_are_queued_again_in_publish_order(
-    store: Store, clock: Clock
-) -> None:
+def test_the_windows_messages_are_queued_again_in_publish_order(store: Store, clock: Clock) -> None:
     done = delivered_one_a_second(store, clock, 5)
     since, until = done[1][1], done[4][1]  # since inclusive, until exclusive: #1, #2, #3
     count = replay_delivered(store.deliveries, target(store, since, until))
