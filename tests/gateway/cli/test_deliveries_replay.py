@@ -186,3 +186,50 @@ def test_a_window_that_cannot_be_replayed_is_a_usage_error(replaying: Replaying)
         assert done.returncode == 2 and done.stdout == "", window
         (line,) = done.stderr.splitlines()
         assert line.startswith(f"mns-gateway deliveries: {says}"), line
+
+
+def remote(replaying: Replaying, *args: str) -> subprocess.CompletedProcess[str]:
+    """``mns-gateway admin … deliveries``, from a shell with nothing of the gateway's."""
+    key = ("--access-key-id", ACCESS_KEY_ID, "--access-key-secret", ACCESS_KEY_SECRET)
+    shell = {k: v for k, v in os.environ.items() if not k.startswith("MNS_GATEWAY_")}
+    command = [sys.executable, "-m", "gateway.cli", "admin", "--url", replaying.gateway.url]
+    return subprocess.run(
+        [*command, *key, "deliveries", "replay", "orders", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=shell,
+    )
+
+
+def test_the_admin_api_and_its_remote_command(replaying: Replaying) -> None:
+    since = now_iso()
+    window = replaying.publish(2)
+    pushed = len(replaying.endpoint.received)
+    dry = remote(replaying, "web", "--since", since, "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["Queued"] == 2
+    done = remote(replaying, "web", "--since", since, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["Queued"] == 2
+    again = replaying.endpoint.wait_for(pushed + 2, timeout=20)[pushed:]
+    assert [p.message_id for p in again] == window
+    # A bad window: the gateway's refusal, one line, a usage error here too.
+    bad = remote(replaying, "web", "--since", "2026-01-01T00:00:00Z")
+    assert bad.returncode == 2, bad.stderr
+    (line,) = bad.stderr.splitlines()
+    assert "the gateway keeps delivered history for 86400 s: since must be at or after" in line
+    unknown = remote(replaying, "nope", "--since", since)
+    assert unknown.returncode == 1 and "SubscriptionNotExist" in unknown.stderr
+    # The API itself: 400 InvalidArgument for a time it cannot read, 404 for a topic it lacks.
+    raw = replaying.gateway.raw()
+    path = "/admin/topics/orders/subscriptions/web/replay"
+    refused = raw.send("POST", f"{path}?since=soon")
+    assert refused.status == 400 and b"InvalidArgument" in refused.body
+    assert (
+        b"since &apos;soon&apos; is not" in refused.body or b"since 'soon' is not" in refused.body
+    )
+    assert raw.send("POST", f"{path}?since={since}&dryRun=maybe").status == 400
+    missing = raw.send("POST", f"/admin/topics/nope/subscriptions/web/replay?since={since}")
+    assert missing.status == 404 and b"TopicNotExist" in missing.body
