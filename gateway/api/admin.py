@@ -88,8 +88,8 @@ def replay_delivered(topic: str, name: str) -> Response:
     """``?since=&until=`` (ISO 8601 UTC; ``until`` defaults to now) pushes again what was
     delivered to the subscription then; ``?dryRun=true`` only counts it
     (docs/delivery.md#replaying-what-was-delivered)."""
-    params = query_params()
-    dry_run = params.get("dryRun", "false").lower()
+    params = query_params()  # names lowercased, as the signature reads them
+    dry_run = params.get("dryrun", "false").lower()
     if dry_run not in ("true", "false"):
         raise MNSError("InvalidArgument", "The value of dryRun should be true or false.")
     context = gateway()

@@ -209,7 +209,7 @@ def test_the_admin_api_and_its_remote_command(replaying: Replaying) -> None:
     pushed = len(replaying.endpoint.received)
     dry = remote(replaying, "web", "--since", since, "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
-    assert json.loads(dry.stdout)["Queued"] == 2
+    assert (json.loads(dry.stdout)["DryRun"], json.loads(dry.stdout)["Queued"]) == (True, 2)
     done = remote(replaying, "web", "--since", since, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["Queued"] == 2
