@@ -1,5 +1,5 @@
-"""``mns-gateway admin``: the dead-letter commands against a gateway elsewhere, through its
-``/admin/`` API, with requests signed by an access key.
+"""``mns-gateway admin``: the dead-letter and delivery-replay commands against a gateway
+elsewhere, through its ``/admin/`` API, with requests signed by an access key.
 
 The key comes from ``--access-key-id``/``--access-key-secret``, else this shell's
 ``MNS_GATEWAY_ACCESS_KEY_ID``/``_SECRET``, else the pair generated in the data dir; when the
@@ -68,7 +68,9 @@ def _which_key(key: KnownKey, url: str) -> str:
 
 def add_command(commands: Commands) -> None:
     parser = commands.add_parser(
-        "admin", help="the dead-letter commands against a gateway elsewhere, through /admin/"
+        "admin",
+        help="the dead-letter and delivery-replay commands against a gateway elsewhere, "
+        "through /admin/",
     )
     parser.add_argument("--url", help="the gateway's URL (default MNS_GATEWAY_PUBLIC_URL)")
     parser.add_argument(
