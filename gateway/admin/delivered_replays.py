@@ -19,6 +19,7 @@ from gateway.delivery.replays import (
     iso_utc_ms,
     replay_window,
 )
+from gateway.protocol.names import validate_name
 from gateway.protocol.request_ids import new_request_id
 from gateway.store.delivered_replays import Target, replay_delivered
 from gateway.store.deliveries import DeliveryStore
@@ -47,6 +48,8 @@ def replay(
     window ``since``/``until`` (ISO 8601 UTC; ``until`` defaults to now); ``InvalidArgument``
     for a window that is not in the past or reaches past the ``kept`` seconds of history,
     ``TopicNotExist``/``SubscriptionNotExist`` as the API says them."""
+    validate_name("topic", topic_name)  # what no topic can be named is not looked up
+    validate_name("subscription", subscription_name)
     window = replay_window(since, until, deliveries.now_ms(), kept, labels)
     target = Target(topic_name, subscription_name, window, request_id, dry_run)
     count = replay_delivered(deliveries, target)

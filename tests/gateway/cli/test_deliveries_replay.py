@@ -233,3 +233,6 @@ def test_the_admin_api_and_its_remote_command(replaying: Replaying) -> None:
     assert raw.send("POST", f"{path}?since={since}&dryRun=maybe").status == 400
     missing = raw.send("POST", f"/admin/topics/nope/subscriptions/web/replay?since={since}")
     assert missing.status == 404 and b"TopicNotExist" in missing.body
+    # A name no topic can have is refused as the API refuses it, on either backend.
+    bad_name = raw.send("POST", f"/admin/topics/no%00pe/subscriptions/web/replay?since={since}")
+    assert bad_name.status == 400 and b"TopicNameInvalid" in bad_name.body
