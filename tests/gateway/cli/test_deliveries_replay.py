@@ -69,17 +69,27 @@ class Replaying:
             ids.append(sent.message_id)
         return ids
 
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self, *args: str, data_dir: str = "flag", **run: Any
+    ) -> subprocess.CompletedProcess[str]:
+        """The command with the data dir from ``--data-dir`` (``data_dir="flag"``), from
+        ``MNS_GATEWAY_DATA_DIR`` (``"env"``), or from the current directory (``"cwd"``)."""
         shell = {k: v for k, v in os.environ.items() if not k.startswith("MNS_GATEWAY_")}
         if "MNS_GATEWAY_DATABASE_URL" in self.env:
             shell["MNS_GATEWAY_DATABASE_URL"] = self.env["MNS_GATEWAY_DATABASE_URL"]
-        command = [sys.executable, "-m", "gateway.cli", *args, "--data-dir", str(self.data_dir)]
+        command = [sys.executable, "-m", "gateway.cli", *args]
+        if data_dir == "flag":
+            command += ["--data-dir", str(self.data_dir)]
+        elif data_dir == "env":
+            shell["MNS_GATEWAY_DATA_DIR"] = str(self.data_dir)
+        else:  # ./mns-data
+            run["cwd"] = self.data_dir.parent
         return subprocess.run(
-            command, capture_output=True, text=True, timeout=60, check=False, env=shell
+            command, capture_output=True, text=True, timeout=60, check=False, env=shell, **run
         )
 
-    def replay(self, *args: str) -> dict[str, Any]:
-        done = self.cli("deliveries", "replay", "orders", "web", *args, "--json")
+    def replay(self, *args: str, data_dir: str = "flag") -> dict[str, Any]:
+        done = self.cli("deliveries", "replay", "orders", "web", *args, "--json", data_dir=data_dir)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)  # type: ignore[no-any-return]
 
@@ -91,7 +101,7 @@ def replaying(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Replay
         env["MNS_GATEWAY_DATABASE_URL"] = request.getfixturevalue("postgres").new_database()
     port = free_port()
     with pushes_to(f"http://127.0.0.1:{port}") as endpoint:
-        made = Replaying(tmp_path / "data", env, endpoint, port)
+        made = Replaying(tmp_path / "mns-data", env, endpoint, port)
         try:
             yield made
         finally:
@@ -147,7 +157,10 @@ def test_a_replay_queued_while_the_gateway_is_down_is_pushed_when_it_is_back(
     window = replaying.publish(3)
     replaying.gateway.stop()
     pushed = len(replaying.endpoint.received)
-    done = replaying.replay("--since", since)
+    # The data dir found the other two ways: MNS_GATEWAY_DATA_DIR, then ./mns-data.
+    dry = replaying.replay("--since", since, "--dry-run", data_dir="env")
+    assert (dry["DryRun"], dry["Queued"]) == (True, 3)
+    done = replaying.replay("--since", since, data_dir="cwd")
     assert done["Queued"] == 3
     replaying.restart()
     again = replaying.endpoint.wait_for(pushed + 3, timeout=30)[pushed:]
