@@ -11,7 +11,6 @@ from gateway.api.console.web import blueprint, done, mns
 from gateway.api.context import request_facts
 from gateway.inbox.records import InboxKind, InboxQuery
 from gateway.observability.oplog import Action, Field
-from gateway.protocol.names import validate_name
 from gateway.protocol.request_ids import new_request_id
 
 INBOX_PAGE = 100
@@ -55,7 +54,6 @@ def deliver_again() -> Response:
 def replay_delivered(name: str) -> Response:
     """The topic page's "Replay what was delivered" form: the admin API's replay, its window
     in the form's words; the flash says what was (or, dry, would be) queued and skipped."""
-    validate_name("topic", name)
     subscription = request.form.get("subscription", "").strip()
     context = mns()
     replayed = delivered_replays.replay(
