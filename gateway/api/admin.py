@@ -1,5 +1,6 @@
-"""Operator endpoints: dead letters (list, inspect, replay); subscription endpoints' health and
-circuit-breaker overrides (docs/delivery.md#endpoint-health).
+"""Operator endpoints: dead letters (list, inspect, replay); replaying what was delivered to a
+subscription; subscription endpoints' health and circuit-breaker overrides
+(docs/delivery.md#endpoint-health).
 
 They sit behind the same MNS request signature as the API; when ``MNS_GATEWAY_ADMIN_ACCESS_KEYS``
 is set, only those access keys may use them. Answers are JSON: these are not MNS operations and
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.admin import dead_letters, endpoint_health
+from gateway.admin import dead_letters, delivered_replays, endpoint_health
 from gateway.api.context import gateway, query_params
 from gateway.errors.mns import MNSError
 from gateway.protocol.integers import integer_in_range
@@ -80,3 +81,28 @@ def override_circuit(topic: str, name: str) -> Response:
     store = gateway().store
     mode = query_params().get("override", "")
     return jsonify(endpoint_health.override(store.topics, store.deliveries, topic, name, mode))
+
+
+@blueprint.post("/topics/<topic>/subscriptions/<name>/replay")
+def replay_delivered(topic: str, name: str) -> Response:
+    """``?since=&until=`` (ISO 8601 UTC; ``until`` defaults to now) pushes again what was
+    delivered to the subscription then; ``?dryRun=true`` only counts it
+    (docs/delivery.md#replaying-what-was-delivered)."""
+    params = query_params()  # names lowercased, as the signature reads them
+    dry_run = params.get("dryrun", "false").lower()
+    if dry_run not in ("true", "false"):
+        raise MNSError("InvalidArgument", "The value of dryRun should be true or false.")
+    context = gateway()
+    return jsonify(
+        delivered_replays.replay(
+            context.store.deliveries,
+            topic,
+            name,
+            params.get("since", ""),
+            params.get("until") or None,
+            request_id=g.get("request_id", ""),
+            kept=delivered_replays.kept_seconds(context.settings),
+            dry_run=dry_run == "true",
+            labels=("since", "until"),
+        )
+    )

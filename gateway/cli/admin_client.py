@@ -100,3 +100,19 @@ class RemoteDeadLetters:
     def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
         path = f"/admin/dead-letters/{quote(letter_id, safe='')}/replay"
         return self._client.call("POST", path, {"force": "true"} if force else None)
+
+
+class RemoteDeliveries:
+    """The replay of :mod:`gateway.admin.delivered_replays`, on a remote gateway (whose own
+    delivered history decides what may be replayed)."""
+
+    def __init__(self, client: AdminClient) -> None:
+        self._client = client
+
+    def replay(
+        self, topic: str, subscription: str, since: str, until: str | None, dry_run: bool
+    ) -> dict[str, Any]:
+        path = f"/admin/topics/{quote(topic, safe='')}/subscriptions/{quote(subscription, safe='')}"
+        query = {"since": since, **({"until": until} if until else {})}
+        query["dryRun"] = "true" if dry_run else "false"
+        return self._client.call("POST", f"{path}/replay", query)

@@ -1,14 +1,17 @@
-"""Deliveries (one message's pushes per subscription, "deliver again") and, on development
-gateways (``MNS_GATEWAY_INBOX=1``), the inbox of SMS and mail kept instead of sent."""
+"""Deliveries (one message's pushes per subscription, "deliver again", replaying what was
+delivered to a subscription in a window) and, on development gateways (``MNS_GATEWAY_INBOX=1``),
+the inbox of SMS and mail kept instead of sent."""
 
 from __future__ import annotations
 
-from flask import Response, abort, render_template, request, url_for
+from flask import Response, abort, g, render_template, request, url_for
 
+from gateway.admin import delivered_replays
 from gateway.api.console.web import blueprint, done, mns
 from gateway.api.context import request_facts
 from gateway.inbox.records import InboxKind, InboxQuery
 from gateway.observability.oplog import Action, Field
+from gateway.protocol.request_ids import new_request_id
 
 INBOX_PAGE = 100
 
@@ -45,6 +48,26 @@ def deliver_again() -> Response:
         )
     )
     return done(f"Delivering {message_id} to {subscription} again ({delivery_id}).")
+
+
+@blueprint.post("/topics/<name>/replay")
+def replay_delivered(name: str) -> Response:
+    """The topic page's "Replay what was delivered" form: the admin API's replay, its window
+    in the form's words; the flash says what was (or, dry, would be) queued and skipped."""
+    subscription = request.form.get("subscription", "").strip()
+    context = mns()
+    replayed = delivered_replays.replay(
+        context.store.deliveries,
+        name,
+        subscription,
+        request.form.get("since", ""),
+        request.form.get("until") or None,
+        request_id=g.get("request_id") or new_request_id(),
+        kept=delivered_replays.kept_seconds(context.settings),
+        dry_run=request.form.get("dry_run") == "on",
+        labels=("Since", "Until"),
+    )
+    return done(delivered_replays.describe(replayed).replace("\n", "; ") + ".")
 
 
 @blueprint.get("/inbox")

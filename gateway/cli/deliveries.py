@@ -1,0 +1,95 @@
+"""``mns-gateway deliveries replay``: push again what was delivered to a subscription in a window
+of time, on this data dir's or database's gateway. ``mns-gateway admin deliveries`` runs the
+same remotely (:mod:`gateway.cli.admin`), with the same document.
+
+A window that cannot be replayed (a time that does not parse, in the future, ``--until`` not
+after ``--since``, or reaching past the history the gateway keeps) is a usage error: one line,
+status 2, saying what is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gateway.cli.common import Commands, emit, existing_settings, on_store, with_data_dir, with_json
+from gateway.config.settings import Settings
+from gateway.errors import ExitCode
+from gateway.errors.commands import AdminError, CommandError
+from gateway.errors.mns import MNSError
+
+if TYPE_CHECKING:
+    from gateway.store.base import Store
+
+#: The code of a window that cannot be replayed, from this store or a remote gateway.
+BAD_WINDOW = "InvalidArgument"
+
+
+class Deliveries(Protocol):
+    """Local (:class:`gateway.admin.delivered_replays.LocalDeliveries`) or remote, the same
+    document."""
+
+    def replay(
+        self, topic: str, subscription: str, since: str, until: str | None, dry_run: bool
+    ) -> dict[str, Any]: ...
+
+
+def run(args: argparse.Namespace, deliveries: Deliveries) -> int:
+    """The replay on ``deliveries``, printed for people or as JSON."""
+    from gateway.admin.delivered_replays import describe
+
+    try:
+        done = deliveries.replay(
+            args.topic, args.subscription, args.since, args.until, args.dry_run
+        )
+    except (MNSError, AdminError) as error:
+        message = getattr(error, "message", str(error))
+        if error.code == BAD_WINDOW:
+            print(f"mns-gateway deliveries: {message}", file=sys.stderr)
+            return ExitCode.USAGE
+        raise CommandError(f"{args.topic}/{args.subscription}: {error.code}: {message}") from error
+    emit(args, done, describe)
+    return ExitCode.OK
+
+
+def deliveries(args: argparse.Namespace) -> int:
+    return on_store(existing_settings, args, partial(_on_store, args))
+
+
+def _on_store(args: argparse.Namespace, store: Store, settings: Settings) -> int:
+    """On this data dir's or database's store; each replayed delivery's ``Replay`` record is
+    written by the gateway's delivery worker that pushes it."""
+    from gateway.admin.delivered_replays import LocalDeliveries
+
+    return run(args, LocalDeliveries(store.deliveries, settings))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The action and its options, shared with ``admin deliveries``."""
+    parser.add_argument(
+        "action",
+        choices=("replay",),
+        help="replay: push again, with the same MessageIds and in publish order, every message "
+        "delivered to the subscription in the window that the delivered history still keeps",
+    )
+    parser.add_argument("topic", help="the topic")
+    parser.add_argument("subscription", help="the subscription")
+    parser.add_argument(
+        "--since",
+        required=True,
+        help="delivered at or after this time, ISO 8601 in UTC (2026-12-01T22:21:51Z)",
+    )
+    parser.add_argument("--until", help="and before this time (default: now)")
+    parser.add_argument("--dry-run", action="store_true", help="only say how many would be queued")
+    with_json(parser)
+
+
+def add_command(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "deliveries", help="push again what was delivered to a subscription in a window"
+    )
+    add_arguments(parser)
+    with_data_dir(parser)
+    parser.set_defaults(handler=deliveries)
