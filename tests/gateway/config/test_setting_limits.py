@@ -200,7 +200,7 @@ def test_the_docs_the_chart_and_the_tests_set_no_unknown_name() -> None:
 
 
 def run(command: str, data_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MNS_GATEWAY_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MNS_GATEWAY_", "OTEL_"))}
     args = [command, "--data-dir", str(data_dir)]
     if command == "serve":
         args += ["--port", str(free_port())]
@@ -222,6 +222,8 @@ def run(command: str, data_dir: Path, env: dict[str, str]) -> subprocess.Complet
         ("MNS_GATEWAY_BREAKER_COOL_DOWN", "1e300", "MNS_GATEWAY_BREAKER_COOL_DOWN='1e300'"),
         ("MNS_GATEWAY_BREAKER_EVENTS_TOPIC", "bad/name", "must be a topic name"),
         ("MNS_GATEWAY_PROT", "8090", "did you mean MNS_GATEWAY_PORT?"),
+        ("OTEL_TRACES_EXPORTER", "zipkin", "use otlp, console or none"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT="),
     ],
 )
 def test_serve_and_worker_refuse_it_in_one_line(
