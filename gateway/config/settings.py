@@ -7,16 +7,15 @@ resolving generated credentials is :mod:`gateway.auth.generated_keys`' job.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gateway.config.checks import FLAGS, problem
 from gateway.config.tracing import TracingSettings, tracing_from_env
+from gateway.config.unknown_names import refuse_unknown_names
 from gateway.errors.commands import SettingsError
 
 ENV_PREFIX = "MNS_GATEWAY_"
@@ -330,44 +329,11 @@ def known_names() -> frozenset[str]:
     }
 
 
-#: What Kubernetes adds to a pod for each Service of its namespace (its "service links"): a
-#: Service named ``mns-gateway`` gives ``MNS_GATEWAY_SERVICE_HOST``, ``MNS_GATEWAY_PORT_8080_TCP``
-#: and so on, which nobody misspelled (docs/deploy.md#settings).
-_SERVICE_LINK = re.compile(
-    r"[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT_[0-9]+_(TCP|UDP|SCTP)(_[A-Z]+)?)"
-)
-_SERVICE_ADDRESS = re.compile(r"(tcp|udp|sctp)://", re.IGNORECASE)
-
-
-def check_names(env: Mapping[str, str]) -> None:
-    """Refuse an ``MNS_GATEWAY_*`` variable that is no setting (``MNS_GATEWAY_PROT=8090`` was
-    ignored without a word), naming the closest known name."""
-    known = known_names()
-    for name in sorted(env):
-        if not name.startswith(ENV_PREFIX) or name in known or _service_link(name, env[name]):
-            continue
-        # Compared without the prefix, which every name shares and would make any two alike.
-        suffixes = sorted(known_name.removeprefix(ENV_PREFIX) for known_name in known)
-        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1)
-        hint = (
-            f": did you mean {ENV_PREFIX}{close[0]}?"
-            if close
-            else " (docs/deploy.md#settings lists them)"
-        )
-        raise SettingsError(f"{name} is not a setting of mns-gateway{hint}")
-
-
-def _service_link(name: str, value: str) -> bool:
-    return bool(
-        _SERVICE_LINK.fullmatch(name) or (name.endswith("_PORT") and _SERVICE_ADDRESS.match(value))
-    )
-
-
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set; a variable of that
-    prefix that is no setting is refused (:func:`check_names`)."""
+    prefix that is no setting is refused (:mod:`gateway.config.unknown_names`)."""
     env = os.environ if env is None else env
-    check_names(env)
+    refuse_unknown_names(env, ENV_PREFIX, known_names())
     given = {name: _read(name, env[env_name(name)]) for name in READERS if env_name(name) in env}
     if given.get("region") == "":  # ``MNS_GATEWAY_REGION=``, as an env file leaves it: unset
         del given["region"]

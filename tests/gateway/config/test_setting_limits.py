@@ -43,7 +43,7 @@ def numeric_settings() -> list[str]:
         field.name
         for field in dataclasses.fields(Settings)
         if field.name in READERS
-        and ({"int", "float", "int | None"} & {str(field.type)})
+        and str(field.type) in {"int", "float", "int | None", "float | None"}
         and field.type != "bool"
     ]
 

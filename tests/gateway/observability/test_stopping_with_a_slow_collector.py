@@ -148,3 +148,25 @@ def test_serve_stops_before_its_graceful_timeout_despite_a_trickling_collector(
             gateway.stop()
         assert collector.connections >= 1, "the spans were never sent"
         assert took is not None, "serve waited its graceful timeout for the collector"
+
+
+def test_ctrl_c_stops_serve_without_the_exports_backoff_when_the_collector_is_down(
+    tmp_path: Path,
+) -> None:
+    """gunicorn's quick shutdown: its worker process exports the last spans at exit. Before,
+    it tried again after 1, 2, 4 and 8 s within the 30 s export timeout (about 15 s)."""
+    settings = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{unused_port()}",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "30",
+        "OTEL_BSP_SCHEDULE_DELAY": "60000",  # exported at shutdown only
+        "MNS_GATEWAY_GRACEFUL_TIMEOUT": "30",
+    }
+    gateway = start_gateway(tmp_path / "data", settings)
+    try:
+        raw = gateway.raw()
+        assert raw.send("PUT", "/queues/traced", f"<Queue {XMLNS}/>".encode()).status == 201
+        gateway.process.send_signal(signal.SIGINT)
+        took = exited_within(gateway.process, 30)
+    finally:
+        gateway.stop()
+    assert took is not None and took < 15 - 5, f"took {took} s: the export was retried"
