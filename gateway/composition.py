@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import logging
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,6 +56,8 @@ class Runtime:
     worker: DeliveryWorker | None = None
     #: OpenTelemetry spans when ``OTEL_*`` asks for them (docs/observability.md#tracing).
     tracing: Tracing = NO_TRACING
+    #: The clock :meth:`close` keeps to the graceful timeout by.
+    monotonic: Callable[[], float] = time.monotonic
 
     def alive(self) -> bool:
         """What a liveness probe asks: the delivery worker, if the process has one, runs."""
@@ -66,11 +69,14 @@ class Runtime:
             self.worker.stop_claiming()
 
     def close(self) -> None:
-        """Finish in-flight pushes, flush the operation log, close the store (on exit)."""
+        """Finish in-flight pushes, flush the operation log and the spans, close the store (on
+        exit), all within the graceful timeout: spans not sent by then are dropped."""
+        deadline = self.monotonic() + self.settings.graceful_timeout
         if self.worker is not None:
             self.worker.stop(self.settings.graceful_timeout)
         self.oplog.close()
-        self.tracing.shutdown()  # after the worker: its last attempts' spans go out too
+        # After the worker: its last attempts' spans go out too.
+        self.tracing.shutdown(max(0.0, deadline - self.monotonic()))
         self.store.close()
 
 

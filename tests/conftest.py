@@ -122,10 +122,16 @@ def unique() -> str:
 
 
 #: The database backends the store and API tests run against. CI runs both; a developer without
-#: PostgreSQL may set ``MNS_GATEWAY_TEST_BACKENDS=sqlite`` (a missing server otherwise fails).
+#: PostgreSQL may set ``MNS_PUSH_TEST_BACKENDS=sqlite`` (a missing server otherwise fails). Not
+#: an ``MNS_GATEWAY_*`` name: the gateways the tests start inherit the environment, and refuse
+#: a variable of theirs that is no setting. The old name is still read, and kept from them.
 BACKENDS = [
     name.strip()
-    for name in os.environ.get("MNS_GATEWAY_TEST_BACKENDS", "sqlite,postgresql").split(",")
+    for name in (
+        os.environ.get("MNS_PUSH_TEST_BACKENDS")
+        or os.environ.pop("MNS_GATEWAY_TEST_BACKENDS", None)
+        or "sqlite,postgresql"
+    ).split(",")
     if name.strip()
 ]
 

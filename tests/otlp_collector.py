@@ -206,3 +206,65 @@ class GrpcOtlpCollector(_Collector):
 
     def __exit__(self, *exc: object) -> None:
         self._server.stop(grace=None)
+
+
+class TricklingCollector:
+    """A collector that accepts every connection, reads what it is sent, and answers one byte
+    every ``every`` seconds, never finishing the answer: each read of an exporter waiting for it
+    succeeds within its timeout, so only an overall deadline ends the export. ``endpoint`` is
+    what ``OTEL_EXPORTER_OTLP_ENDPOINT`` takes; ``connections`` counts those accepted. Every
+    loop is bounded by ``__exit__``."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        import socket
+
+        self.every = every
+        self.connections = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._stopped = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            thread = threading.Thread(target=self._trickle, args=(connection,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _trickle(self, connection: Any) -> None:
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nX-Slow: "
+        with connection:
+            connection.settimeout(self.every)
+            sent = 0
+            while not self._stopped.wait(self.every):
+                try:
+                    connection.recv(65536)  # whatever was sent; the answer never ends
+                except TimeoutError:
+                    pass
+                except OSError:
+                    return
+                try:
+                    connection.sendall(answer[sent : sent + 1] if sent < len(answer) else b"x")
+                except OSError:
+                    return
+                sent += 1
+
+    def __enter__(self) -> TricklingCollector:
+        thread = threading.Thread(target=self._accept, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
+        self._listener.close()
+        for thread in self._threads:
+            thread.join(5)

@@ -3,8 +3,9 @@
 Everything the command was given is checked before anything is written or printed: the flags by
 argparse (a usage error, status 2), the ``MNS_GATEWAY_*`` settings as they are read, then the
 address and what a worker process would trip over (:mod:`gateway.serving.preflight`); each
-failure is one line naming the option or the variable. Only then is the data dir prepared, the
-served keys recorded and the addresses printed. Ctrl-C stops it at once (gunicorn's quick
+failure is one line naming the option or the variable. Only then is the data dir prepared and,
+with SQLite, locked for this gateway (a second ``serve`` on it is refused, naming the running
+one), the served keys recorded and the addresses printed. Ctrl-C stops it at once (gunicorn's quick
 shutdown; SIGTERM drains first), with status 0 and no traceback.
 """
 
@@ -20,7 +21,7 @@ from gateway.auth.generated_keys import (
 )
 from gateway.auth.served_keys import changed_keys_warning, record_served_keys
 from gateway.cli.common import Commands, setting_type, settings_of, with_data_dir
-from gateway.config.data_dir import prepare_data_dir
+from gateway.config.data_dir import lock_for_serving, prepare_data_dir
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
 
@@ -37,6 +38,9 @@ def serve(args: argparse.Namespace) -> int:
     check_before_forking(settings)
     prepare_data_dir(settings.data_dir)
     if not settings.database_url:
+        # Held until the process ends (the workers share it); replicas of a shared database
+        # may share a data dir, as they share everything else.
+        lock_for_serving(settings.data_dir, settings.base_url)
         # Resolve (and print) generated credentials once, before gunicorn forks its workers.
         # With a shared database each worker does (whichever creates the pair prints it): the
         # arbiter must not load psycopg before gevent patches the workers.

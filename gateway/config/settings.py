@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gateway.config.checks import FLAGS, problem
 from gateway.config.tracing import TracingSettings, tracing_from_env
+from gateway.config.unknown_names import refuse_unknown_names
 from gateway.errors.commands import SettingsError
 
 ENV_PREFIX = "MNS_GATEWAY_"
@@ -316,9 +317,23 @@ def env_name(field_name: str) -> str:
     return f"{ENV_PREFIX}{field_name.upper()}"
 
 
+#: The variables :func:`parse_access_keys` reads, the only ones outside :data:`READERS`.
+ACCESS_KEY_VARIABLES = ("ACCESS_KEY_ID", "ACCESS_KEY_SECRET", "ACCESS_KEYS")
+
+
+def known_names() -> frozenset[str]:
+    """Every ``MNS_GATEWAY_*`` variable the gateway reads: a field of :data:`READERS` (which a
+    new setting is added to, to be read at all) makes its name known, nothing else needed."""
+    return frozenset(env_name(name) for name in READERS) | {
+        f"{ENV_PREFIX}{name}" for name in ACCESS_KEY_VARIABLES
+    }
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
-    """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set."""
+    """Defaults overlaid with every ``MNS_GATEWAY_*`` variable that is set; a variable of that
+    prefix that is no setting is refused (:mod:`gateway.config.unknown_names`)."""
     env = os.environ if env is None else env
+    refuse_unknown_names(env, ENV_PREFIX, known_names())
     given = {name: _read(name, env[env_name(name)]) for name in READERS if env_name(name) in env}
     if given.get("region") == "":  # ``MNS_GATEWAY_REGION=``, as an env file leaves it: unset
         del given["region"]

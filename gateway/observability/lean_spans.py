@@ -225,7 +225,7 @@ class LeanTracing:
         new_trace_id: Callable[[], int],
         new_span_id: Callable[[], int],
         sink: Callable[[RecordedSpan], None],
-        close: Callable[[], None] = lambda: None,
+        close: Callable[[float | None], None] = lambda timeout: None,
         clock_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self.sampler = sampler
@@ -284,8 +284,8 @@ class LeanTracing:
         span = self.current.get()
         return span.carrier() if span is not None else {}
 
-    def shutdown(self) -> None:
-        self._close()
+    def shutdown(self, timeout: float | None = None) -> None:
+        self._close(timeout)
 
 
 def _present(attributes: Mapping[str, AttributeValue | None] | None) -> dict[str, object]:

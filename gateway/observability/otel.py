@@ -82,10 +82,14 @@ def lean_tracing(provider: TracerProvider, protocol: str, env: Mapping[str, str]
         encode_scope(INSTRUMENTATION),
         BatchSettings.from_env(env),
         provider.resource.schema_url,
+        finish=send.finish,
+        abort=send.abort,
     )
 
-    def close() -> None:
-        batcher.close()
+    def close(timeout: float | None = None) -> None:
+        # The last spans get one export's time at most, and never more than the caller has
+        # left: a slow collector does not keep a stopping process for its graceful timeout.
+        batcher.close(settings.timeout_s if timeout is None else min(timeout, settings.timeout_s))
         send.close()
         provider.shutdown()
 
@@ -250,5 +254,6 @@ class OtelTracing:
     def current_carrier(self) -> dict[str, str]:
         return _carrier(trace.get_current_span().get_span_context())
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout: float | None = None) -> None:
+        # The console exporter prints: nothing to wait for past the SDK's own flush.
         self._provider.shutdown()

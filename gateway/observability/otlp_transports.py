@@ -10,13 +10,21 @@ collector's ``Export`` method called on raw bytes. Like the SDK's, they try a re
 after a transient failure (a connection error; HTTP 429, 502, 503, 504; gRPC UNAVAILABLE and
 the like) with exponential backoff (1 s, 2 s, 4 s, ...) while the timeout allows, on the
 export thread: deliveries never wait for it.
+
+The timeout is each export's overall deadline, retries included: a collector that accepts and
+trickles its answer a byte at a time would otherwise hold an HTTP export for ever, each read
+well within the socket's timeout (gRPC calls carry the deadline themselves). At shutdown
+(:meth:`HttpSender.finish`) a failed export is not tried again, and :meth:`HttpSender.abort`
+cuts the one in flight: the span batcher drops spans rather than hold a stopping process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.client
 import logging
+import socket
 import ssl
 import threading
 import time
@@ -38,26 +46,34 @@ RETRYABLE_CODES = frozenset(
 )
 #: ``wait(seconds)``: how the backoff waits (a test's is instant).
 Wait = Callable[[float], object]
+#: ``schedule(seconds, action)``: run ``action`` after ``seconds`` (on another thread or
+#: greenlet) unless the returned function, which cancels it, is called first.
+Schedule = Callable[[float, Callable[[], None]], Callable[[], None]]
 
 
-def _pause(seconds: float) -> object:
-    return threading.Event().wait(seconds)
+def _timer(seconds: float, action: Callable[[], None]) -> Callable[[], None]:
+    timer = threading.Timer(seconds, action)
+    timer.daemon = True
+    timer.start()
+    return timer.cancel
 
 
 def with_retries(
-    attempt: Callable[[], bool | None],
+    attempt: Callable[[float], bool | None],
     timeout_s: float,
-    wait: Wait = _pause,
+    wait: Wait,
     clock: Callable[[], float] = time.monotonic,
+    give_up: Callable[[], bool] = lambda: False,
 ) -> bool:
-    """``attempt()`` until it says True (sent) or False (failed for good); ``None`` (transient)
-    tries again after 1 s, 2 s, 4 s, ... while the next try still starts within ``timeout_s``."""
+    """``attempt(seconds_left)`` until it says True (sent) or False (failed for good); ``None``
+    (transient) tries again after 1 s, 2 s, 4 s, ... while the next try still starts within
+    ``timeout_s`` and ``give_up()`` (shutting down) is false."""
     deadline, delay = clock() + timeout_s, 1.0
     while True:
-        outcome = attempt()
+        outcome = attempt(max(0.0, deadline - clock()))
         if outcome is not None:
             return outcome
-        if clock() + delay >= deadline:
+        if give_up() or clock() + delay >= deadline:
             return False
         wait(delay)
         delay *= 2
@@ -149,11 +165,14 @@ class HttpSender:
     def __init__(
         self,
         settings: ExportSettings,
-        wait: Wait = _pause,
+        wait: Wait | None = None,
         clock: Callable[[], float] = time.monotonic,
+        schedule: Schedule = _timer,
     ) -> None:
         self._settings = settings
-        self._wait, self._clock = wait, clock
+        self._finishing = threading.Event()
+        self._aborted = False
+        self._wait, self._clock, self._schedule = wait or self._finishing.wait, clock, schedule
         url = urlsplit(settings.endpoint)
         self._https = url.scheme == "https"
         self._host, self._port = url.hostname or "localhost", url.port
@@ -168,10 +187,49 @@ class HttpSender:
         self._connection: http.client.HTTPConnection | None = None
 
     def __call__(self, body: bytes) -> bool:
+        if self._aborted:
+            return False
         data = compress(body, self._settings.compression)
-        return with_retries(
-            lambda: self._post(data), self._settings.timeout_s, self._wait, self._clock
-        )
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            self._cut()
+
+        def ended() -> bool:
+            return self._aborted or expired.is_set()
+
+        cancel = self._schedule(self._settings.timeout_s, expire)
+        try:
+            return with_retries(
+                lambda _: self._post(data, ended),
+                self._settings.timeout_s,
+                self._wait,
+                self._clock,
+                give_up=lambda: ended() or self._finishing.is_set(),
+            )
+        finally:
+            cancel()
+
+    def finish(self) -> None:
+        """Shutting down: a failed export is not tried again (a backoff under way ends)."""
+        self._finishing.set()
+
+    def abort(self) -> None:
+        """Give up the export in flight, and every later one, at once."""
+        self._aborted = True
+        self.finish()
+        self._cut()
+
+    def _cut(self) -> None:
+        """Shut the connection's socket down under the export reading or writing on it (from
+        another thread or greenlet: a ``close`` would not wake a blocked read); that export
+        fails with a connection error."""
+        connection = self._connection
+        sock = connection.sock if connection is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):  # closed already
+                sock.shutdown(socket.SHUT_RDWR)
 
     def _connect(self) -> http.client.HTTPConnection:
         timeout = self._settings.timeout_s
@@ -184,21 +242,37 @@ class HttpSender:
             )
         return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=context)
 
-    def _post(self, data: bytes) -> bool | None:
+    def _post(self, data: bytes, ended: Callable[[], bool]) -> bool | None:
+        """One request; ``ended()`` says the export was cut (:meth:`_cut` found no socket yet,
+        or shut it down under a read, which may then look like a complete answer)."""
         if self._connection is None:
             self._connection = self._connect()
+        connection = self._connection
         try:
-            self._connection.request("POST", self._target, data, self._headers)
-            answer = self._connection.getresponse()
+            if connection.sock is None:
+                connection.connect()
+            if ended():
+                self._drop(connection)
+                return False
+            connection.request("POST", self._target, data, self._headers)
+            answer = connection.getresponse()
             answer.read()  # the connection is kept for the next batch
+            if ended():
+                self._drop(connection)
+                return False
         except (OSError, http.client.HTTPException) as error:
             log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
-            self.close()
+            self._drop(connection)
             return None
         if 200 <= answer.status < 300:
             return True
         log.warning("%s answered %s", self._settings.endpoint, answer.status)
         return None if answer.status in RETRYABLE_STATUSES else False
+
+    def _drop(self, connection: http.client.HTTPConnection) -> None:
+        connection.close()
+        if self._connection is connection:
+            self._connection = None
 
     def close(self) -> None:
         if self._connection is not None:
@@ -219,12 +293,13 @@ class GrpcSender:
     def __init__(
         self,
         settings: ExportSettings,
-        wait: Wait = _pause,
+        wait: Wait | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         import grpc  # the otel extra's OTLP/gRPC exporter brings it
 
-        self._wait, self._clock = wait, clock
+        self._finishing = threading.Event()
+        self._wait, self._clock = wait or self._finishing.wait, clock
         url = urlparse(settings.endpoint)
         target = url.netloc or settings.endpoint
         insecure = url.scheme == "http"
@@ -250,12 +325,31 @@ class GrpcSender:
 
     def __call__(self, body: bytes) -> bool:
         return with_retries(
-            lambda: self._call(body), self._settings.timeout_s, self._wait, self._clock
+            self._call_within(body),
+            self._settings.timeout_s,
+            self._wait,
+            self._clock,
+            give_up=self._finishing.is_set,
         )
 
-    def _call(self, body: bytes) -> bool | None:
+    def finish(self) -> None:
+        """Shutting down: a failed export is not tried again (a backoff under way ends)."""
+        self._finishing.set()
+
+    def abort(self) -> None:
+        """Cancel the call in flight (closing the channel does), and fail every later one."""
+        self.finish()
+        self._channel.close()
+
+    def _call_within(self, body: bytes) -> Callable[[float], bool | None]:
+        return lambda seconds_left: self._call(body, seconds_left)
+
+    def _call(self, body: bytes, seconds_left: float) -> bool | None:
+        """One call, its deadline what is left of the export's (the retries' included)."""
+        if seconds_left <= 0:
+            return False
         try:
-            self._export(body, metadata=self._metadata, timeout=self._settings.timeout_s)
+            self._export(body, metadata=self._metadata, timeout=seconds_left)
         except self._error as error:
             log.warning("exporting spans to %s failed: %s", self._settings.endpoint, error)
             code = error.code() if callable(getattr(error, "code", None)) else None

@@ -30,6 +30,13 @@ log = logging.getLogger(__name__)
 
 #: Sends one ``ExportTraceServiceRequest``'s bytes; False when the collector did not take it.
 Send = Callable[[bytes], bool]
+#: How long :meth:`SpanBatcher.close` waits for the export thread once it cut the export in
+#: flight (it only has to notice its socket was shut down).
+ABORT_GRACE_S = 1.0
+
+
+def _nothing() -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +63,24 @@ class BatchSettings:
 
 
 class SpanBatcher:
-    """``add`` from any thread; ``close`` exports what is left and stops the thread."""
+    """``add`` from any thread; ``close`` exports what is left and stops the thread.
+
+    ``finish`` and ``abort`` are the transport's (:class:`~gateway.observability.
+    otlp_transports.HttpSender`'s): at ``close`` a failed export is not tried again, and one
+    still running when ``close``'s time is up is cut."""
 
     def __init__(
-        self, send: Send, resource: bytes, scope: bytes, settings: BatchSettings, schema_url: str
+        self,
+        send: Send,
+        resource: bytes,
+        scope: bytes,
+        settings: BatchSettings,
+        schema_url: str,
+        *,
+        finish: Callable[[], None] = _nothing,
+        abort: Callable[[], None] = _nothing,
     ) -> None:
-        self._send = send
+        self._send, self._finish, self._abort = send, finish, abort
         self._resource = resource
         self._scope = scope
         self._schema_url = schema_url
@@ -94,13 +113,29 @@ class SpanBatcher:
         if len(queue) >= self._settings.max_export_batch_size and not self._wake.is_set():
             self._wake.set()
 
-    def close(self) -> None:
-        """Export every queued span, then stop (idempotent)."""
+    def close(self, timeout: float | None = None) -> None:
+        """Export every queued span within ``timeout`` seconds (``None``: however long it
+        takes), then stop (idempotent). What is not sent by then is dropped, counted and logged:
+        a stopping process never waits on a slow collector past the time it was given."""
         if self._closed:
             return
         self._closed = True
+        self._finish()
         self._wake.set()
-        self._thread.join()
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            return
+        left = len(self._queue)
+        self._queue.clear()
+        self.dropped += left
+        log.warning(
+            "the trace collector took no answer within %.1f s at shutdown: %d queued spans "
+            "dropped, and the export in flight cut",
+            timeout,
+            left,
+        )
+        self._abort()
+        self._thread.join(ABORT_GRACE_S)
 
     def _start(self) -> threading.Thread:
         thread = threading.Thread(target=self._run, name="mns-span-export", daemon=True)

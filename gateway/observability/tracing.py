@@ -84,8 +84,9 @@ class Tracing(Protocol):
     def current_carrier(self) -> dict[str, str]:
         """The thread's current span as trace-context headers; empty when there is none."""
 
-    def shutdown(self) -> None:
-        """Export what is pending; called once, at shutdown."""
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Export what is pending within ``timeout`` seconds (``None``: the exporter's own
+        limit), dropping what is not sent by then; called once, at shutdown."""
 
 
 class _NoSpan:
@@ -135,7 +136,7 @@ class NoTracing:
     def current_carrier(self) -> dict[str, str]:
         return {}
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout: float | None = None) -> None:
         return None
 
 

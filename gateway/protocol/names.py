@@ -29,6 +29,12 @@ def validate_name(kind: str, name: str) -> str:
     return name
 
 
+def is_valid_name(name: str) -> bool:
+    """Whether ``name`` follows the rule of queue, topic and subscription names
+    (:func:`validate_name`), for a setting naming one (``MNS_GATEWAY_BREAKER_EVENTS_TOPIC``)."""
+    return 1 <= len(name) <= MAX_NAME_LENGTH and _NAME.fullmatch(name) is not None
+
+
 def int_attribute(
     value: str | None, element: str, low: int, high: int, default: int | None
 ) -> int | None:

@@ -50,7 +50,7 @@ def installed(package: str, version: str) -> Path:
 @pytest.mark.parametrize(("package", "version"), KNOWN)
 def test_the_sdk_tests_pass_with_an_older_sdk(package: str, version: str) -> None:
     path = installed(package, version)
-    env = {**os.environ, "PYTHONPATH": str(path), "MNS_GATEWAY_TEST_BACKENDS": "sqlite"}
+    env = {**os.environ, "PYTHONPATH": str(path), "MNS_PUSH_TEST_BACKENDS": "sqlite"}
     check = [sys.executable, "-c", "import mns, sys; print(mns.__file__)"]
     found = subprocess.run(check, env=env, capture_output=True, text=True, timeout=60).stdout
     assert found.startswith(str(path)), found
