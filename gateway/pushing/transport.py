@@ -161,6 +161,15 @@ def _request(
     )
 
 
+def _dropped_by_proxy(exc: OSError, origin: Origin, proxy: PushProxy | None) -> ProxyError | None:
+    """A plain-HTTP push's connection dropped by the proxy names the proxy: tinyproxy refuses
+    (407, 403) and closes with the body unread, so its answer is lost in the reset. Inside a
+    tunnel, and on timeouts, the error is the endpoint's, as without a proxy."""
+    if proxy is None or origin.scheme == "https" or isinstance(exc, TimeoutError):
+        return None
+    return ProxyError(f"the proxy {proxy.shown} dropped the push: {type(exc).__name__}: {exc}")
+
+
 def _classify_failure(exc: Exception) -> tuple[PushOutcome, str]:
     if isinstance(exc, EgressRefusedError):
         return PushOutcome.REFUSED_BY_POLICY, str(exc)
@@ -259,8 +268,6 @@ class PushTransport:
             proxy = self._proxy.proxy_for(origin.host) if self._proxy is not None else None
             request = _request(origin, proxy, push_path(url), headers, body)
             status, response_body = self._exchange(origin, proxy, request, timeout)
-            if proxy is not None and status == 407:  # not the endpoint: the proxy refused it
-                raise ProxyError(f"the proxy {proxy.shown} answered HTTP 407 (its credentials)")
         except (DeliveryError, OSError) as exc:
             outcome, error = _classify_failure(exc)
             return PushResult(None, outcome, error, self._elapsed_ms(started)), b""
@@ -290,11 +297,18 @@ class PushTransport:
             reusable = False
             try:
                 status, body, reusable = _round_trip(sock, request, deadline)
+            except OSError as exc:
+                dropped = _dropped_by_proxy(exc, origin, proxy)
+                if dropped is None:
+                    raise
+                raise dropped from exc
             finally:
                 if reusable:
                     pool.give_back(sock)
                 else:
                     sock.close()
+            if status == 407 and proxy is not None and origin.scheme == "http":
+                raise ProxyError(f"the proxy {proxy.shown} answered HTTP 407 (its credentials)")
             return status, body
         finally:
             pool.slots.release()

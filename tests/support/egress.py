@@ -43,6 +43,7 @@ class CertificateAuthority:
     def __init__(self, directory: Path, name: str = "Test Private CA") -> None:
         self.directory = directory
         self.name = name
+        directory.mkdir(parents=True, exist_ok=True)
         self._key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
         now = datetime.now(UTC)
