@@ -91,10 +91,13 @@ def test_the_proxy_credentials_are_sent_for_http_and_for_connect(
     https_endpoint: PushRecorder,
 ) -> None:
     port = _port(https_endpoint.url)
-    with tinyproxy(tmp_path / "proxy", connect_ports=[port], basic_auth=("gw", "s3cret")) as proxy:
-        with _through(proxy.url_with("gw", "s3cret"), ca=ca) as transport:
-            plain = transport.send(endpoint.url, HEADERS, b"x")
-            tunnelled = transport.send(https_endpoint.url, HEADERS, b"x")
+    credentials = ("gw", "s3cret")
+    with (
+        tinyproxy(tmp_path / "proxy", connect_ports=[port], basic_auth=credentials) as proxy,
+        _through(proxy.url_with(*credentials), ca=ca) as transport,
+    ):
+        plain = transport.send(endpoint.url, HEADERS, b"x")
+        tunnelled = transport.send(https_endpoint.url, HEADERS, b"x")
 
     assert (plain.error, tunnelled.error) == (None, None)
     assert len(endpoint.received) == len(https_endpoint.received) == 1
