@@ -38,7 +38,7 @@ def _merged(*values: dict[str, Any]) -> dict[str, Any]:
 
 def _volumes(rendered: Rendered) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     found = []
-    for workload, spec in rendered.pod_specs():
+    for _, spec in rendered.pod_specs():
         volumes = {volume["name"]: volume for volume in spec.get("volumes", [])}
         for container in spec["containers"]:
             if "command" not in container and "mns-gateway" in container["image"]:
