@@ -5,6 +5,7 @@ operation log; the client certificate rotated by SIGHUP; a bad setting refused a
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from mns.topic import TopicMessage, TopicMeta
 
 from gateway.testing import EmbeddedGateway, PushRecorder
 from gateway.testing.process import free_port
+from tests.conftest import start_gateway
 from tests.support.egress import CertificateAuthority, Issued, TinyProxy, tinyproxy
 
 from .conftest import WAIT_SECONDS
@@ -208,8 +210,6 @@ def test_sighup_reads_a_rotated_client_certificate_without_a_restart(
 
 
 def _rewrite_keeping_mtime(target: Issued, source: Issued) -> None:
-    import os
-
     for destination, origin in ((target.cert, source.cert), (target.key, source.key)):
         before = destination.stat()
         destination.write_bytes(origin.read_bytes())
@@ -246,3 +246,53 @@ def test_a_bad_setting_stops_serve_and_worker_at_start_in_one_line(
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("worker_class", ["gevent", "gthread"])
+def test_sighup_to_a_worker_process_reads_the_rotated_client_certificate(
+    tmp_path: Path,
+    authorities: tuple[CertificateAuthority, ...],
+    mtls_endpoint: PushRecorder,
+    worker_class: str,
+) -> None:
+    """``mns-gateway worker`` started with a certificate the endpoint refuses; the files are
+    rewritten in place with their mtime kept, and only SIGHUP makes the worker read them."""
+    private, clients, stranger = authorities
+    configured = stranger.issue(f"worker-{worker_class}", client=True)
+    api = start_gateway(tmp_path / "data", {"MNS_GATEWAY_DELIVERY_THREADS": "0"})
+    worker = None
+    try:
+        account = api.account()
+        account.get_topic("worker-rotation").create(TopicMeta())
+        subscription = account.get_topic("worker-rotation").get_subscription("s")
+        subscription.subscribe(SubscriptionMeta(mtls_endpoint.url + "/worker"))
+        env = {
+            **api.env,
+            "MNS_GATEWAY_DATA_DIR": str(api.data_dir),
+            "MNS_GATEWAY_DELIVERY_THREADS": "2",
+            "MNS_GATEWAY_WORKER_CLASS": worker_class,
+            "MNS_GATEWAY_PUSH_CA_FILE": str(private.cert_file),
+            "MNS_GATEWAY_PUSH_CLIENT_CERT": str(configured.cert),
+            "MNS_GATEWAY_PUSH_CLIENT_KEY": str(configured.key),
+        }
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", "worker"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert worker.stdout is not None
+        assert worker.stdout.readline().startswith("mns-gateway worker: pushing")
+
+        _rewrite_keeping_mtime(configured, clients.issue(f"good-{worker_class}", client=True))
+        worker.send_signal(signal.SIGHUP)
+        account.get_topic("worker-rotation").publish_message(TopicMessage(f"hup {worker_class}"))
+
+        _wait_for(mtls_endpoint, f"hup {worker_class}")
+        assert worker.poll() is None
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(30)
+        api.stop()
