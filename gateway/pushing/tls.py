@@ -150,6 +150,11 @@ class PushTls:
             self._check()
         return self._generation, self._context
 
+    @property
+    def latest(self) -> ssl.SSLContext:
+        """The context :meth:`current` last returned or loaded, without looking at the files."""
+        return self._context
+
     def reload(self) -> None:
         """Load the files again at the next push, changed or not (SIGHUP). Only sets a flag:
         safe in a signal handler."""

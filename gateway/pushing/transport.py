@@ -303,7 +303,8 @@ class PushTransport:
                     raise
                 raise dropped from exc
             finally:
-                if reusable:
+                # Not pooled if the TLS files were reloaded meanwhile: it has the old ones.
+                if reusable and (context is None or context is self._tls.latest):
                     pool.give_back(sock)
                 else:
                     sock.close()
