@@ -114,6 +114,10 @@ def main() -> None:
                         f"round {round_number + 1} {mode:13} {rate:8,.0f}/s  transport {cpu:6.0f}"
                         f"  tinyproxy {proxy_cpu:6.0f}"
                     )
+    _report(figures)
+
+
+def _report(figures: dict[str, list[tuple[float, float, float]]]) -> None:
     print("\nranges over the rounds:")
     for mode in MODES:
         rates, cpus, proxies = (list(column) for column in zip(*figures[mode], strict=True))
