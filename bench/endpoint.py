@@ -1,8 +1,9 @@
 """A lean push endpoint for benchmarks: asyncio, keep-alive, answers 204, records latencies.
 
-    python bench/endpoint.py PORT [--hang]
+    python bench/endpoint.py PORT [--hang] [--tls CERT KEY]
 
-Every POST is answered ``204`` (or, with ``--hang``, never: a dead endpoint that times out every
+With ``--tls`` it serves HTTPS with that certificate and key (PEM files). Every POST is
+answered ``204`` (or, with ``--hang``, never: a dead endpoint that times out every
 push). ``GET /stats`` returns JSON: pushes received, first/last arrival (epoch s), arrivals per
 second (``per_second``, keyed by epoch second) and the publish-to-delivery latencies in ms
 (arrival time minus ``x-mns-publish-time``). ``GET /count`` returns only the count and the
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import ssl
 import sys
 import time
 
@@ -75,13 +77,24 @@ class PushProtocol(asyncio.Protocol):
         self.transport.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")  # type: ignore[attr-defined]
 
 
-async def main(port: int, hang: bool) -> None:
+async def main(port: int, hang: bool, tls: ssl.SSLContext | None = None) -> None:
     reset()
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: PushProtocol(hang), "127.0.0.1", port, backlog=1024)
+    server = await loop.create_server(
+        lambda: PushProtocol(hang), "127.0.0.1", port, backlog=1024, ssl=tls
+    )
     async with server:
         await server.serve_forever()
 
 
+def _tls(args: list[str]) -> ssl.SSLContext | None:
+    if "--tls" not in args:
+        return None
+    cert, key = args[args.index("--tls") + 1 : args.index("--tls") + 3]
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
+
+
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), "--hang" in sys.argv[2:]))
+    asyncio.run(main(int(sys.argv[1]), "--hang" in sys.argv[2:], _tls(sys.argv[2:])))

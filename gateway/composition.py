@@ -31,8 +31,10 @@ from gateway.observability.tracers import open_tracing
 from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.keyring import KeyRing, open_keyring
 from gateway.pushing.providers import message_senders
+from gateway.pushing.push_network import push_network
 from gateway.pushing.queue_bridge import QueueSender, RemoteService
 from gateway.pushing.senders import HttpSender, Sender, SenderRegistry
+from gateway.pushing.tls import PushTls
 from gateway.pushing.transport import PushTransport
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store
@@ -58,10 +60,17 @@ class Runtime:
     tracing: Tracing = NO_TRACING
     #: The clock :meth:`close` keeps to the graceful timeout by.
     monotonic: Callable[[], float] = time.monotonic
+    #: The https pushes' TLS files, once the worker is built (docs/delivery.md#rotation).
+    push_tls: PushTls | None = None
 
     def alive(self) -> bool:
         """What a liveness probe asks: the delivery worker, if the process has one, runs."""
         return self.worker is None or self.worker.running()
+
+    def reload_files(self) -> None:
+        """SIGHUP: the push TLS files are read again before the next https push."""
+        if self.push_tls is not None:
+            self.push_tls.reload()
 
     def begin_shutdown(self) -> None:
         """Claim no more deliveries; pushes in flight finish while requests drain."""
@@ -109,10 +118,14 @@ def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
 
 def build_worker(runtime: Runtime) -> DeliveryWorker:
     settings = runtime.settings
+    network = push_network(settings)
+    runtime.push_tls = network.tls
     transport = PushTransport(
         EgressPolicy(settings.egress_allow, settings.egress_deny),
         max_per_host=settings.max_pushes_per_route,
         default_timeout=settings.push_timeout,
+        tls=network.tls,
+        proxy=network.proxy,
     )
     http = HttpSender(
         transport,

@@ -4,7 +4,8 @@ and how to install it, instead of 15 minutes later with a handful of errors.
 
 The programs: Java 17 or later (the PySpark report), PostgreSQL's ``initdb`` and ``pg_ctl`` (the
 store tests run on PostgreSQL too), Debian's ``chromium`` and ``chromedriver`` (the report page
-in a real browser), ``node`` with ``npm`` (two Node.js MNS SDKs as test oracles) and ``php``
+in a real browser), ``tinyproxy`` (pushes through an egress proxy), ``node`` with ``npm`` (two
+Node.js MNS SDKs as test oracles) and ``php``
 with ``phpunit`` (the official PHP SDK's own suite). Node and PHP are required, not optional: a
 suite that silently skips an SDK on one machine is not the suite CI ran. The check is pure
 (``which`` and the Java version are handed in); the pytest hook in tests/conftest.py runs it on
@@ -44,6 +45,11 @@ PROGRAMS = (
         "apt-get install chromium chromium-driver",
     ),
     Prerequisite("Node.js and npm", ("node", "npm"), "apt-get install nodejs npm"),
+    Prerequisite(
+        "tinyproxy (the egress proxy the push tests go through)",
+        ("tinyproxy",),
+        "apt-get install tinyproxy",
+    ),
     Prerequisite(
         "PHP and PHPUnit (the official PHP SDK's suite, tests/php)",
         ("php", "phpunit"),

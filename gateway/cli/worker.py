@@ -14,7 +14,8 @@ from gateway.errors.commands import CommandError
 
 
 def worker(args: argparse.Namespace) -> int:
-    """Push until SIGINT or SIGTERM, then let pushes in flight finish.
+    """Push until SIGINT or SIGTERM, then let pushes in flight finish; SIGHUP reads the push
+    TLS files again (docs/delivery.md#rotation).
 
     With the gevent worker class (the default, as for ``serve``) the push threads are greenlets
     on one event loop: a push spends its time signing and waiting on a socket, and OS threads
@@ -36,6 +37,7 @@ def worker(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
+    signal.signal(signal.SIGHUP, lambda *_: runtime.reload_files())
     try:
         probes = worker_probes(runtime.worker, runtime.store, runtime.metrics, probe_address)
     except GatewayError:

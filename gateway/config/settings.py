@@ -173,6 +173,15 @@ class Settings:
     #: ``MNS_GATEWAY_BREAKER_EVENTS_TOPIC``: a topic of this gateway each breaker transition is
     #: published to (docs/delivery.md#operator-events); empty, none.
     breaker_events_topic: str = ""
+    #: The egress proxy pushes leave through (``MNS_GATEWAY_PUSH_PROXY``, ``http://host:port``,
+    #: perhaps with ``user:password@``), the hosts and CIDRs reached directly, a CA bundle
+    #: trusted beside the system's, and a client certificate and key (PEM files) for endpoints
+    #: that ask for one (docs/delivery.md#egress-proxy, #private-ca-and-client-certificates).
+    push_proxy: str = field(default="", repr=False)
+    push_no_proxy: tuple[str, ...] = ()
+    push_ca_file: Path | None = None
+    push_client_cert: Path | None = None
+    push_client_key: Path | None = None
 
     @property
     def base_url(self) -> str:
@@ -310,6 +319,11 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "breaker_cool_down": _number,
     "breaker_max_cool_down": _number,
     "breaker_events_topic": _strip,
+    "push_proxy": _strip,
+    "push_no_proxy": _split_list,
+    "push_ca_file": _optional_path,
+    "push_client_cert": _optional_path,
+    "push_client_key": _optional_path,
 }
 
 

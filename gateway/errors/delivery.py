@@ -35,6 +35,10 @@ class PushTimeoutError(DeliveryError, TimeoutError):
     """No free connection to the host, or no answer, within the push timeout."""
 
 
+class ProxyError(DeliveryError):
+    """The egress proxy could not be reached, or refused to carry a push (its answer says why)."""
+
+
 class MalformedResponseError(DeliveryError):
     """The endpoint's answer was not HTTP/1.x, or ended before it was complete."""
 

@@ -14,11 +14,18 @@ the store decides what happens next (that is what makes retries survive a restar
 The egress check happens inside the connection, on the addresses the hostname *resolves to*,
 immediately before connecting — never on the URL text — so a hostname that resolves to the
 metadata service is refused, and a refused address is never connected to.
+
+With an egress proxy (:mod:`gateway.delivery.proxy`) the endpoint's addresses are judged all the
+same before the proxy is asked for it, by name; a plain-HTTP push is sent to the proxy in
+absolute form, an https push through a CONNECT tunnel (:mod:`gateway.pushing.proxy_tunnel`),
+TLS inside it to the endpoint's name. The pools stay per endpoint: a proxy may tie a kept-alive
+connection to the first host it carried (tinyproxy relays to it until either side closes).
+https contexts come from :class:`~gateway.pushing.tls.PushTls`; when it reloads its files, the
+connections opened with the old context are not used again.
 """
 
 from __future__ import annotations
 
-import select
 import socket
 import ssl
 import threading
@@ -34,9 +41,13 @@ from urllib.parse import urlsplit
 
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import push_path
+from gateway.delivery.proxy import ProxyRoutes, PushProxy, absolute_target
 from gateway.errors import DeliveryError
-from gateway.errors.delivery import EgressRefusedError, PushTimeoutError
+from gateway.errors.delivery import EgressRefusedError, ProxyError, PushTimeoutError
+from gateway.pushing.pools import OriginPool
+from gateway.pushing.proxy_tunnel import connect_to_proxy, open_tunnel
 from gateway.pushing.response import read_response
+from gateway.pushing.tls import PushTls
 
 DEFAULT_TIMEOUT_SECONDS: Final = 5.0
 DEFAULT_MAX_PER_HOST: Final = 16
@@ -120,59 +131,43 @@ def _remaining(deadline: float) -> float:
     return left
 
 
-def _is_dropped(sock: socket.socket) -> bool:
-    """A kept-alive socket the peer closed (or wrote to unasked) is readable: don't reuse it."""
-    if isinstance(sock, ssl.SSLSocket):  # TLS records cannot be peeked at
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        return bool(poller.poll(0))
-    sock.settimeout(0)  # one non-blocking peek: cheaper than a poll object, even under gevent
-    try:
-        sock.recv(1, socket.MSG_PEEK)
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-class _OriginPool:
-    """Idle keep-alive sockets to one origin, and the slots bounding its concurrency."""
-
-    def __init__(self, size: int) -> None:
-        self.slots = threading.BoundedSemaphore(size)
-        self._idle: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def take_idle(self) -> socket.socket | None:
-        while True:
-            with self._lock:
-                sock = self._idle.pop() if self._idle else None
-            if sock is None or not _is_dropped(sock):
-                return sock
-            sock.close()
-
-    def give_back(self, sock: socket.socket) -> None:
-        with self._lock:
-            if not self._closed:
-                self._idle.append(sock)
-                return
-        sock.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for sock in idle:
-            sock.close()
-
-
 def _round_trip(sock: socket.socket, request: bytes, deadline: float) -> tuple[int, bytes, bool]:
     """Send the request, read the answer: (status, body, whether the socket may be reused)."""
     sock.settimeout(_remaining(deadline))
     sock.sendall(request)
     return read_response(sock, lambda: _remaining(deadline), MAX_RESPONSE_BYTES)
+
+
+def _authority(origin: Origin) -> str:
+    host = f"[{origin.host}]" if ":" in origin.host else origin.host
+    return f"{host}:{origin.port}"
+
+
+def _request(
+    origin: Origin,
+    proxy: PushProxy | None,
+    path: str,
+    headers: Sequence[tuple[str, str]],
+    body: bytes,
+) -> bytes:
+    """The request's bytes: through the proxy, plain HTTP goes in absolute form (with the
+    proxy's credentials); https goes unchanged inside the tunnel."""
+    if proxy is None or origin.scheme == "https":
+        return encode_request(path, origin.host_header, headers, body)
+    if proxy.authorization is not None:
+        headers = [("Proxy-Authorization", proxy.authorization), *headers]
+    return encode_request(
+        absolute_target(origin.host_header, path), origin.host_header, headers, body
+    )
+
+
+def _dropped_by_proxy(exc: OSError, origin: Origin, proxy: PushProxy | None) -> ProxyError | None:
+    """A plain-HTTP push's connection dropped by the proxy names the proxy: tinyproxy refuses
+    (407, 403) and closes with the body unread, so its answer is lost in the reset. Inside a
+    tunnel, and on timeouts, the error is the endpoint's, as without a proxy."""
+    if proxy is None or origin.scheme == "https" or isinstance(exc, TimeoutError):
+        return None
+    return ProxyError(f"the proxy {proxy.shown} dropped the push: {type(exc).__name__}: {exc}")
 
 
 def _classify_failure(exc: Exception) -> tuple[PushOutcome, str]:
@@ -192,8 +187,9 @@ class PushTransport:
     """Performs push attempts; thread-safe, share one per process.
 
     ``send`` never raises for anything the endpoint or the network does: every such failure is a
-    :class:`PushResult`. ``ssl_context`` defaults to the system CAs with hostnames checked.
-    ``clock`` only measures latency; deadlines run on the monotonic clock.
+    :class:`PushResult`. ``tls`` (or a fixed ``ssl_context``) defaults to the system CAs with
+    hostnames checked; ``proxy``, none, pushes directly. ``clock`` only measures latency;
+    deadlines run on the monotonic clock.
     """
 
     def __init__(
@@ -206,6 +202,8 @@ class PushTransport:
         resolver: Resolver = resolve_host,
         clock: Clock = time.perf_counter,
         ssl_context: ssl.SSLContext | None = None,
+        tls: PushTls | None = None,
+        proxy: ProxyRoutes | None = None,
     ) -> None:
         if max_per_host < 1:
             raise ValueError(f"max_per_host must be >= 1, got {max_per_host}")
@@ -215,8 +213,10 @@ class PushTransport:
         self._max_hosts = max_hosts
         self._resolver = resolver
         self._clock = clock
-        self._ssl_context = ssl_context or ssl.create_default_context()
-        self._pools: OrderedDict[Origin, _OriginPool] = OrderedDict()
+        self._tls = tls or PushTls(context=ssl_context or ssl.create_default_context())
+        self._tls_generation = 0
+        self._proxy = proxy
+        self._pools: OrderedDict[Origin, OriginPool] = OrderedDict()
         self._pools_lock = threading.Lock()
 
     def __enter__(self) -> Self:
@@ -265,8 +265,9 @@ class PushTransport:
         started = self._clock()
         try:
             origin = origin_of(url)
-            request = encode_request(push_path(url), origin.host_header, headers, body)
-            status, response_body = self._exchange(origin, request, timeout)
+            proxy = self._proxy.proxy_for(origin.host) if self._proxy is not None else None
+            request = _request(origin, proxy, push_path(url), headers, body)
+            status, response_body = self._exchange(origin, proxy, request, timeout)
         except (DeliveryError, OSError) as exc:
             outcome, error = _classify_failure(exc)
             return PushResult(None, outcome, error, self._elapsed_ms(started)), b""
@@ -279,32 +280,47 @@ class PushTransport:
         error = _error_excerpt(status, response_body)
         return PushResult(status, PushOutcome.HTTP_ERROR, error, latency_ms), response_body
 
-    def _exchange(self, origin: Origin, request: bytes, timeout: float) -> tuple[int, bytes]:
+    def _exchange(
+        self, origin: Origin, proxy: PushProxy | None, request: bytes, timeout: float
+    ) -> tuple[int, bytes]:
         deadline = time.monotonic() + timeout
+        context = None
+        if origin.scheme == "https":
+            generation, context = self._tls.current()
+            if generation != self._tls_generation:
+                self._forget_https_pools(generation)
         pool = self._pool(origin)
         if not pool.slots.acquire(timeout=timeout):
             raise PushTimeoutError(f"no free connection to the host within {timeout:g} s")
         try:
-            sock = pool.take_idle() or self._connect(origin, deadline)
+            sock = pool.take_idle() or self._connect(origin, proxy, context, deadline)
             reusable = False
             try:
                 status, body, reusable = _round_trip(sock, request, deadline)
+            except OSError as exc:
+                dropped = _dropped_by_proxy(exc, origin, proxy)
+                if dropped is None:
+                    raise
+                raise dropped from exc
             finally:
-                if reusable:
+                # Not pooled if the TLS files were reloaded meanwhile: it has the old ones.
+                if reusable and (context is None or context is self._tls.latest):
                     pool.give_back(sock)
                 else:
                     sock.close()
+            if status == 407 and proxy is not None and origin.scheme == "http":
+                raise ProxyError(f"the proxy {proxy.shown} answered HTTP 407 (its credentials)")
             return status, body
         finally:
             pool.slots.release()
 
-    def _pool(self, origin: Origin) -> _OriginPool:
+    def _pool(self, origin: Origin) -> OriginPool:
         with self._pools_lock:
             pool = self._pools.get(origin)
             if pool is not None:
                 self._pools.move_to_end(origin)
                 return pool
-            pool = self._pools[origin] = _OriginPool(self._max_per_host)
+            pool = self._pools[origin] = OriginPool(self._max_per_host)
             evicted = (
                 self._pools.popitem(last=False)[1] if len(self._pools) > self._max_hosts else None
             )
@@ -312,9 +328,27 @@ class PushTransport:
             evicted.close()
         return pool
 
-    def _connect(self, origin: Origin, deadline: float) -> socket.socket:
+    def _forget_https_pools(self, generation: int) -> None:
+        """The TLS files were reloaded: connections opened with the old ones are closed as
+        they come back (in use) or now (idle); new pools open new ones."""
+        with self._pools_lock:
+            if generation == self._tls_generation:
+                return
+            self._tls_generation = generation
+            stale = [origin for origin in self._pools if origin.scheme == "https"]
+            pools = [self._pools.pop(origin) for origin in stale]
+        for pool in pools:
+            pool.close()
+
+    def _connect(
+        self,
+        origin: Origin,
+        proxy: PushProxy | None,
+        context: ssl.SSLContext | None,
+        deadline: float,
+    ) -> socket.socket:
         """Resolve, keep only addresses the egress policy permits, connect to the first that
-        answers (as ``socket.create_connection`` does), then TLS for https."""
+        answers (as ``socket.create_connection`` does), or to the proxy; then TLS for https."""
         addresses = self._resolver(origin.host, origin.port)
         permitted = [address for address in addresses if self._egress.permits(address)]
         if not permitted:
@@ -322,12 +356,25 @@ class PushTransport:
                 f"{origin.host} resolves to {', '.join(addresses) or 'nothing'}, "
                 f"refused by {self._egress!r}"
             )
-        sock = self._connect_first(permitted, origin.port, deadline)
+        if proxy is None:
+            sock = self._connect_first(permitted, origin.port, deadline)
+        else:
+            sock = connect_to_proxy(
+                proxy,
+                self._resolver,
+                lambda found, port: self._connect_first(found, port, deadline),
+            )
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if origin.scheme == "https":
+        if context is None:
+            return sock
+        try:
+            if proxy is not None:
+                open_tunnel(sock, proxy, _authority(origin), lambda: _remaining(deadline))
             sock.settimeout(_remaining(deadline))
-            return self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
-        return sock
+            return context.wrap_socket(sock, server_hostname=origin.host)
+        except BaseException:
+            sock.close()
+            raise
 
     @staticmethod
     def _connect_first(addresses: Sequence[str], port: int, deadline: float) -> socket.socket:

@@ -5,7 +5,8 @@ ending in "Worker failed to boot", the cause buried among them. So whatever the 
 that a worker would trip over is checked here first, and raised as the one-line
 :class:`~gateway.errors.GatewayError` the command prints: the database URL's scheme,
 the SQLite settings, the egress CIDR lists, the worker class, the SMS provider and SMTP relay,
-the configured signing key and certificate files, a PostgreSQL server that answers (each value's
+the configured signing key and certificate files, the push proxy and TLS files (a CA bundle, a
+client certificate and key), a PostgreSQL server that answers (each value's
 own form is checked as it is read, :mod:`gateway.config.checks`). The arbiter must not load
 psycopg, nor anything that imports ``ssl`` (the workers inherit its modules before gevent patches
 them), so all but the first two are checked in a forked child (when set), and nothing
@@ -39,6 +40,8 @@ def check_before_forking(settings: Settings) -> None:
         checks.append(lambda: _check_message_senders(settings))
     if settings.signing_key_file is not None or settings.signing_cert_file is not None:
         checks.append(lambda: _check_signing_files(settings))
+    if _push_network_set(settings):
+        checks.append(lambda: _check_push_network(settings))
     if settings.database_url:
         checks.append(lambda: _check_reachable(settings.database_url))
     if checks:
@@ -99,6 +102,23 @@ def _check_signing_files(settings: Settings) -> None:
     from gateway.pushing.keyring import check_configured_files
 
     check_configured_files(settings.signing_key_file, settings.signing_cert_file)
+
+
+def _push_network_set(settings: Settings) -> bool:
+    return bool(
+        settings.push_proxy
+        or settings.push_no_proxy
+        or settings.push_ca_file
+        or settings.push_client_cert
+        or settings.push_client_key
+    )
+
+
+def _check_push_network(settings: Settings) -> None:
+    """The proxy URL, NO_PROXY and the TLS files, loaded as the delivery worker will."""
+    from gateway.pushing.push_network import push_network
+
+    push_network(settings)
 
 
 def _check_reachable(url: str) -> None:

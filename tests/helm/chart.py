@@ -81,11 +81,13 @@ MATRIX: dict[str, dict[str, Any]] = {
             }
         },
     },
-    # SQLite with every Secret and the claim made by the operator, and nothing generated.
+    # SQLite with every Secret and the claim made by the operator, and nothing generated; pushes
+    # trust the company's CA and present a client certificate, both from Secrets too.
     "sqlite-existing-secrets": {
         "credentials": {"existingSecret": "mns-credentials"},
         "signingKey": {"existingSecret": "mns-signing-key"},
         "persistence": {"existingClaim": "mns-data"},
+        "delivery": {"tls": {"caSecret": "corp-ca", "clientCertSecret": "mns-client-cert"}},
     },
     # SQLite without a volume and with the gateway generating its own keys (a throwaway trial).
     "sqlite-ephemeral": {

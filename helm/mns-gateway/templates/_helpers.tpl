@@ -239,6 +239,29 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ join "," $values.delivery.egress.allow | quote }}
 - name: MNS_GATEWAY_EGRESS_DENY
   value: {{ join "," $values.delivery.egress.deny | quote }}
+{{- if $values.delivery.proxy.url }}
+- name: MNS_GATEWAY_PUSH_PROXY
+  value: {{ $values.delivery.proxy.url | quote }}
+{{- else }}
+- name: MNS_GATEWAY_PUSH_PROXY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: push-proxy
+      optional: true
+{{- end }}
+- name: MNS_GATEWAY_PUSH_NO_PROXY
+  value: {{ join "," $values.delivery.proxy.noProxy | quote }}
+{{- if $values.delivery.tls.caSecret }}
+- name: MNS_GATEWAY_PUSH_CA_FILE
+  value: /etc/mns-gateway/push-ca/{{ $values.delivery.tls.caKey }}
+{{- end }}
+{{- if $values.delivery.tls.clientCertSecret }}
+- name: MNS_GATEWAY_PUSH_CLIENT_CERT
+  value: /etc/mns-gateway/push-client/tls.crt
+- name: MNS_GATEWAY_PUSH_CLIENT_KEY
+  value: /etc/mns-gateway/push-client/tls.key
+{{- end }}
 - name: MNS_GATEWAY_MAIL_FROM
   value: {{ $values.delivery.mail.from | quote }}
 {{- if include "mns-gateway.signingSecretName" $root }}
@@ -338,6 +361,16 @@ Volume mounts of a gateway container: the data volume, a writable /tmp, the sign
   mountPath: /etc/mns-gateway/signing
   readOnly: true
 {{- end }}
+{{- if .Values.delivery.tls.caSecret }}
+- name: push-ca
+  mountPath: /etc/mns-gateway/push-ca
+  readOnly: true
+{{- end }}
+{{- if .Values.delivery.tls.clientCertSecret }}
+- name: push-client
+  mountPath: /etc/mns-gateway/push-client
+  readOnly: true
+{{- end }}
 {{- end }}
 
 {{/*
@@ -356,6 +389,18 @@ The pod volumes behind mns-gateway.volumeMounts. Only SQLite keeps anything last
     sizeLimit: 64Mi
 {{- with include "mns-gateway.signingSecretName" . }}
 - name: signing-key
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+{{- end }}
+{{- with .Values.delivery.tls.caSecret }}
+- name: push-ca
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0444
+{{- end }}
+{{- with .Values.delivery.tls.clientCertSecret }}
+- name: push-client
   secret:
     secretName: {{ . }}
     defaultMode: 0440
