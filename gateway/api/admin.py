@@ -1,5 +1,6 @@
 """Operator endpoints: dead letters (list, inspect, replay); subscription endpoints' health and
-circuit-breaker overrides (docs/delivery.md#endpoint-health).
+circuit-breaker overrides (docs/delivery.md#endpoint-health); their Standard Webhooks signatures
+(docs/delivery.md#standard-webhooks-signatures).
 
 They sit behind the same MNS request signature as the API; when ``MNS_GATEWAY_ADMIN_ACCESS_KEYS``
 is set, only those access keys may use them. Answers are JSON: these are not MNS operations and
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.admin import dead_letters, endpoint_health
+from gateway.admin import dead_letters, endpoint_health, standard_webhooks
 from gateway.api.context import gateway, query_params
 from gateway.errors.mns import MNSError
 from gateway.protocol.integers import integer_in_range
@@ -80,3 +81,19 @@ def override_circuit(topic: str, name: str) -> Response:
     store = gateway().store
     mode = query_params().get("override", "")
     return jsonify(endpoint_health.override(store.topics, store.deliveries, topic, name, mode))
+
+
+@blueprint.get("/topics/<topic>/subscriptions/<name>/standard-webhooks")
+def standard_webhooks_status(topic: str, name: str) -> Response:
+    """Whether they are on, and when a rotated-out secret stops signing (never a secret)."""
+    return jsonify(standard_webhooks.status(gateway().store.standard_webhooks, topic, name))
+
+
+@blueprint.post("/topics/<topic>/subscriptions/<name>/standard-webhooks")
+def switch_standard_webhooks(topic: str, name: str) -> Response:
+    """``?action=on`` (answers the secret), ``off``, or ``rotate`` (answers the new one)."""
+    action = query_params().get("action", "")
+    store = gateway().store
+    response = jsonify(standard_webhooks.switch(store.standard_webhooks, topic, name, action))
+    response.headers["Cache-Control"] = "no-store"  # it may hold the secret
+    return response

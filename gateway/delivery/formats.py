@@ -144,8 +144,10 @@ def push_headers(
     date: str,
     request_id: str,
     signing_cert_url: str,
+    extra: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
-    """Every header of a push but ``Authorization``, in docs/protocol.md#push-headers' order.
+    """Every header of a push but ``Authorization``, in docs/protocol.md#push-headers' order,
+    then ``extra`` (the Standard Webhooks headers), checked alike.
 
     :func:`gateway.delivery.signing.sign_headers` inserts ``Authorization`` after ``Date``.
     Host and Content-Length are added by the HTTP client.
@@ -167,6 +169,7 @@ def push_headers(
     ]
     if notification.message_tag is not None:
         headers.append(("x-mns-message-tag", notification.message_tag))
+    headers.extend(extra)
     for name, value in headers:
         if any(c in value for c in "\r\n\0"):
             raise UnrenderableMessageError(f"header {name} would contain a line break")

@@ -27,6 +27,7 @@ from gateway.delivery.formats import (
     render,
     string_to_sign,
 )
+from gateway.delivery.standard_webhooks import StandardWebhook
 from gateway.errors.delivery import KeyRingError
 
 #: Key ids are the first 16 hex digits of SHA-256 over the public key's DER encoding.
@@ -97,8 +98,10 @@ def build_signed_push(
     public_url: str,
     date: str,
     request_id: str,
+    webhook: StandardWebhook | None = None,
 ) -> SignedPush:
-    """Render, add headers and sign in one step, so the signed path is the one that is sent."""
+    """Render, add headers and sign in one step, so the signed path is the one that is sent
+    (and a Standard Webhooks signature covers the body that is sent)."""
     rendered = render(notification, fmt)
     headers = push_headers(
         notification,
@@ -106,6 +109,7 @@ def build_signed_push(
         date=date,
         request_id=request_id,
         signing_cert_url=cert_url(public_url, key.key_id),
+        extra=webhook.headers(rendered.body) if webhook else (),
     )
     path = push_path(endpoint_url)
     return SignedPush(path=path, headers=sign_headers(key, headers, path), body=rendered.body)
