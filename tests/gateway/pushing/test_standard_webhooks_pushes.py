@@ -24,6 +24,8 @@ from gateway.config.settings import settings_from_env
 from gateway.store.opening import open_database
 from gateway.store.standard_webhooks import StandardWebhookStore
 from gateway.testing import PushRecorder, ReceivedPush
+from receiver.exceptions import VerificationError
+from receiver.standard_webhooks import secret_keys, verify_standard_webhook
 from tests.conftest import BACKENDS, FAST_RETRIES, RunningGateway, start_gateway
 from tests.support.pushes import pushes_to
 
@@ -94,10 +96,18 @@ def pushes_of(setup: Setup, message_id: str, count: int = 1) -> list[ReceivedPus
 
 
 def verifies(secret: str, push: ReceivedPush) -> bool:
+    """The official library's verdict, which the receiver package's must match."""
+    try:
+        verify_standard_webhook(secret_keys(secret), push.headers, push.body, now=time.time())
+        by_receiver = True
+    except VerificationError:
+        by_receiver = False
     try:
         Webhook(secret).verify(push.body, dict(push.headers), json_parse=False)
     except WebhookVerificationError:
+        assert not by_receiver
         return False
+    assert by_receiver
     return True
 
 
