@@ -51,6 +51,16 @@ class StandardWebhookStore:
         found = self.database.read(partial(sql.get_secrets, topic_name=topic_name, name=name))
         return _state(found, self._now_ms())
 
+    def states(self, topic_name: str) -> dict[str, WebhookState]:
+        """Every subscription of the topic with them on, by name."""
+        rows = self.database.read(partial(sql.topic_states, topic_name=topic_name))
+        now_ms = self._now_ms()
+        return {
+            row["name"]: WebhookState(True, _pending(row["previous_until"], now_ms))
+            for row in rows
+            if row["enabled"]
+        }
+
     def turn_on(self, topic_name: str, name: str) -> tuple[str, WebhookState]:
         """The secret, new or (already on) the current one, and the state."""
         fresh = secret_of(self.random_bytes(SECRET_BYTES))
@@ -97,5 +107,9 @@ class StandardWebhookStore:
 def _state(secrets: WebhookSecrets | None, now_ms: int) -> WebhookState:
     if secrets is None:
         return WebhookState(enabled=False)
-    until = secrets.previous_until_ms
-    return WebhookState(enabled=True, previous_until_ms=until if until and until > now_ms else None)
+    return WebhookState(enabled=True, previous_until_ms=_pending(secrets.previous_until_ms, now_ms))
+
+
+def _pending(until_ms: int | None, now_ms: int) -> int | None:
+    """When a rotated-out secret stops signing, if it still does."""
+    return until_ms if until_ms and until_ms > now_ms else None

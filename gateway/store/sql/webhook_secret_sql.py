@@ -48,3 +48,13 @@ def set_secrets(
             name,
         ),
     )
+
+
+def topic_states(conn: Connection, topic_name: str) -> list[Row]:
+    """Each subscription of the topic: ``name``, ``enabled`` and ``previous_until``, without
+    reading a secret (for pages that show only whether they are on)."""
+    return conn.execute(
+        "SELECT name, CASE WHEN webhook_secret IS NULL THEN 0 ELSE 1 END AS enabled,"
+        " webhook_previous_until AS previous_until FROM subscriptions WHERE topic_name = ?",
+        (topic_name,),
+    ).fetchall()
