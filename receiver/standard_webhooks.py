@@ -19,7 +19,13 @@ from typing import Final
 
 from receiver.exceptions import MissingHeaderError, WebhookSignatureError, WebhookTimestampError
 
-__all__ = ["SECRET_PREFIX", "TOLERANCE_SECONDS", "secret_keys", "verify_standard_webhook"]
+__all__ = [
+    "SECRET_PREFIX",
+    "TOLERANCE_SECONDS",
+    "secret_keys",
+    "signature",
+    "verify_standard_webhook",
+]
 
 SECRET_PREFIX: Final = "whsec_"
 #: As the specification's libraries allow: five minutes either way.
@@ -46,6 +52,15 @@ def secret_keys(secrets: str | Iterable[str]) -> tuple[bytes, ...]:
     return tuple(keys)
 
 
+def _digest(key: bytes, message_id: str, timestamp: int, body: bytes) -> bytes:
+    return hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+
+
+def signature(key: bytes, message_id: str, timestamp: int, body: bytes) -> str:
+    """One ``webhook-signature`` entry: ``v1,`` + base64 HMAC-SHA256 (for tests that sign)."""
+    return "v1," + base64.b64encode(_digest(key, message_id, timestamp, body)).decode("ascii")
+
+
 def verify_standard_webhook(
     keys: Iterable[bytes],
     headers: Mapping[str, str],
@@ -69,8 +84,7 @@ def verify_standard_webhook(
             f"webhook-timestamp {timestamp} is {now - timestamp:+.0f} s from now (tolerance"
             f" {tolerance:g} s)"
         )
-    signed = f"{message_id}.{timestamp}.".encode() + body
-    expected = [hmac.new(key, signed, hashlib.sha256).digest() for key in keys]
+    expected = [_digest(key, message_id, timestamp, body) for key in keys]
     for entry in signatures.split(" "):
         version, _, encoded = entry.partition(",")
         if version != "v1":

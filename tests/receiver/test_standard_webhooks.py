@@ -152,3 +152,17 @@ def test_without_the_option_the_headers_are_not_needed(
     receiver.handler()(recorder)
     plain = sign_notification(identity, date=clock.now)
     assert post_notification(app.test_client(), plain).status_code == 204
+
+
+def test_receiver_testing_signs_them_for_an_applications_tests(
+    make_app: AppFactory, recorder: Recorder, identity: SigningIdentity, clock: Clock
+) -> None:
+    app = app_with(make_app, recorder, [NEW])
+    for secrets in (NEW, [OLD, NEW]):
+        push = sign_notification(identity, date=clock.now, standard_webhooks_secret=secrets)
+        assert post_notification(app.test_client(), push).status_code == 204
+        now = sign_notification(identity, standard_webhooks_secret=secrets)  # the library's clock
+        headers = {k.lower(): v for k, v in now.headers.items()}
+        Webhook(NEW).verify(now.body, headers, json_parse=False)  # the official library agrees
+    stranger = sign_notification(identity, date=clock.now, standard_webhooks_secret=OLD)
+    assert post_notification(app.test_client(), stranger).status_code == 403
