@@ -1,5 +1,6 @@
-"""``mns-gateway admin``: the dead-letter commands against a gateway elsewhere, through its
-``/admin/`` API, with requests signed by an access key.
+"""``mns-gateway admin``: the dead-letter commands, and a subscription's Standard Webhooks
+switch, against a gateway elsewhere, through its ``/admin/`` API, with requests signed by an
+access key.
 
 The key comes from ``--access-key-id``/``--access-key-secret``, else this shell's
 ``MNS_GATEWAY_ACCESS_KEY_ID``/``_SECRET``, else the pair generated in the data dir; when the
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from gateway.auth.generated_keys import stored_credentials
 from gateway.auth.served_keys import KnownKey, known_keys
-from gateway.cli import dead_letters
+from gateway.cli import dead_letters, standard_webhooks
 from gateway.cli.common import Commands, settings_of
 from gateway.errors.commands import CommandError
 
@@ -24,7 +25,7 @@ REFUSED_KEY_CODES = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "A
 
 
 def admin(args: argparse.Namespace) -> int:
-    from gateway.cli.admin_client import AdminClient, RemoteDeadLetters
+    from gateway.cli.admin_client import AdminClient, RemoteDeadLetters, RemoteStandardWebhooks
     from gateway.errors.commands import AdminError
 
     settings = settings_of(args)
@@ -32,6 +33,8 @@ def admin(args: argparse.Namespace) -> int:
     key = _key(args, settings.access_keys, settings.data_dir)
     client = AdminClient(url, key.access_key_id, key.access_key_secret)
     try:
+        if args.admin_command == "standard-webhooks":
+            return standard_webhooks.remote(args, RemoteStandardWebhooks(client))
         return dead_letters.run(args, RemoteDeadLetters(client))
     except CommandError as error:
         cause = error.__cause__
@@ -81,4 +84,8 @@ def add_command(commands: Commands) -> None:
     actions = parser.add_subparsers(dest="admin_command", required=True, metavar="GROUP")
     remote = actions.add_parser("dead-letters", help="as `mns-gateway dead-letters`")
     dead_letters.add_arguments(remote)
+    webhooks = actions.add_parser(
+        "standard-webhooks", help="as `mns-gateway subscriptions standard-webhooks`"
+    )
+    standard_webhooks.add_arguments(webhooks)
     parser.set_defaults(handler=admin)

@@ -100,3 +100,20 @@ class RemoteDeadLetters:
     def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
         path = f"/admin/dead-letters/{quote(letter_id, safe='')}/replay"
         return self._client.call("POST", path, {"force": "true"} if force else None)
+
+
+class RemoteStandardWebhooks:
+    """A subscription's Standard Webhooks switch (:mod:`gateway.admin.standard_webhooks`), on a
+    remote gateway: ``action`` on, off or rotate, or ``None`` for whether they are on."""
+
+    def __init__(self, client: AdminClient) -> None:
+        self._client = client
+
+    def switch(self, topic: str, name: str, action: str | None) -> dict[str, Any]:
+        path = (
+            f"/admin/topics/{quote(topic, safe='')}/subscriptions/{quote(name, safe='')}"
+            "/standard-webhooks"
+        )
+        if action is None:
+            return self._client.call("GET", path)
+        return self._client.call("POST", path, {"action": action})

@@ -26,7 +26,14 @@ from gateway.store.standard_webhooks import StandardWebhookStore
 from gateway.testing import PushRecorder, ReceivedPush
 from receiver.exceptions import VerificationError
 from receiver.standard_webhooks import secret_keys, verify_standard_webhook
-from tests.conftest import BACKENDS, FAST_RETRIES, RunningGateway, start_gateway
+from tests.conftest import (
+    ACCESS_KEY_ID,
+    ACCESS_KEY_SECRET,
+    BACKENDS,
+    FAST_RETRIES,
+    RunningGateway,
+    start_gateway,
+)
 from tests.support.pushes import pushes_to
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -196,3 +203,23 @@ def test_refusals_are_one_line(setup: Setup, capsys: pytest.CaptureFixture[str])
         assert expected in err and len(err.strip().splitlines()) == 1, err
     response = setup.gateway.raw().send("POST", f"{SWITCH}?action=maybe")
     assert response.status == 400 and b"on, off or rotate" in response.body
+
+
+def test_the_admin_command_switches_them_on_a_gateway_elsewhere(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    admin_command = ["admin", "--url", setup.gateway.url, "--access-key-id", ACCESS_KEY_ID,
+                     "--access-key-secret", ACCESS_KEY_SECRET, "standard-webhooks"]  # fmt: skip
+    remote = [*admin_command, "orders", "hook"]
+    assert main([*remote, "on"]) == 0
+    secret, state = capsys.readouterr().out.splitlines()
+    assert secret.startswith("whsec_") and state == "orders/hook  standard webhooks on"
+    (push,) = pushes_of(setup, publish(setup, "remote"))
+    assert verifies(secret, push)
+    assert main([*remote, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["StandardWebhooks"] == "on"
+    assert main([*remote, "rotate", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["Secret"] != secret
+    assert main([*admin_command, "orders", "nobody", "on"]) == 1
+    err = capsys.readouterr().err
+    assert "SubscriptionNotExist" in err and len(err.strip().splitlines()) == 1
