@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         ReceiverError,
         SignatureMismatchError,
         VerificationError,
+        WebhookSignatureError,
+        WebhookTimestampError,
     )
     from receiver.notification import Notification, NotificationFormat
     from receiver.verify import SignedPush
@@ -73,6 +75,8 @@ _EXPORTS = {
     "ReceiverError": "receiver.exceptions",
     "SignatureMismatchError": "receiver.exceptions",
     "VerificationError": "receiver.exceptions",
+    "WebhookSignatureError": "receiver.exceptions",
+    "WebhookTimestampError": "receiver.exceptions",
     "Notification": "receiver.notification",
     "NotificationFormat": "receiver.notification",
     "SignedPush": "receiver.verify",
@@ -116,4 +120,6 @@ __all__ = [
     "SignatureMismatchError",
     "SignedPush",
     "VerificationError",
+    "WebhookSignatureError",
+    "WebhookTimestampError",
 ]

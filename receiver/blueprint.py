@@ -34,6 +34,7 @@ from receiver.certs import (
 from receiver.dedupe import DedupeStore, InMemoryDedupeStore, dedupe_key
 from receiver.exceptions import BodyTooLargeError, MalformedNotificationError, VerificationError
 from receiver.notification import Notification, parse_notification
+from receiver.standard_webhooks import secret_keys, verify_standard_webhook
 from receiver.verify import SignedPush, lowercase_headers, verify_push
 
 __all__ = [
@@ -170,6 +171,10 @@ class MNSReceiver:
         server span, linked to the message's creation context) or ``"creation"`` (child of
         the creation context, linked to the HTTP span).
     :param tracer_provider: the OpenTelemetry tracer provider; the global one by default.
+    :param standard_webhooks_secret: a ``whsec_`` secret, or several (the old and the new
+        during a rotation): each push must then also carry a Standard Webhooks signature that
+        one of them verifies, with a ``webhook-timestamp`` within 5 minutes of ``clock``
+        (docs/receiver.md#standard-webhooks).
     """
 
     def __init__(
@@ -188,6 +193,7 @@ class MNSReceiver:
         tracing: bool = False,
         trace_parent: str = "http",
         tracer_provider: Any = None,
+        standard_webhooks_secret: str | Iterable[str] | None = None,
     ) -> None:
         self.policy = CertificateURLPolicy(allowed_cert_url_prefixes)
         self.certificates = CertificateCache(
@@ -200,6 +206,9 @@ class MNSReceiver:
         self.max_clock_skew = max_clock_skew
         self.check_content_md5 = check_content_md5
         self.max_body_bytes = max_body_bytes
+        self.standard_webhook_keys = (
+            () if standard_webhooks_secret is None else secret_keys(standard_webhooks_secret)
+        )
         self.dedupe = _dedupe_store(dedupe, clock)
         self.routes: list[HandlerRoute] = []
         self.tracer: Any = None
@@ -256,6 +265,10 @@ class MNSReceiver:
             max_clock_skew=self.max_clock_skew,
             require_content_md5=self.check_content_md5,
         )
+        if self.standard_webhook_keys:
+            verify_standard_webhook(
+                self.standard_webhook_keys, push.headers, push.body, now=self.clock()
+            )
 
     def _receive(self) -> Response:
         if self.tracer is None:

@@ -31,6 +31,8 @@ __all__ = [
     "ReceiverError",
     "SignatureMismatchError",
     "VerificationError",
+    "WebhookSignatureError",
+    "WebhookTimestampError",
 ]
 
 
@@ -102,6 +104,20 @@ class DateError(VerificationError):
     """The Date header is unparseable, or further from our clock than ``max_clock_skew``."""
 
     reason = "date"
+
+
+class WebhookSignatureError(VerificationError):
+    """No ``v1`` signature in ``webhook-signature`` is the Standard Webhooks HMAC of the push
+    under any of the configured secrets (docs/receiver.md#standard-webhooks)."""
+
+    reason = "webhook-signature"
+
+
+class WebhookTimestampError(VerificationError):
+    """``webhook-timestamp`` is not a number of seconds, or further from our clock than the
+    tolerance (5 minutes, as the Standard Webhooks libraries allow)."""
+
+    reason = "webhook-timestamp"
 
 
 class MalformedNotificationError(ReceiverError):

@@ -33,7 +33,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Literal
@@ -46,6 +46,7 @@ from cryptography.x509.oid import NameOID
 
 from receiver.exceptions import CertificateFetchError
 from receiver.notification import NotificationFormat
+from receiver.standard_webhooks import secret_keys, signature
 from receiver.verify import SignedPush, lowercase_headers, string_to_sign
 
 if TYPE_CHECKING:
@@ -159,12 +160,15 @@ def sign_notification(
     date: float | None = None,
     content_md5_style: ContentMD5Style | None = None,
     request_id: str | None = None,
+    standard_webhooks_secret: str | Iterable[str] | None = None,
 ) -> SignedRequest:
     """Build a push as MNS sends it (docs/protocol.md#push-headers) and sign it with ``identity``.
 
     ``path`` is posted to and signed as given: include any blueprint prefix and percent-escape
     it as you will send it. ``date`` (epoch s) and ``publish_time`` (epoch ms) default to now;
     ``content_md5_style`` to the service's: hex for SIMPLIFIED, base64 of hex otherwise.
+    ``standard_webhooks_secret`` (one ``whsec_`` secret or several) adds the Standard Webhooks
+    headers an mns-push gateway sends when they are on, signed at ``date`` by each secret.
     """
     text = message.decode("utf-8") if isinstance(message, bytes) else message
     sent_at = time.time() if date is None else date
@@ -187,7 +191,21 @@ def sign_notification(
         "Date": formatdate(sent_at, usegmt=True),
         **_push_headers(fields, identity.cert_url, request_id),
     }
+    if standard_webhooks_secret is not None:
+        headers.update(_webhook_headers(standard_webhooks_secret, fields, int(sent_at), body))
     return sign_request(identity, path, headers, body)
+
+
+def _webhook_headers(
+    secrets: str | Iterable[str], fields: Mapping[str, str | None], timestamp: int, body: bytes
+) -> dict[str, str]:
+    webhook_id = f"msg_{fields['MessageId']}"
+    signatures = [signature(key, webhook_id, timestamp, body) for key in secret_keys(secrets)]
+    return {
+        "webhook-id": webhook_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": " ".join(signatures),
+    }
 
 
 def sign_request(

@@ -1,6 +1,7 @@
 """Operator endpoints: dead letters (list, inspect, replay); replaying what was delivered to a
 subscription; subscription endpoints' health and circuit-breaker overrides
-(docs/delivery.md#endpoint-health).
+(docs/delivery.md#endpoint-health); their Standard Webhooks signatures
+(docs/delivery.md#standard-webhooks-signatures).
 
 They sit behind the same MNS request signature as the API; when ``MNS_GATEWAY_ADMIN_ACCESS_KEYS``
 is set, only those access keys may use them. Answers are JSON: these are not MNS operations and
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.admin import dead_letters, delivered_replays, endpoint_health
+from gateway.admin import dead_letters, delivered_replays, endpoint_health, standard_webhooks
 from gateway.api.context import gateway, query_params
 from gateway.errors.mns import MNSError
 from gateway.protocol.integers import integer_in_range
@@ -106,3 +107,19 @@ def replay_delivered(topic: str, name: str) -> Response:
             labels=("since", "until"),
         )
     )
+
+
+@blueprint.get("/topics/<topic>/subscriptions/<name>/standard-webhooks")
+def standard_webhooks_status(topic: str, name: str) -> Response:
+    """Whether they are on, and when a rotated-out secret stops signing (never a secret)."""
+    return jsonify(standard_webhooks.status(gateway().store.standard_webhooks, topic, name))
+
+
+@blueprint.post("/topics/<topic>/subscriptions/<name>/standard-webhooks")
+def switch_standard_webhooks(topic: str, name: str) -> Response:
+    """``?action=on`` (answers the secret), ``off``, or ``rotate`` (answers the new one)."""
+    action = query_params().get("action", "")
+    store = gateway().store
+    response = jsonify(standard_webhooks.switch(store.standard_webhooks, topic, name, action))
+    response.headers["Cache-Control"] = "no-store"  # it may hold the secret
+    return response

@@ -1,5 +1,6 @@
-"""``mns-gateway admin``: the dead-letter and delivery-replay commands against a gateway
-elsewhere, through its ``/admin/`` API, with requests signed by an access key.
+"""``mns-gateway admin``: the dead-letter and delivery-replay commands, and a subscription's
+Standard Webhooks switch, against a gateway elsewhere, through its ``/admin/`` API, with requests
+signed by an access key.
 
 The key comes from ``--access-key-id``/``--access-key-secret``, else this shell's
 ``MNS_GATEWAY_ACCESS_KEY_ID``/``_SECRET``, else the pair generated in the data dir; when the
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from gateway.auth.generated_keys import stored_credentials
 from gateway.auth.served_keys import KnownKey, known_keys
-from gateway.cli import dead_letters, deliveries
+from gateway.cli import dead_letters, deliveries, standard_webhooks
 from gateway.cli.common import Commands, settings_of
 from gateway.errors.commands import CommandError
 
@@ -24,7 +25,12 @@ REFUSED_KEY_CODES = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "A
 
 
 def admin(args: argparse.Namespace) -> int:
-    from gateway.cli.admin_client import AdminClient, RemoteDeadLetters, RemoteDeliveries
+    from gateway.cli.admin_client import (
+        AdminClient,
+        RemoteDeadLetters,
+        RemoteDeliveries,
+        RemoteStandardWebhooks,
+    )
     from gateway.errors.commands import AdminError
 
     settings = settings_of(args)
@@ -34,6 +40,8 @@ def admin(args: argparse.Namespace) -> int:
     try:
         if args.admin_command == "deliveries":
             return deliveries.run(args, RemoteDeliveries(client))
+        if args.admin_command == "standard-webhooks":
+            return standard_webhooks.remote(args, RemoteStandardWebhooks(client))
         return dead_letters.run(args, RemoteDeadLetters(client))
     except CommandError as error:
         cause = error.__cause__
@@ -87,4 +95,8 @@ def add_command(commands: Commands) -> None:
     dead_letters.add_arguments(remote)
     replays = actions.add_parser("deliveries", help="as `mns-gateway deliveries`")
     deliveries.add_arguments(replays)
+    webhooks = actions.add_parser(
+        "standard-webhooks", help="as `mns-gateway subscriptions standard-webhooks`"
+    )
+    standard_webhooks.add_arguments(webhooks)
     parser.set_defaults(handler=admin)

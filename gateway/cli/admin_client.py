@@ -116,3 +116,20 @@ class RemoteDeliveries:
         query = {"since": since, **({"until": until} if until else {})}
         query["dryRun"] = "true" if dry_run else "false"
         return self._client.call("POST", f"{path}/replay", query)
+
+
+class RemoteStandardWebhooks:
+    """A subscription's Standard Webhooks switch (:mod:`gateway.admin.standard_webhooks`), on a
+    remote gateway: ``action`` on, off or rotate, or ``None`` for whether they are on."""
+
+    def __init__(self, client: AdminClient) -> None:
+        self._client = client
+
+    def switch(self, topic: str, name: str, action: str | None) -> dict[str, Any]:
+        path = (
+            f"/admin/topics/{quote(topic, safe='')}/subscriptions/{quote(name, safe='')}"
+            "/standard-webhooks"
+        )
+        if action is None:
+            return self._client.call("GET", path)
+        return self._client.call("POST", path, {"action": action})

@@ -1,6 +1,8 @@
 """``mns-gateway subscriptions``: show or set a subscription's dead-letter queue
 (docs/delivery.md#subscription-dead-letter-queues); ``health`` and ``circuit`` show its
-endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health)."""
+endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health);
+``standard-webhooks`` switches its Standard Webhooks signatures
+(docs/delivery.md#standard-webhooks-signatures)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,12 @@ def subscriptions(args: argparse.Namespace) -> int:
         from gateway.cli.circuit import circuit_command
 
         return circuit_command(args)
+    if args.action == "standard-webhooks":
+        from gateway.cli.standard_webhooks import standard_webhooks_command
+
+        return standard_webhooks_command(args)
+    if args.switch is not None:
+        raise CommandError(f"subscriptions {args.action} takes a topic and a subscription only")
     if args.topic is None or args.name is None:
         raise CommandError(f"subscriptions {args.action} needs a topic and a subscription")
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
@@ -50,12 +58,20 @@ def add_command(commands: Commands) -> None:
     )
     parser.add_argument(
         "action",
-        choices=("set", "show", "health", "circuit"),
+        choices=("set", "show", "health", "circuit", "standard-webhooks"),
         help="show or set its dead-letter queue; health: endpoints' circuit breakers (of every"
-        " subscription, a topic's, or one); circuit: override one's breaker (--override)",
+        " subscription, a topic's, or one); circuit: override one's breaker (--override);"
+        " standard-webhooks: its Standard Webhooks signatures on, off or rotate",
     )
     parser.add_argument("topic", nargs="?", help="the topic")
     parser.add_argument("name", nargs="?", help="the subscription")
+    parser.add_argument(
+        "switch",
+        nargs="?",
+        metavar="on|off|rotate",
+        help="standard-webhooks: turn them on (prints the secret), off, or rotate the secret"
+        " (prints the new one; the old one signs too for 24 hours); none: whether they are on",
+    )
     add_policy_options(parser)
     parser.add_argument(
         "--override",

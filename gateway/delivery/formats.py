@@ -147,7 +147,8 @@ def push_headers(
     unsigned: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
     """Every header of a push but ``Authorization``, in docs/protocol.md#push-headers' order,
-    then ``unsigned`` (trace context: none of them ``x-mns-*``, so the signature is as before).
+    then ``unsigned`` (trace context, the Standard Webhooks headers: none of them ``x-mns-*``,
+    so the MNS signature is as before), all checked alike.
 
     :func:`gateway.delivery.signing.sign_headers` inserts ``Authorization`` after ``Date``.
     Host and Content-Length are added by the HTTP client. Every header is checked here

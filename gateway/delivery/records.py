@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gateway.delivery.standard_webhooks import WebhookSecrets
 from gateway.topics.records import Subscription, TopicMessage
 
 
@@ -40,6 +41,8 @@ class DeliveryJob:
     #: Set when its subscription has a TenantRateLimitPolicy: the second whose count granted
     #: this push when it was claimed (:func:`gateway.delivery.push_limits.grant_holds`).
     granted_second: int | None = None
+    #: Its subscription's Standard Webhooks secrets, when they are on (their repr shows none).
+    standard_webhooks: WebhookSecrets | None = None
 
 
 @dataclass(frozen=True, slots=True)

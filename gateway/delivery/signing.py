@@ -27,6 +27,7 @@ from gateway.delivery.formats import (
     render,
     string_to_sign,
 )
+from gateway.delivery.standard_webhooks import StandardWebhook
 from gateway.errors.delivery import KeyRingError
 
 #: Key ids are the first 16 hex digits of SHA-256 over the public key's DER encoding.
@@ -98,9 +99,11 @@ def build_signed_push(
     date: str,
     request_id: str,
     unsigned: Sequence[tuple[str, str]] = (),
+    webhook: StandardWebhook | None = None,
 ) -> SignedPush:
-    """Render, add headers and sign in one step, so the signed path is the one that is sent.
-    ``unsigned`` (trace context) is sent after the signed headers, checked as they are."""
+    """Render, add headers and sign in one step, so the signed path is the one that is sent
+    (and a Standard Webhooks signature covers the body that is sent). ``unsigned`` (trace
+    context) and the webhook's headers are sent after the signed headers, checked as they are."""
     rendered = render(notification, fmt)
     headers = push_headers(
         notification,
@@ -108,7 +111,7 @@ def build_signed_push(
         date=date,
         request_id=request_id,
         signing_cert_url=cert_url(public_url, key.key_id),
-        unsigned=unsigned,
+        unsigned=[*unsigned, *(webhook.headers(rendered.body) if webhook else ())],
     )
     path = push_path(endpoint_url)
     return SignedPush(path=path, headers=sign_headers(key, headers, path), body=rendered.body)

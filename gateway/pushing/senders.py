@@ -16,6 +16,7 @@ from gateway.delivery.notifications import notification_of
 from gateway.delivery.notifications import queue_message_body as queue_message_body
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.signing import SigningKey, build_signed_push
+from gateway.delivery.standard_webhooks import standard_webhook
 from gateway.errors import DeliveryError, PermanentDeliveryError
 from gateway.observability.tracing import CREATION_HEADER, NO_TRACING, Tracing
 from gateway.protocol.properties import trace_context
@@ -69,6 +70,7 @@ class HttpSender:
         (trace context included) or its body cannot be rendered: that message fails, and the
         endpoint is never sent it (nor blamed for it)."""
         unsigned = tuple(self.traced_headers(job).items()) if self.tracing.enabled else ()
+        now = self.clock()
         try:
             signed = build_signed_push(
                 notification_of(job, self.account_id),
@@ -76,9 +78,16 @@ class HttpSender:
                 job.subscription.endpoint,
                 key=self._signing_key(),
                 public_url=self.public_url,
-                date=http_date(self.clock()),
+                date=http_date(now),
                 request_id=new_request_id(),
                 unsigned=unsigned,
+                webhook=standard_webhook(
+                    job.standard_webhooks,
+                    job.subscription.topic_name,
+                    job.subscription.name,
+                    job.message.id,
+                    now,
+                ),
             )
         except (DeliveryError, ValueError) as exc:
             raise PermanentDeliveryError(f"cannot render the push: {exc}") from exc

@@ -23,6 +23,7 @@ from gateway.store.inbox import InboxStore
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
 from gateway.store.reset import reset
+from gateway.store.standard_webhooks import StandardWebhookStore
 from gateway.store.temporary_credentials import TemporaryCredentialStore
 from gateway.store.topics import TopicStore
 
@@ -44,6 +45,11 @@ class Store:
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
+
+    @property
+    def standard_webhooks(self) -> StandardWebhookStore:
+        """Subscriptions' Standard Webhooks secrets (a view over the database, made on use)."""
+        return StandardWebhookStore(self.database, self.clock)
 
     def ping(self) -> bool:
         return self.database.ping()

@@ -20,6 +20,7 @@ from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     pages,
     queue_pages,
     rate_limit_pages,
+    standard_webhook_pages,
     topic_pages,
 )
 from gateway.api.console.security import SECURITY_HEADERS

@@ -501,6 +501,20 @@ SUBSCRIPTION_DUE_INDEX = Migration(
     ),
 )
 
+#: Standard Webhooks signatures per subscription (docs/delivery.md#standard-webhooks-signatures):
+#: its ``whsec_`` secret (NULL: off) and, for a day after a rotation, the one before it and when
+#: that stops signing. On the subscription's own row, so the claim's join already reads them and
+#: unsubscribing forgets them; no listing or answer selects them.
+STANDARD_WEBHOOKS = Migration(
+    20,
+    "Standard Webhooks secrets of subscriptions",
+    (
+        "ALTER TABLE subscriptions ADD COLUMN webhook_secret TEXT",
+        "ALTER TABLE subscriptions ADD COLUMN webhook_previous_secret TEXT",
+        "ALTER TABLE subscriptions ADD COLUMN webhook_previous_until BIGINT",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     INITIAL,
     SHARED_SETTINGS,
@@ -517,6 +531,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONSOLE_SESSIONS,
     PUSH_BREAKERS,
     SUBSCRIPTION_DUE_INDEX,
+    STANDARD_WEBHOOKS,
 )
 
 _LEDGER = """

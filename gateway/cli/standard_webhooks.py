@@ -1,0 +1,77 @@
+"""``mns-gateway subscriptions standard-webhooks TOPIC SUBSCRIPTION on|off|rotate``: a
+subscription's Standard Webhooks signatures on the data dir's store (or
+``MNS_GATEWAY_DATABASE_URL``'s), docs/delivery.md#standard-webhooks-signatures. ``on`` and
+``rotate`` print the secret; without a switch, whether they are on. ``mns-gateway admin
+standard-webhooks`` does the same on a gateway elsewhere, through its admin API."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from gateway.cli.common import emit, existing_settings, on_store, with_json
+from gateway.config.settings import Settings
+from gateway.errors import ExitCode
+from gateway.errors.commands import CommandError
+
+if TYPE_CHECKING:
+    from gateway.cli.admin_client import RemoteStandardWebhooks
+    from gateway.store.base import Store
+
+USAGE = "subscriptions standard-webhooks needs a topic, a subscription and on, off or rotate"
+#: As :data:`gateway.admin.standard_webhooks.ACTIONS`, which this module imports only when a
+#: command runs: the command line is parsed before ``serve`` lets gevent patch anything.
+ACTIONS = ("on", "off", "rotate")
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.topic is None or args.name is None:
+        raise CommandError(USAGE)
+    if args.switch is not None and args.switch not in ACTIONS:
+        raise CommandError(f"{USAGE}, not {args.switch!r}")
+
+
+def standard_webhooks_command(args: argparse.Namespace) -> int:
+    from gateway.admin import standard_webhooks
+
+    _check(args)
+    emit(
+        args,
+        on_store(existing_settings, args, lambda s, c: run(args, s, c)),
+        standard_webhooks.describe,
+    )
+    return ExitCode.OK
+
+
+def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
+    from gateway.admin import standard_webhooks
+
+    secrets = store.standard_webhooks
+    if args.switch is None:
+        return standard_webhooks.status(secrets, args.topic, args.name)
+    return standard_webhooks.switch(secrets, args.topic, args.name, args.switch)
+
+
+def remote(args: argparse.Namespace, switch: RemoteStandardWebhooks) -> int:
+    """``mns-gateway admin standard-webhooks``: the same, through a gateway's admin API."""
+    from gateway.admin import standard_webhooks
+
+    _check(args)
+    document = switch.switch(args.topic, args.name, args.switch)
+    emit(args, document, standard_webhooks.describe)
+    return ExitCode.OK
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``admin standard-webhooks``'s arguments (``subscriptions standard-webhooks`` shares the
+    ``subscriptions`` command's)."""
+    parser.add_argument("topic", nargs="?", help="the topic")
+    parser.add_argument("name", nargs="?", help="the subscription")
+    parser.add_argument(
+        "switch",
+        nargs="?",
+        metavar="on|off|rotate",
+        help="turn them on (prints the secret), off, or rotate the secret (prints the new one);"
+        " none: whether they are on",
+    )
+    with_json(parser)
