@@ -5,7 +5,7 @@ its endpoint; a publisher's traceparent is written anew before it becomes a head
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -13,14 +13,7 @@ import pytest
 from gateway.delivery.breaker import counts_as_failure
 from gateway.delivery.records import DeliveryJob
 from gateway.errors import PermanentDeliveryError
-from gateway.observability.tracing import (
-    CREATION_HEADER,
-    NO_SPAN,
-    AttributeValue,
-    Carrier,
-    Span,
-    SpanKind,
-)
+from gateway.observability.tracing import CREATION_HEADER, NoTracing
 from gateway.pushing.keyring import KeyRing
 from gateway.pushing.senders import HttpSender
 from gateway.pushing.transport import PushTransport
@@ -31,7 +24,7 @@ from tests.support.pushes import raw_pushes
 GOOD = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
-class FixedTracing:
+class FixedTracing(NoTracing):
     """Tracing on, whose current span's context is ``carrier`` as given: a stand-in for a
     tracer that hands out a header value no request may carry."""
 
@@ -40,24 +33,8 @@ class FixedTracing:
     def __init__(self, carrier: Mapping[str, str]) -> None:
         self.carrier = dict(carrier)
 
-    def start(
-        self,
-        name: str,
-        kind: SpanKind,
-        *,
-        parent: Span | Carrier | None = None,
-        links: Sequence[Carrier] = (),
-        attributes: Mapping[str, AttributeValue | None] | None = None,
-        start_ns: int | None = None,
-        activate: bool = False,
-    ) -> Span:
-        return NO_SPAN
-
     def current_carrier(self) -> dict[str, str]:
         return dict(self.carrier)
-
-    def shutdown(self) -> None:
-        return None
 
 
 @pytest.fixture()
