@@ -1,6 +1,6 @@
-"""``mns-gateway subscriptions``: show or set a subscription's dead-letter queue
-(docs/delivery.md#subscription-dead-letter-queues); ``health`` and ``circuit`` show its
-endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health)."""
+"""``mns-gateway subscriptions``: list a topic's subscriptions; show or set a subscription's
+dead-letter queue (docs/delivery.md#subscription-dead-letter-queues); ``health`` and ``circuit``
+show its endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from gateway.cli.queue_settings import (
     set_subscription,
     subscription_document,
 )
+from gateway.cli.topics import existing_subscription, list_subscriptions
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
-from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
@@ -29,8 +29,8 @@ def subscriptions(args: argparse.Namespace) -> int:
         from gateway.cli.circuit import circuit_command
 
         return circuit_command(args)
-    if args.topic is None or args.name is None:
-        raise CommandError(f"subscriptions {args.action} needs a topic and a subscription")
+    if args.action == "list":
+        return list_subscriptions(args)
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
     return ExitCode.OK
 
@@ -41,17 +41,20 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
         return subscription_document(
             set_subscription(store, settings, args.topic, args.name, update)
         )
-    return subscription_document(store.topics.get_subscription(args.topic, args.name))
+    return subscription_document(existing_subscription(store, args.topic, args.name))
 
 
 def add_command(commands: Commands) -> None:
     parser = commands.add_parser(
-        "subscriptions", help="show or set a subscription's dead-letter queue"
+        "subscriptions",
+        help="list a topic's subscriptions; show or set one's dead-letter queue; health: endpoint"
+        " circuit breakers; circuit: override one",
     )
     parser.add_argument(
         "action",
-        choices=("set", "show", "health", "circuit"),
-        help="show or set its dead-letter queue; health: endpoints' circuit breakers (of every"
+        choices=("list", "set", "show", "health", "circuit"),
+        help="list: a topic's subscriptions; show or set one's dead-letter queue; health:"
+        " endpoints' circuit breakers (of every"
         " subscription, a topic's, or one); circuit: override one's breaker (--override)",
     )
     parser.add_argument("topic", nargs="?", help="the topic")
@@ -62,4 +65,13 @@ def add_command(commands: Commands) -> None:
         choices=("closed", "open", "auto"),
         help="circuit: force the breaker closed, hold it open, or let it decide (auto)",
     )
-    parser.set_defaults(handler=subscriptions)
+    one = (("topic", "name"), "a topic and a subscription")
+    parser.set_defaults(
+        handler=subscriptions,
+        needs={
+            "list": ("topic", "a topic"),
+            "show": one,
+            "set": one,
+            "circuit": (("topic", "name", "override"), "a topic, a subscription and --override"),
+        },
+    )
