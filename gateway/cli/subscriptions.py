@@ -36,12 +36,13 @@ def subscriptions(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
+    existing_subscription(store, args.topic, args.name)  # not there: the words of every command
     update = policy_update(args.dlq_target, None, args.dlq_enabled)
     if args.action == "set" and update is not None:
         return subscription_document(
             set_subscription(store, settings, args.topic, args.name, update)
         )
-    return subscription_document(existing_subscription(store, args.topic, args.name))
+    return subscription_document(store.topics.get_subscription(args.topic, args.name))
 
 
 def add_command(commands: Commands) -> None:

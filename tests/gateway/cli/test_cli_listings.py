@@ -60,6 +60,10 @@ def _one_line(done: subprocess.CompletedProcess[str], status: int, text: str) ->
             "subscriptions: subscription orders/nosuch does not exist",
         ),
         (("subscriptions", "show", "orders", "x"), "subscription orders/x does not exist"),
+        (
+            ("subscriptions", "set", "orders", "x", "--dlq-enabled", "false"),
+            "subscription orders/x does not exist",
+        ),
         (("subscriptions", "list", "nosuch"), "subscriptions: topic nosuch does not exist"),
         (("topics", "show", "nosuch"), "mns-gateway topics: topic nosuch does not exist"),
         (("queues", "show", "nosuch"), "mns-gateway queues: queue nosuch does not exist"),
