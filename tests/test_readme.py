@@ -8,6 +8,8 @@ clone.
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -73,3 +75,21 @@ def test_the_run_command_and_the_image_install_alike() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "bin/pip install .\n" in dockerfile
     assert "pip install .[" not in dockerfile and "pip install '.[" not in dockerfile
+
+
+def test_the_folders_the_readmes_examples_write_are_ignored_by_git() -> None:
+    """Issue 47: ``./mns-logs`` and ``./report`` (the report's ``--logs`` and ``--out``) showed
+    up in ``git status`` after following the README; ``./mns-data`` was ignored already."""
+    readme = (ROOT / "README.md").read_text()
+    written = set(re.findall(r"(?:--out|--logs|--data-dir|_DIR=) ?\./([\w.-]+)", readme))
+    written |= set(re.findall(r"`\./(mns-[\w-]+)`", readme))
+    assert {"mns-data", "mns-logs", "report"} <= written
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", *(f"{name}/" for name in sorted(written))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert sorted(checked.stdout.split()) == sorted(f"{name}/" for name in written)

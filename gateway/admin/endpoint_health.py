@@ -34,7 +34,9 @@ def health_document(resource: str, breaker: Breaker, waiting: int) -> dict[str, 
         "Failures": breaker.failures,
         "WindowStart": breaker.window_start_ms or None,
         "AttemptsSkipped": waiting,
-        "NextProbeTime": breaker.next_probe_ms(),
+        # An operator's override decides, not the cool-down: no probe goes out of a circuit
+        # held open, and one forced closed has nothing to probe.
+        "NextProbeTime": None if breaker.override else breaker.next_probe_ms(),
         "ChangedAt": breaker.changed_ms or None,
     }
 

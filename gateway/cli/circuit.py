@@ -9,17 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.admin import endpoint_health
 from gateway.cli.common import emit, existing_settings, on_store
+from gateway.cli.topics import existing_subscription, existing_topic
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
-from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
 
 
 def circuit_command(args: argparse.Namespace) -> int:
-    if args.action == "circuit" and (args.topic is None or args.name is None or not args.override):
-        raise CommandError("subscriptions circuit needs a topic, a subscription and --override")
     emit(args, on_store(existing_settings, args, lambda s, c: run(args, s, c)), _describe)
     return ExitCode.OK
 
@@ -31,6 +29,11 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
         return endpoint_health.override(
             store.topics, store.deliveries, args.topic, args.name, args.override
         )
+    # A topic or subscription that is not there is an error, not "all is well".
+    if args.name is not None:
+        existing_subscription(store, args.topic, args.name)
+    elif args.topic is not None:
+        existing_topic(store, args.topic)
     if args.name is not None:
         return endpoint_health.subscription_health(
             store.topics, store.deliveries, args.topic, args.name

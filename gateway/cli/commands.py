@@ -27,6 +27,7 @@ from gateway.cli import (
     report,
     serve,
     subscriptions,
+    topics,
     worker,
 )
 from gateway.errors import ExitCode, GatewayError
@@ -43,6 +44,7 @@ GROUPS = (
     credentials,
     inbox,
     queues,
+    topics,
     subscriptions,
     report,
 )
@@ -88,10 +90,13 @@ def parse(top: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
     action = getattr(args, "action", None)
     needed = getattr(args, "needs", {}).get(action)
-    if needed is not None and not getattr(args, needed[0]):
-        # An optional positional that this action requires: a usage error like any other
-        # missing argument (status 2 with the command's usage), not the command's own failure.
-        command.error(f"{action} needs {needed[1]}")
+    if needed is not None:
+        # Optional positionals (or options) that this action requires: a usage error like any
+        # other missing argument (status 2 with the command's usage), not the command's own
+        # failure. ``needed`` is (dest or dests, what to say).
+        dests = (needed[0],) if isinstance(needed[0], str) else needed[0]
+        if not all(getattr(args, dest, None) for dest in dests):
+            command.error(f"{action} needs {needed[1]}")
     return args
 
 

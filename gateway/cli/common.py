@@ -97,6 +97,13 @@ def missing_data_dir(settings: Settings) -> str:
     )
 
 
+def does_not_exist(kind: str, name: str) -> CommandError:
+    """A queue, topic or subscription that is not there, worded the same by every command
+    ("queue jobs does not exist"): ``queues show`` said the API's sentence and ``queues delete``
+    its own."""
+    return CommandError(f"{kind} {name} does not exist")
+
+
 def with_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print JSON for scripts (times in epoch ms)"

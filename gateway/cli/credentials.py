@@ -172,7 +172,9 @@ def ttl(text: str) -> int:
 
 
 def add_command(commands: Commands) -> None:
-    parser = commands.add_parser("credentials", help="the access keys clients sign with")
+    parser = commands.add_parser(
+        "credentials", help="the access keys clients sign with: show them, issue temporary ones"
+    )
     actions = parser.add_subparsers(dest="credentials_command", required=True, metavar="ACTION")
     shown = actions.add_parser(
         "show",

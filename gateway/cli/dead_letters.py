@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from gateway.store.base import Store
 
 
+#: A replay refused because the letter was replayed before, in the command line's words.
+ALREADY_REPLAYED = (
+    "it was replayed already; replay it again with --force to start another delivery of the message"
+)
+
+
 class DeadLetters(Protocol):
     """Local (:class:`gateway.admin.dead_letters.LocalDeadLetters`) or remote, the same
     documents."""
@@ -42,6 +48,9 @@ def run(args: argparse.Namespace, letters: DeadLetters) -> int:
             emit(args, replayed, lambda r: f"replayed {r['Id']} as delivery {r['DeliveryId']}")
     except GatewayError as error:
         message = getattr(error, "message", str(error))
+        if getattr(error, "code", None) == "DeadLetterAlreadyReplayed":
+            # The API's sentence says "with force" (its ?force=true); here it is the flag.
+            message = ALREADY_REPLAYED
         raise CommandError(f"dead letter {args.id}: {message}") from error
     return ExitCode.OK
 
@@ -100,7 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_command(commands: Commands) -> None:
-    parser = commands.add_parser("dead-letters", help="list, inspect and replay dead letters")
+    parser = commands.add_parser(
+        "dead-letters", help="list, show (inspect) and replay dead letters"
+    )
     add_arguments(parser)
     with_data_dir(parser)
     parser.set_defaults(handler=dead_letters)

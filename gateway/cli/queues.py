@@ -7,7 +7,7 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import Commands, emit, existing_settings, on_store
+from gateway.cli.common import Commands, does_not_exist, emit, existing_settings, on_store
 from gateway.cli.queue_settings import (
     add_policy_options,
     create_queue,
@@ -18,7 +18,6 @@ from gateway.cli.queue_settings import (
 )
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
-from gateway.errors.commands import CommandError
 from gateway.queues.records import QueueType
 
 if TYPE_CHECKING:
@@ -41,9 +40,9 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
     if args.action == "list":
         page = store.queues.list_queues(args.name or "", "", LIST_LIMIT)
         return {"Queues": [queue_document(queue) for queue in page.items]}
+    if args.action != "create" and not store.queues.queue_exists(args.name):
+        raise does_not_exist("queue", args.name)
     if args.action == "delete":
-        if not store.queues.queue_exists(args.name):
-            raise CommandError(f"queue {args.name} does not exist")
         store.queues.delete_queue(args.name)
         return {"QueueName": args.name}
     update = policy_update(args.dlq_target, args.max_receive_count, args.dlq_enabled)

@@ -1,6 +1,6 @@
-"""``mns-gateway subscriptions``: show or set a subscription's dead-letter queue
-(docs/delivery.md#subscription-dead-letter-queues); ``health`` and ``circuit`` show its
-endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health);
+"""``mns-gateway subscriptions``: list a topic's subscriptions; show or set a subscription's
+dead-letter queue (docs/delivery.md#subscription-dead-letter-queues); ``health`` and ``circuit``
+show its endpoint's circuit breaker and override it (docs/delivery.md#endpoint-health);
 ``standard-webhooks`` switches its Standard Webhooks signatures
 (docs/delivery.md#standard-webhooks-signatures)."""
 
@@ -18,6 +18,7 @@ from gateway.cli.queue_settings import (
     set_subscription,
     subscription_document,
 )
+from gateway.cli.topics import existing_subscription, list_subscriptions
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
 from gateway.errors.commands import CommandError
@@ -37,13 +38,14 @@ def subscriptions(args: argparse.Namespace) -> int:
         return standard_webhooks_command(args)
     if args.switch is not None:
         raise CommandError(f"subscriptions {args.action} takes a topic and a subscription only")
-    if args.topic is None or args.name is None:
-        raise CommandError(f"subscriptions {args.action} needs a topic and a subscription")
+    if args.action == "list":
+        return list_subscriptions(args)
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
     return ExitCode.OK
 
 
 def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
+    existing_subscription(store, args.topic, args.name)  # not there: the words of every command
     update = policy_update(args.dlq_target, None, args.dlq_enabled)
     if args.action == "set" and update is not None:
         return subscription_document(
@@ -54,14 +56,17 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
 
 def add_command(commands: Commands) -> None:
     parser = commands.add_parser(
-        "subscriptions", help="show or set a subscription's dead-letter queue"
+        "subscriptions",
+        help="list a topic's subscriptions; show or set one's dead-letter queue; health: endpoint"
+        " circuit breakers; circuit: override one; standard-webhooks: its signatures",
     )
     parser.add_argument(
         "action",
-        choices=("set", "show", "health", "circuit", "standard-webhooks"),
-        help="show or set its dead-letter queue; health: endpoints' circuit breakers (of every"
-        " subscription, a topic's, or one); circuit: override one's breaker (--override);"
-        " standard-webhooks: its Standard Webhooks signatures on, off or rotate",
+        choices=("list", "set", "show", "health", "circuit", "standard-webhooks"),
+        help="list: a topic's subscriptions; show or set one's dead-letter queue; health:"
+        " endpoints' circuit breakers (of every subscription, a topic's, or one); circuit:"
+        " override one's breaker (--override); standard-webhooks: its Standard Webhooks"
+        " signatures on, off or rotate",
     )
     parser.add_argument("topic", nargs="?", help="the topic")
     parser.add_argument("name", nargs="?", help="the subscription")
@@ -78,4 +83,14 @@ def add_command(commands: Commands) -> None:
         choices=("closed", "open", "auto"),
         help="circuit: force the breaker closed, hold it open, or let it decide (auto)",
     )
-    parser.set_defaults(handler=subscriptions)
+    one = (("topic", "name"), "a topic and a subscription")
+    parser.set_defaults(
+        handler=subscriptions,
+        needs={
+            "list": ("topic", "a topic"),
+            "show": one,
+            "set": one,
+            "standard-webhooks": one,
+            "circuit": (("topic", "name", "override"), "a topic, a subscription and --override"),
+        },
+    )

@@ -35,13 +35,18 @@ padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
 h3{font-size:15px;margin:20px 0 4px;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:8px 0}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;scrollbar-width:auto;scrollbar-color:#8a94a0 #eceef1;
+background:linear-gradient(to right,#fff 40%,rgba(255,255,255,0)) left center/28px 100%
+no-repeat local,linear-gradient(to left,#fff 40%,rgba(255,255,255,0)) right center/28px 100%
+no-repeat local,radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.25),rgba(0,0,0,0)) left
+center/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.25),
+rgba(0,0,0,0)) right center/14px 100% no-repeat scroll,#fff}
 td,th{padding:3px 6px;border-bottom:1px solid #eee;vertical-align:top}
 th{text-align:left;background:#f6f6f6;font-weight:600;font-size:13px}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.t{white-space:nowrap;font-variant-numeric:tabular-nums}
 td.w{overflow-wrap:anywhere;min-width:7em}td.u{min-width:12em;font-size:12px}
-td.e{overflow-wrap:anywhere;min-width:14em;color:#700}
+td.e{min-width:14em;color:#700}
 .legend{margin:4px 0 12px}.key{margin-right:14px;display:inline-block;max-width:100%}
 .key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}
 .bad{color:#b00}.empty,.note,.missing{color:#777}

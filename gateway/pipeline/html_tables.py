@@ -3,8 +3,10 @@
 Every value is escaped: topic, subscription, queue and endpoint names and endpoint errors come
 from the logs. Errors are reduced to their text first (:func:`~.formatting.error_excerpt`), so
 an endpoint's HTML error page shows as one short line of text. Times are in the page's zone and
-never wrap; long names and errors wrap anywhere, endpoints after a URL separator, and each
-table sits in its own box that scrolls sideways on a screen narrower than the table.
+never wrap; long names wrap anywhere, endpoints and errors after a separator (never inside a
+host name or an identifier), and each table sits in its own box that scrolls sideways on a
+screen narrower than the table, with a shadow on the side that hides columns (CSS only: the page
+has no script).
 """
 
 from __future__ import annotations
@@ -180,7 +182,9 @@ def render_table(columns: Sequence[Column], rows: Sequence[Row]) -> str:
         for column in columns:
             css = f' class="{column.css}"' if column.css else ""
             text = column.render(row)
-            shown = breakable_url(text) if column.css == "u" else escape(text)
+            # Endpoints and errors wrap after a separator, never inside a name (issue 47: an
+            # error broke inside its identifiers at 1,400 px).
+            shown = breakable_url(text) if column.css in ("u", "e") else escape(text)
             cells.append(f"<td{css}>{shown}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     note = ""
@@ -195,7 +199,8 @@ _URL_BREAKS: Final = re.compile(r"(?<=[/?&=.:,_-])")
 
 def breakable_url(text: str) -> str:
     """``text`` escaped, with a line-break opportunity (``<wbr>``) after each URL separator, so
-    a long endpoint wraps at ``/`` or ``?``, not mid-word."""
+    a long endpoint (or an error naming hosts, paths and identifiers) wraps at ``/``, ``?`` or
+    ``_``, not mid-word."""
     return "<wbr>".join(escape(part) for part in _URL_BREAKS.split(text) if part)
 
 

@@ -123,7 +123,7 @@ def _topic_lines(row: Row, zone: tzinfo) -> list[tuple[int, int, str, str]]:
         first = row["first_attempt_key"] // 2 if row.get("first_attempt_key") is not None else None
         counts = (
             f"attempts={row['attempts']} failed={row.get('failed_attempts') or 0} "
-            f"last_status_code={row.get('last_status_code')} "
+            f"last_status_code={_status(row.get('last_status_code'))} "
             f"last_attempt={_stamp(row.get('last_attempt_ms'), zone, sep='T')}"
         )
         if row.get("replays"):
@@ -159,6 +159,12 @@ def format_summary(lines: Sequence[tuple[int, int, str, str]], zone: tzinfo = UT
     for time_ms, _, action, details in lines:
         formatted.append(f"{_stamp(time_ms, zone)}  {action:<24} {details}".rstrip())
     return formatted
+
+
+def _status(code: int | None) -> str:
+    """A push's last HTTP status; a push that got none (a timeout, a refused connection) says
+    so in words, not ``None``."""
+    return "(no answer)" if code is None else str(code)
 
 
 def _stamp(time_ms: int | None, zone: tzinfo, *, sep: str = " ") -> str:

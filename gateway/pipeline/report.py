@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, tzinfo
@@ -23,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gateway.errors import ExitCode
 from gateway.errors.commands import PipelineError
+from gateway.pipeline import OVERLAP_NOTE
 from gateway.pipeline.formatting import error_excerpt, format_offset
 from gateway.pipeline.options import ReportOptions
 
@@ -96,11 +98,12 @@ def run_report(args: argparse.Namespace, *, session_factory: SessionFactory | No
         print(f"mns-gateway report: {missing}", file=sys.stderr)
         return ExitCode.USAGE
     quiet = session_factory is None and not getattr(args, "verbose", False)
+    started = time.perf_counter()
     with steps_on_stdout(), spark_output_in(spark_log_path() if quiet else None):
-        return _run(options, session_factory)
+        return _run(options, session_factory, started)
 
 
-def _run(options: ReportOptions, session_factory: SessionFactory | None) -> int:
+def _run(options: ReportOptions, session_factory: SessionFactory | None, started: float) -> int:
     from gateway.pipeline import spark_job
 
     spark = (session_factory or spark_job.build_session)(options)
@@ -115,6 +118,7 @@ def _run(options: ReportOptions, session_factory: SessionFactory | None) -> int:
     finally:
         if session_factory is None:
             spark.stop()
+    print(f"took {time.perf_counter() - started:.1f} s in all ({OVERLAP_NOTE})")
     print(
         f"read {summary['lines']} lines: {summary['events_in_window']} events reported, "
         f"{summary['malformed_lines']} malformed and {summary['unusable_records']} unusable "

@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Callable
 
 from flask import Flask, Response, request
+from jinja2 import BaseLoader, DictLoader, Environment
 
 from gateway.api.console import (  # noqa: F401 - their views join the blueprint
     circuit_pages,
@@ -52,6 +53,7 @@ def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> Non
         limiter=SignInAttempts(store.database, clock),
     )
     app.register_blueprint(blueprint)
+    app.jinja_env.loader = templates_in_memory(app.jinja_env)
 
     @app.after_request
     def console_headers(response: Response) -> Response:
@@ -60,3 +62,19 @@ def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> Non
         if request.path == "/console" or request.path.startswith("/console/"):
             response.headers.update(SECURITY_HEADERS)
         return response
+
+
+def templates_in_memory(environment: Environment) -> BaseLoader:
+    """Every template ``environment`` can load, read now and kept in memory.
+
+    Jinja2 reads a template's file the first time a page uses it. Reinstalling the package into
+    the virtualenv of a running gateway (``pip install .`` replaces the files) left its console
+    rendering templates of another version beside its own code, or failing on a file that was
+    gone for a moment; read at start, the pages stay those of the code that runs them. About
+    thirty small files: a few milliseconds at start."""
+    loader = environment.loader
+    if loader is None:
+        return DictLoader({})
+    return DictLoader(
+        {name: loader.get_source(environment, name)[0] for name in environment.list_templates()}
+    )

@@ -21,11 +21,17 @@ def circuits(topic: str) -> dict[str, dict[str, Any]]:
     return {entry["SubscriptionName"]: entry for entry in listed}
 
 
+def open_circuits() -> list[dict[str, Any]]:
+    """Every subscription whose breaker is not closed (open, half-open, held open): what the
+    overview flags and the topic list marks."""
+    listed = endpoint_health.health(mns().store.deliveries)["Subscriptions"]
+    return [entry for entry in listed if entry["State"] != "closed"]
+
+
 def topics_with_open_circuits() -> set[str]:
     """The topics one of whose subscriptions' breakers is not closed (the topic list flags
     them)."""
-    listed = endpoint_health.health(mns().store.deliveries)["Subscriptions"]
-    return {entry["TopicName"] for entry in listed if entry["State"] != "closed"}
+    return {entry["TopicName"] for entry in open_circuits()}
 
 
 @blueprint.post("/topics/<name>/circuit")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from flask import Response, abort, g, render_template, request, url_for
 
 from gateway.admin import delivered_replays
+from gateway.api.console.circuit_pages import circuits
 from gateway.api.console.web import blueprint, done, mns
 from gateway.api.context import request_facts
 from gateway.inbox.records import InboxKind, InboxQuery
@@ -29,6 +30,8 @@ def deliveries() -> str:
         message_id=message_id,
         found=found,
         rows=found.by_subscription() if found is not None else [],
+        # A pending push behind an open circuit waits for the circuit, not for its next attempt.
+        circuits=circuits(found.topic_name) if found is not None and found.topic_name else {},
         back=url_for("console.deliveries", message_id=message_id) if message_id else "",
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Response, current_app, redirect, render_template, request, session, url_for
 
+from gateway.api.console.circuit_pages import open_circuits
 from gateway.api.console.figures import MINUTES, chart, last_hour
 from gateway.api.console.security import (
     console_target,
@@ -71,4 +72,9 @@ def _live() -> dict[str, object]:
     reads = console().reads
     now_minute = reads.now_ms() // 60_000
     hour = last_hour(reads.minute_counts(now_minute - MINUTES + 1), now_minute)
-    return {"figures": reads.overview(), "hour": hour, "chart": chart(hour)}
+    return {
+        "figures": reads.overview(),
+        "hour": hour,
+        "chart": chart(hour),
+        "open_circuits": open_circuits(),
+    }

@@ -10,7 +10,7 @@ the session (a cookie: a message body would not fit) and never outlive the respo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from flask import Response, current_app, flash, g, redirect, request
@@ -21,6 +21,8 @@ from gateway.errors.mns import MNSError
 #: Fields never written back into a page: the CSRF token (the page writes the session's own),
 #: where the form returns to, and anything secret.
 NOT_KEPT = frozenset({"csrf_token", "back", "access_key_secret"})
+#: The methods of a route that only shows a page.
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +53,31 @@ def refused_page(target: str, code: str, message: str, status: int) -> Response:
 
 
 def _view_of(path: str) -> Callable[[], object] | None:
+    """The view of the console page at ``path``, when it is one that only shows (a ``GET``
+    view of the console's own, not its static files); else ``None``.
+
+    The view runs inside the refused POST, so a view that also takes POSTs would run its POST
+    branch: ``back=/console/sign-in`` counted a failed sign-in per refusal and the sixth locked
+    the address out (issue 47). Such a page, or any other path, is redirected to instead."""
     adapter = current_app.url_map.bind_to_environ(request.environ)
     try:
-        endpoint, arguments = adapter.match(path, method="GET")
+        rule, arguments = adapter.match(path, method="GET", return_rule=True)
     except HTTPException:
         return None
-    function = current_app.view_functions[endpoint]
+    if not is_page(rule.endpoint, rule.methods or frozenset()):
+        return None
+    function = current_app.view_functions[rule.endpoint]
     return lambda: function(**arguments)
+
+
+def is_page(endpoint: str, methods: Collection[str]) -> bool:
+    """Whether a route is a console page a refused form may be shown on: the console's own,
+    not a static file, and answering nothing but reads."""
+    return (
+        endpoint.startswith("console.")
+        and endpoint != "console.static"
+        and not set(methods) - READS
+    )
 
 
 def typed(action: str, name: str, default: object = "") -> str:

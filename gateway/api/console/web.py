@@ -184,11 +184,12 @@ def form_int(name: str, default: int, low: int, high: int) -> int:
 
 @blueprint.app_template_filter("utc")
 def utc(value: int | float | None, unit: str = "ms") -> str:
-    """Epoch milliseconds (or seconds with ``unit="s"``) as ISO-8601 UTC; "-" for none."""
+    """Epoch milliseconds (or seconds with ``unit="s"``) in UTC, saying so ("2026-12-02
+    00:18:29 UTC": every time on every page carries its zone); "-" for none."""
     if value is None or value == 0:
         return "-"
     seconds = value / 1000 if unit == "ms" else value
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 @blueprint.app_template_filter("error_text")

@@ -84,6 +84,7 @@ def test_an_open_breaker_seen_held_and_closed_by_an_operator(
                 gateway, "POST", "/admin/topics/alerts/subscriptions/hook/circuit?override=open"
             )
             assert (held["State"], held["Override"]) == ("open", "open")
+            assert held["NextProbeTime"] is None  # issue 47: no probe goes out while held
             (seen,) = cli(capsys, data_dir, "health")["Subscriptions"]
             assert (seen["State"], seen["Override"]) == ("open", "open")
             metrics = gateway.raw().send("GET", "/metrics").body.decode()

@@ -187,6 +187,7 @@ def test_an_endpoint_error_page_is_shown_as_short_text() -> None:
     )
     page = render_report(report_data(endpoints=[{**FAILING_ENDPOINT, "last_error": error}]))
     cell = re.search(r'<td class="e">(.*?)</td>', page).group(1)  # type: ignore[union-attr]
+    cell = cell.replace("<wbr>", "")  # where it may wrap: after a separator (issue 47)
     assert cell.startswith("HTTP 502: Bad Gateway details")
     assert cell.endswith("…") and len(cell) <= 170
     assert "&lt;" not in cell and "<h1>Bad" not in page

@@ -53,5 +53,18 @@ def test_a_queue_message_sent_received_twice_and_deleted() -> None:
     assert "receives=2 dequeue_count=2" in lines[1]
 
 
+def test_a_push_never_answered_says_so() -> None:
+    """Issue 47: ``last_status_code=None`` for a push that got no answer (a timeout)."""
+    rows = [
+        fact(
+            topic_name="t", subscription_name="s", endpoint="http://e", attempts=1,
+            failed_attempts=1, first_attempt_key=T0 * 2 + 1, last_attempt_ms=T0,
+            last_status_code=None,
+        ),
+    ]  # fmt: skip
+    (line,) = format_summary(summary_lines(rows))
+    assert "last_status_code=(no answer)" in line and "None" not in line
+
+
 def test_no_facts_no_lines() -> None:
     assert summary_lines([]) == []

@@ -30,6 +30,16 @@ SUBSCRIPTIONS = ("billing", "audit", "crm-sync", "legacy-webhook")
 DELIVERED = {"billing": (10, 10, 10), "audit": (10, 9, 9), "crm-sync": (5, 3, 3)}
 
 
+#: An error as proxies write them (under the excerpt's 160 characters): identifiers and ids
+#: that must not break inside.
+LONG_ERROR = (
+    "HTTP 503: upstream_connect_error_or_disconnect/reset_before_headers "
+    "reset_reason=connection_termination RequestId=5F3A9C0B7E2D4A1C9B8E7F6A"
+)
+#: The characters after which a line may break in an error: a separator or a space.
+_BREAKS_AFTER = "/?&=.:,_- "
+
+
 def _endpoint(name: str) -> str:
     return f"https://{name}-receiver.internal.example.com:8443/hooks/mns/notifications"
 
@@ -77,7 +87,7 @@ def _report() -> ReportData:
             "last_success_ms": T0 if name == "crm-sync" else None,
             "last_outcome": "http_error",
             "last_status_code": 503,
-            "last_error": "HTTP 503: unavailable",
+            "last_error": LONG_ERROR if name == "legacy-webhook" else "HTTP 503: unavailable",
         }
         for name in ("crm-sync", "legacy-webhook")
     ]
@@ -213,3 +223,55 @@ def test_an_endpoint_that_never_succeeded_says_never(page: webdriver.Chrome) -> 
         ]
         cells[values[0]] = values[column]
     assert cells == {"orders / crm-sync": "2024-06-01 00:00:00", "orders / legacy-webhook": "never"}
+
+
+def test_errors_break_only_after_a_separator(page: webdriver.Chrome) -> None:
+    """Issue 47: at 1,400 px an error broke inside its identifiers (``overflow-wrap:
+    anywhere``); now it wraps after a space or a separator, as the endpoints do."""
+    bad = page.execute_script(
+        """const bad = [];
+           for (const cell of document.querySelectorAll('td.e')) {
+             const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+             let previous = null, node;
+             while ((node = walker.nextNode()))
+               for (let i = 0; i < node.length; i++) {
+                 const range = document.createRange();
+                 range.setStart(node, i); range.setEnd(node, i + 1);
+                 const top = Math.round(range.getBoundingClientRect().top);
+                 if (previous && top > previous.top && !arguments[0].includes(previous.char))
+                   bad.push(previous.char + node.data[i]);
+                 previous = {top: top, char: node.data[i]};
+               }
+           }
+           return bad;""",
+        _BREAKS_AFTER,
+    )
+    assert bad == []
+    cell = page.find_element(By.XPATH, "//td[@class='e'][contains(., 'RequestId')]")
+    assert cell.get_attribute("textContent") == LONG_ERROR
+    assert cell.size["height"] > 20  # it does wrap (over several lines), only where it may
+
+
+def test_a_table_wider_than_the_screen_shows_it_scrolls(
+    page: webdriver.Chrome, artifacts: Path
+) -> None:
+    """Issue 47: at 390 px the wide tables carried no hint that they scroll. The page has no
+    script: each table's box draws a shadow on the side that hides columns (CSS backgrounds that
+    scroll with the box over covers that scroll with the content) and keeps its scrollbar."""
+    boxes = page.execute_script(
+        """return [...document.querySelectorAll('.scroll')].map(box => {
+             const style = getComputedStyle(box);
+             return {scrolls: box.scrollWidth > box.clientWidth + 1,
+                     image: style.backgroundImage, attachment: style.backgroundAttachment};
+           });"""
+    )
+    assert boxes
+    for box in boxes:
+        assert box["image"].count("radial-gradient") == 2, box
+        assert box["attachment"].startswith("local, local, scroll, scroll"), box
+    if page.width == 390:  # type: ignore[attr-defined]
+        assert any(box["scrolls"] for box in boxes)
+    table = page.find_element(By.XPATH, "//h2[.='Endpoints currently failing']/following::div")
+    page.execute_script("arguments[0].scrollIntoView({block: 'start'})", table)
+    width = page.width  # type: ignore[attr-defined]
+    assert page.save_screenshot(str(artifacts / f"report-failing-endpoints-{width}.png"))

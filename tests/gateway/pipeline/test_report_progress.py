@@ -10,11 +10,16 @@ to start, the old code said "needs Java 17" instead of naming the directory).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from gateway.pipeline import phase
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = 1_704_067_200_000
@@ -63,8 +68,22 @@ def test_steps_on_the_terminal_and_sparks_output_in_a_file(tmp_path: Path) -> No
     assert named, lines
     spark_log = Path(named[1])
     assert spark_log.stat().st_size > 0  # Spark did say something, there
-    steps = [line for line in lines[1:-1] if re.fullmatch(r".+ in \d+\.\d s", line)]
+    steps = [line for line in lines[1:-2] if re.fullmatch(r".+ in \d+\.\d s", line)]
     assert steps and steps[0].startswith("started Spark in")
+    # Issue 47: steps inside steps are indented, and the total says the times overlap.
+    assert any(step.startswith("  ") for step in steps), steps
+    assert re.fullmatch(r"took \d+\.\d s in all \(an indented step ran inside .+\)", lines[-2])
     assert lines[-1].startswith("read 2 lines: 2 events reported")
     assert "WARN" not in done.stderr and "[Stage" not in done.stderr, done.stderr
     assert done.stderr == ""
+
+
+def test_a_step_inside_another_is_indented_before_it(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 47: the step times added to more than the run's without saying they overlap."""
+    with caplog.at_level(logging.INFO, logger="gateway.pipeline"):
+        with phase("outer"), phase("inner"):
+            pass
+        with phase("after"):
+            pass
+    lines = [record.getMessage() for record in caplog.records]
+    assert [re.sub(r" in [\d.]+ s$", "", line) for line in lines] == ["  inner", "outer", "after"]

@@ -62,7 +62,9 @@ def test_an_operator_holds_a_circuit_open_and_closes_it(signed_in: Console) -> N
     )
     breaker = signed_in.store.deliveries.breakers()[0]["orders/audit"]
     assert breaker.override is Override.OPEN
-    assert _row(signed_in.client.get(TOPIC_PAGE).text, "audit") == "open (override: open) 0% 0 -"
+    assert _row(signed_in.client.get(TOPIC_PAGE).text, "audit") == (
+        "open (override: open) 0% 0 none: held open"
+    )
     signed_in.post(
         "/console/topics/orders/circuit", subscription="audit", override="auto", back=TOPIC_PAGE
     )

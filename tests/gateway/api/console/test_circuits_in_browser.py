@@ -147,3 +147,38 @@ def test_a_recovering_circuit_on_screens(served: tuple[Console, str], site: Page
     assert row.startswith(f"billing half-open 100% {MESSAGES - 1} "), row
     assert "probe out" in row, row
     _shots(site, "circuit-half-open")
+
+
+def _page_shots(pages: Pages, name: str) -> None:
+    """The page at both widths, kept; nothing overflows the screen."""
+    for width in WIDTHS:
+        pages.driver.set_window_size(width, 900)
+        overflow = pages.driver.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth"
+        )
+        assert overflow <= 0, f"{name} overflows by {overflow} px at {width} px"
+        pages.driver.save_screenshot(str(pages.artifacts / f"{name}-{width}.png"))
+    pages.driver.set_window_size(1400, 900)
+
+
+def test_an_open_circuit_on_the_overview_and_deliveries(
+    served: tuple[Console, str], site: Pages
+) -> None:
+    """Issue 47: the overview flags the open circuit; a push waiting behind it says so, with
+    the next probe (in UTC), instead of a next attempt that never comes."""
+    console, _ = served
+    _open_billing(console)
+    site.open("/console/")
+    alert = site.driver.find_element(
+        By.CSS_SELECTOR, "section[aria-labelledby=open-circuits-title]"
+    )
+    assert "Endpoint circuits not closed (1)" in alert.text
+    assert f"orders/billing: open, {MESSAGES} waiting, next probe 2026-05-28 20:27:10 UTC" in (
+        alert.text
+    )
+    _page_shots(site, "overview-circuit-open")
+    site.open("/console/deliveries?message_id=M03")
+    body = site.driver.find_element(By.TAG_NAME, "main").text
+    assert "Pending, held by the endpoint's open circuit" in body, body
+    assert "the next probe is at 2026-05-28 20:27:10 UTC" in body
+    _page_shots(site, "deliveries-circuit-open")

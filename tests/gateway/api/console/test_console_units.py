@@ -4,10 +4,12 @@ forms as the API's elements, and what redrive reads from a dead-lettered message
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+from jinja2 import DictLoader, Environment, FileSystemLoader
 
-from gateway.api.console import forms
+from gateway.api.console import forms, templates_in_memory
 from gateway.api.console.figures import MINUTES, chart, last_hour
 from gateway.api.console.security import csrf_matches, key_may_sign_in
 from gateway.errors.mns import MNSError
@@ -15,6 +17,7 @@ from gateway.queues.dlq_policy import dead_lettered_properties, queue_arn
 from gateway.queues.wire import parse_new_message
 from gateway.store import PUSH_FAILED, PUSH_OK
 from gateway.store.redrive import original_properties, source_queue
+from tests.gateway.api.console.conftest import Console
 
 
 def test_the_hour_has_sixty_minutes_and_its_rate() -> None:
@@ -79,3 +82,26 @@ def test_redrive_reads_the_source_and_restores_the_properties() -> None:
         {}, kind="TOPIC", source_arn="acs:mns:r:1:/topics/t/subscriptions/s", origin_message_id="M"
     )
     assert source_queue(from_topic, queue_arn("r", "1", "")) is None
+
+
+def test_templates_are_read_at_start_and_kept(tmp_path: Path) -> None:
+    """Issue 47: reinstalling into a running gateway's virtualenv broke its console, whose
+    templates were read from files on first use; they are read at start now."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "base.html").write_text("<p>{% block body %}{% endblock %}</p>")
+    (folder / "page.html").write_text(
+        '{% extends "base.html" %}{% block body %}{{ x }}{% endblock %}'
+    )
+    environment = Environment(loader=FileSystemLoader(folder), autoescape=True)
+    environment.loader = templates_in_memory(environment)
+    for path in folder.iterdir():  # the package's files replaced or gone
+        path.unlink()
+    assert environment.get_template("page.html").render(x="<b>") == "<p>&lt;b&gt;</p>"
+
+
+def test_the_console_app_serves_every_template_from_memory(console: Console) -> None:
+    loader = console.app.jinja_env.loader
+    assert isinstance(loader, DictLoader)
+    shipped = Path(templates_in_memory.__code__.co_filename).parent / "templates"
+    assert {path.name for path in shipped.glob("*.html")} <= set(loader.mapping)
