@@ -172,6 +172,14 @@ class Settings:
     #: ``MNS_GATEWAY_BREAKER_EVENTS_TOPIC``: a topic of this gateway each breaker transition is
     #: published to (docs/delivery.md#operator-events); empty, none.
     breaker_events_topic: str = ""
+    #: ``MNS_GATEWAY_HISTORY_RETENTION``: seconds a delivered push's history (the Deliveries
+    #: page, a replay of a delivered message) and a topic message no delivery needs any more are
+    #: kept; a message a delivery still needs is kept up to its topic's retention whatever this
+    #: says (docs/deploy.md#retention).
+    history_retention: int = 86400
+    #: ``MNS_GATEWAY_LOG_RETENTION``: seconds operation-log files are kept; ``None`` (unset, the
+    #: default), forever (docs/deploy.md#retention).
+    log_retention: int | None = None
 
     @property
     def base_url(self) -> str:
@@ -309,6 +317,8 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "breaker_cool_down": _number,
     "breaker_max_cool_down": _number,
     "breaker_events_topic": _strip,
+    "history_retention": _whole,
+    "log_retention": _optional_int,
 }
 
 
