@@ -152,7 +152,7 @@ def test_a_partition_a_pending_push_needs_is_kept_until_it_is_pushed(
     store = postgres_store
     pending = publish(store)
     push_all(store, "up")
-    holding = [p.name for p in ranges(store, "topic_messages")][0]
+    holding = next(p.name for p in ranges(store, "topic_messages"))
     clock.advance(RETENTION_S + 2 * 60)
     store.deliveries.expire()
     assert holding in [p.name for p in ranges(store, "topic_messages")]
