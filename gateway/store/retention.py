@@ -19,7 +19,7 @@ def retain(database: Database, now_ms: int, retention_seconds: int, batches: int
     batch at most, at most ``batches`` batches a table (the pass runs every minute: 120,000 rows
     a minute keeps up with 2,000 pushes/s). How many rows the batches deleted."""
     cutoff = retention_sql.kept_since(now_ms, retention_seconds)
-    if database.read(lambda c: c.dialect.partitions):
+    if database.read(partitions_sql.partitioned):
         cycle_partitions(database, now_ms, cutoff, partitions_sql.width_ms(retention_seconds))
     purged = 0
     for purge in (

@@ -91,6 +91,18 @@ def ranges_to_drop(existing: Sequence[Partition], cutoff_ms: int) -> list[Partit
 # IO ---------------------------------------------------------------------------------------------
 
 
+def partitioned(conn: Connection) -> bool:
+    """Whether the history tables are partitioned: on PostgreSQL after migration 16, unless
+    they were made plain tables again (bench/steady_state.py --unpartitioned does, to measure
+    the batched DELETEs that then do the whole purge)."""
+    if not conn.dialect.partitions:
+        return False
+    row = conn.execute(
+        "SELECT relkind FROM pg_class WHERE oid = to_regclass('topic_messages')"
+    ).fetchone()
+    return row is not None and row["relkind"] == "p"
+
+
 def partitions(conn: Connection, table: str) -> list[Partition]:
     rows = conn.execute(
         "SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound"
