@@ -234,7 +234,7 @@ def soak(backend: Backend, args: argparse.Namespace, *, partitioned: bool = True
 def measure(
     data_dir: Path, url: str | None, push_port: int, gateway_url: str, args: argparse.Namespace
 ) -> tuple[list[Sample], Load]:
-    duration = args.windows * args.retention
+    duration = args.duration or args.windows * args.retention
     with loaded(gateway_url, args) as load:
         samples = [sample(data_dir, url, push_port, load.started)]
         while samples[-1].at < duration:
@@ -254,7 +254,8 @@ def drained(push_port: int, expected: int) -> int:
 
 
 def summary(samples: list[Sample], load: Load, received: int, args: argparse.Namespace) -> None:
-    window = args.retention
+    # A control run (retention longer than the run) compares its first minute with the rest.
+    window = args.retention if args.retention < samples[-1].at else 60
     last = [s.size for s in samples if s.at >= samples[-1].at - 2 * window]
     plateau = statistics.median(last)
     near = [abs(s.size - plateau) <= BAND * plateau for s in samples]
@@ -287,6 +288,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--retention", type=int, default=60)
     parser.add_argument("--windows", type=int, default=6)
+    parser.add_argument(
+        "--duration",
+        type=float,
+        help="seconds to run (default: the windows); a control run"
+        " sets it with a retention longer than the run, so that nothing is forgotten",
+    )
     parser.add_argument("--rate", type=float, default=50.0, help="publishes a second")
     parser.add_argument("--queue-rate", type=float, default=10.0, help="queue messages a second")
     parser.add_argument("--subscriptions", type=int, default=2)
