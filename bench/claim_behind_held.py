@@ -50,7 +50,11 @@ def published(store: Store, messages: int, failing: bool) -> None:
     if failing:
         store.topics.subscribe(Subscription("fanout", "s009", "http://failing.test/"))
     now = store.now_ms()
-    batch = [TopicMessage(f"M{n:08d}", "fanout", "b", "X", now) for n in range(messages)]
+    # MessageIds as the gateway makes them (their prefix the publish time): on PostgreSQL each
+    # goes to the range of its publish time, which the retention pass makes ahead.
+    store.deliveries.retain(now)
+    ids = (store.topics.new_message_id(now) for _ in range(messages))
+    batch = [TopicMessage(i, "fanout", "b", "X", now) for i in ids]
     for start in range(0, len(batch), 500):
         store.topics.publish_all(batch[start : start + 500])
 
@@ -126,6 +130,28 @@ def _explain(store: Store) -> None:
 
     for line in store.database.read(plan):
         print("    " + line, flush=True)
+    claimed = [job.delivery_id for job in store.deliveries.claim("bench", 60, LIMIT, frozenset())]
+    print(f"  the claimed deliveries read with their messages ({len(claimed)}):", flush=True)
+    for line in store.database.read(lambda c: _jobs_plan(c, claimed)):
+        print("    " + line, flush=True)
+
+
+def _jobs_plan(conn: Connection, delivery_ids: list[str]) -> list[str]:
+    """The plan of :func:`delivery_sql.jobs`, the claim's read of ``topic_messages`` (on
+    PostgreSQL partitioned by MessageId: one range's index read per delivery, the others
+    pruned as it runs), as a prepared statement's generic plan."""
+    recording = Recording(conn)
+    delivery_sql.jobs(recording, delivery_ids)  # type: ignore[arg-type]
+    query, parameters = recording.statements[0]
+    if not conn.dialect.lock_row:
+        rows = conn.execute("EXPLAIN QUERY PLAN " + query, parameters).fetchall()
+        return [row["detail"] for row in rows]
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + query, parameters).fetchall()
+    conn.execute("RESET plan_cache_mode")
+    lines = [str(next(iter(dict(row).values()))) for row in rows]
+    # The 64 ids of the IN list, once per line that names them, say nothing.
+    return [line for line in lines if "ANY ('{" not in line]
 
 
 def nothing_to_claim(backend: Backend, messages: int, claims: int = 20) -> tuple[float, float]:

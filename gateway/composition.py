@@ -102,7 +102,9 @@ def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
         open_keyring(settings, store.database),
         metrics,
         open_operation_log(
-            str(settings.log_dir) if settings.log_dir else None, registry=metrics.registry
+            str(settings.log_dir) if settings.log_dir else None,
+            registry=metrics.registry,
+            retention_seconds=settings.log_retention,
         ),
         tracing=open_tracing(
             settings.tracing.exporter,

@@ -27,9 +27,8 @@ from gateway.store.deliveries import DeliveryStore
 
 def kept_seconds(settings: Settings) -> int:
     """How long the gateway keeps its delivered history, in seconds: how far back a replay may
-    reach. (A day, as the store's purge keeps it; the one place to read a setting for it.)"""
-    del settings  # the history's retention is not a setting yet
-    return DEFAULT_HISTORY_SECONDS
+    reach (``MNS_GATEWAY_HISTORY_RETENTION``, which the store's retention pass keeps to)."""
+    return settings.history_retention
 
 
 def replay(

@@ -181,6 +181,10 @@ CHECKS: Mapping[str, Check] = {
     "breaker_cool_down": duration(WEEK),
     "breaker_max_cool_down": duration(WEEK),
     "breaker_events_topic": name_of("topic"),
+    # A minute at least: retention passes run once a minute. At most ten years.
+    "history_retention": whole(60, 315_360_000, what="a number of seconds"),
+    # An hour at least: operation-log files are written per UTC hour, and only whole hours go.
+    "log_retention": optional(whole(3600, what="a number of seconds")),
 }
 
 

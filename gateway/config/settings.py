@@ -182,6 +182,14 @@ class Settings:
     push_ca_file: Path | None = None
     push_client_cert: Path | None = None
     push_client_key: Path | None = None
+    #: ``MNS_GATEWAY_HISTORY_RETENTION``: seconds a delivered push's history (the Deliveries
+    #: page, a replay of a delivered message) and a topic message no delivery needs any more are
+    #: kept; a message a delivery still needs is kept up to its topic's retention whatever this
+    #: says (docs/deploy.md#retention).
+    history_retention: int = 86400
+    #: ``MNS_GATEWAY_LOG_RETENTION``: seconds operation-log files are kept; ``None`` (unset, the
+    #: default), forever (docs/deploy.md#retention).
+    log_retention: int | None = None
 
     @property
     def base_url(self) -> str:
@@ -324,6 +332,8 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "push_ca_file": _optional_path,
     "push_client_cert": _optional_path,
     "push_client_key": _optional_path,
+    "history_retention": _whole,
+    "log_retention": _optional_int,
 }
 
 

@@ -18,8 +18,8 @@ from typing import Final
 from gateway.errors.mns import MNSError
 from gateway.topics.records import TOPIC_MESSAGE_RETENTION_SECONDS
 
-#: How long the delivered history is kept unless the gateway is told otherwise: a day, as long as
-#: a topic keeps a message (``gateway.store.sql.delivered_sql.KEEP_MS``).
+#: How long the delivered history is kept unless the gateway is told otherwise
+#: (``MNS_GATEWAY_HISTORY_RETENTION``'s default): a day, as long as a topic keeps a message.
 DEFAULT_HISTORY_SECONDS: Final = TOPIC_MESSAGE_RETENTION_SECONDS
 #: What a time looks like, for the error that refuses one.
 EXAMPLE_TIME: Final = "2026-12-01T22:21:51Z"

@@ -24,7 +24,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +47,7 @@ DEFAULT_MAX_PENDING: Final = 100_000
 _BATCH_LIMIT: Final = 1_000
 _IDLE_POLL_SECONDS: Final = 0.2
 _UNSAFE_NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_.-]")
+_HOUR_PATH: Final = re.compile(r"dt=(\d{4}-\d{2}-\d{2})/hour=(\d{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,20 @@ def partition_path(epoch_seconds: float) -> str:
     return f"dt={moment:%Y-%m-%d}/hour={moment:%H}"
 
 
+def expired_hours(paths: Iterable[str], now: float, retention_seconds: float) -> list[str]:
+    """Those of ``paths`` (``dt=YYYY-MM-DD/hour=HH``) whose whole hour ended more than
+    ``retention_seconds`` before ``now``; other names are left alone."""
+    expired = []
+    for path in paths:
+        found = _HOUR_PATH.fullmatch(path)
+        if found is None:
+            continue
+        start = datetime.strptime(" ".join(found.groups()), "%Y-%m-%d %H").replace(tzinfo=UTC)
+        if start.timestamp() + 3600 <= now - retention_seconds:
+            expired.append(path)
+    return expired
+
+
 class JsonLinesOperationLog:
     """Appends records as JSON lines; safe to share one directory among processes and hosts.
 
@@ -78,6 +93,10 @@ class JsonLinesOperationLog:
     to the same file and need no locking. A file is closed and a new one started when the UTC
     hour changes, when it is ``rotate_seconds`` old or when the next line would exceed
     ``max_file_bytes``.
+
+    With ``retention_seconds`` (``MNS_GATEWAY_LOG_RETENTION``) the writer removes the hours that
+    ended longer ago than that, every process's files in them, each time it starts a file: at
+    least hourly while records come, on the writer thread, never in a request.
     """
 
     def __init__(
@@ -90,8 +109,10 @@ class JsonLinesOperationLog:
         max_pending: int = DEFAULT_MAX_PENDING,
         registry: CollectorRegistry | None = None,
         start_writer: bool = True,
+        retention_seconds: float | None = None,
     ) -> None:
         self._directory = Path(directory)
+        self._retention_seconds = retention_seconds
         self._clock = clock
         self._max_file_bytes = max_file_bytes
         self._rotate_seconds = rotate_seconds
@@ -233,6 +254,8 @@ class JsonLinesOperationLog:
         return current
 
     def _open(self, hour: int, at: float) -> _OpenFile:
+        if self._retention_seconds is not None:
+            self._forget_old(at, self._retention_seconds)
         folder = self._directory / partition_path(hour * 3600)
         folder.mkdir(parents=True, exist_ok=True)
         self._file_sequence += 1
@@ -240,6 +263,23 @@ class JsonLinesOperationLog:
         handle = path.open("xb", buffering=0)
         self._current = _OpenFile(handle=handle, hour=hour, opened_at=at, size=0)
         return self._current
+
+    def _forget_old(self, now: float, retention_seconds: float) -> None:
+        """Remove the expired hours' files and folders; another process removing them at the
+        same time, or a file that will not go, is no error: the next file retries."""
+        found = [
+            f"{day.name}/{hour.name}"
+            for day in self._directory.glob("dt=*")
+            for hour in day.glob("hour=*")
+        ]
+        for path in expired_hours(found, now, retention_seconds):
+            folder = self._directory / path
+            for file in folder.glob("*"):
+                with contextlib.suppress(OSError):
+                    file.unlink()
+            for emptied in (folder, folder.parent):
+                with contextlib.suppress(OSError):  # not empty (yet), or gone
+                    emptied.rmdir()
 
     def _close_current(self) -> None:
         current, self._current = self._current, None
@@ -249,9 +289,13 @@ class JsonLinesOperationLog:
 
 
 def open_operation_log(
-    directory: str | None, *, registry: CollectorRegistry | None = None
+    directory: str | None,
+    *,
+    registry: CollectorRegistry | None = None,
+    retention_seconds: float | None = None,
 ) -> OperationLog:
-    """The writer for ``MNS_GATEWAY_LOG_DIR``: JSON lines when set, a no-op when empty/unset."""
+    """The writer for ``MNS_GATEWAY_LOG_DIR``: JSON lines when set, a no-op when empty/unset;
+    files kept ``retention_seconds`` (``MNS_GATEWAY_LOG_RETENTION``), forever when ``None``."""
     if not directory:
         return NullOperationLog()
-    return JsonLinesOperationLog(directory, registry=registry)
+    return JsonLinesOperationLog(directory, registry=registry, retention_seconds=retention_seconds)

@@ -24,6 +24,7 @@ from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
 from gateway.store.reset import reset
 from gateway.store.standard_webhooks import StandardWebhookStore
+from gateway.store.sql.retention_sql import DEFAULT_HISTORY_RETENTION
 from gateway.store.temporary_credentials import TemporaryCredentialStore
 from gateway.store.topics import TopicStore
 
@@ -72,11 +73,12 @@ def compose_store(
     monotonic: Callable[[], float] = time.monotonic,
     region: str = "local",
     account_id: str = "1234567890",
+    history_retention: int = DEFAULT_HISTORY_RETENTION,
 ) -> Store:
     """The store over ``database``: ``max_waiters`` long polls per process, ``max_queues`` queues
     (``None``: no limit), long polls re-checking the queue at least every ``recheck_seconds``;
     ``region`` and ``account_id`` name its queues in the DLQSourceArn of dead-lettered
-    messages."""
+    messages; ``history_retention`` is ``MNS_GATEWAY_HISTORY_RETENTION``."""
     ids = MessageIdFactory()
     wakeups = Wakeups(database.notifier, WaiterHub(max_waiters))
     queues = QueueStore(
@@ -96,7 +98,13 @@ def compose_store(
         topics=TopicStore(database, clock, wakeups=wakeups, ids=ids),
         queues=queues,
         deliveries=DeliveryStore(
-            database, clock, wakeups=wakeups, queues=queues, region=region, account_id=account_id
+            database,
+            clock,
+            wakeups=wakeups,
+            queues=queues,
+            region=region,
+            account_id=account_id,
+            history_retention=history_retention,
         ),
         wakeups=wakeups,
         account=AccountStore(database),

@@ -12,6 +12,7 @@ from gateway.delivery.push_limits import grant_holds
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
 from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
+from gateway.store import retention
 from gateway.store.backends.database import Database
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
@@ -23,6 +24,7 @@ from gateway.store.sql import (
     held_sql,
     message_delivery_sql,
     rates_sql,
+    retention_sql,
 )
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.push_limit_sql import grant_claimed, take_push
@@ -40,8 +42,11 @@ class DeliveryStore:
         region: str = "local",
         account_id: str = "1234567890",
         breaker: BreakerPolicy | None = None,
+        history_retention: int = retention_sql.DEFAULT_HISTORY_RETENTION,
     ) -> None:
         self.database = database
+        #: ``MNS_GATEWAY_HISTORY_RETENTION`` in seconds (:func:`history_kept_since`).
+        self.history_retention = history_retention
         #: Subscription endpoints' circuit breakers (docs/delivery.md#endpoint-health).
         self.breaker = breaker or BreakerPolicy()
         #: A topic of this gateway each transition is published to ("" for none).
@@ -223,27 +228,21 @@ class DeliveryStore:
             held_sql.unhold(conn, held_sql.holding(conn) - held)
             dead_letter_sql.purge_orphans(conn, now)
             breaker_sql.purge_orphans(conn)
-            dead_letter_sql.purge_expired_messages(conn, now)
             return letters
 
         filed = self.database.write(work)
         self._wake_dead_letter_queues(filed)
-        self.purge_delivered(now)
+        self.retain(now)
         return [letter for letter in filed if letter]
 
-    def purge_delivered(self, now_ms: int, batches: int = 60) -> int:
-        """Delete delivered history past :data:`delivered_sql.KEEP_MS` in transactions of
-        :data:`delivered_sql.PURGE_BATCH` rows, so pushes settling meanwhile wait for one batch
-        at most; at most ``batches`` of them (the expiry runs every minute: 120,000 rows a
-        minute keeps up with 2,000 pushes/s). How many rows went."""
-        purged = 0
-        for _ in range(batches):
-            # Not durable: a purge lost in a power cut is simply made again.
-            count = self.database.write(lambda c: delivered_sql.purge(c, now_ms), durable=False)
-            purged += count
-            if count < delivered_sql.PURGE_BATCH:
-                break
-        return purged
+    def history_kept_since(self, now_ms: int) -> int:
+        """The oldest time (epoch ms) the delivered history reaches back to at ``now_ms``
+        (:func:`retention_sql.kept_since`): what a replay of a delivered message can find."""
+        return retention_sql.kept_since(now_ms, self.history_retention)
+
+    def retain(self, now_ms: int) -> int:
+        """Forget the history past :meth:`history_kept_since` (:func:`retention.retain`)."""
+        return retention.retain(self.database, now_ms, self.history_retention)
 
     def _settle_failure(
         self, conn: Connection, owner: str, settlement: Settlement, now_ms: int

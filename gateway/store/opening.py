@@ -60,6 +60,7 @@ def open_store(settings: Settings) -> Store:
         max_queues=settings.max_queues,
         region=settings.region,
         account_id=settings.account_id,
+        history_retention=settings.history_retention,
     )
 
 

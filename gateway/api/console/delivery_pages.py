@@ -33,7 +33,17 @@ def deliveries() -> str:
         # A pending push behind an open circuit waits for the circuit, not for its next attempt.
         circuits=circuits(found.topic_name) if found is not None and found.topic_name else {},
         back=url_for("console.deliveries", message_id=message_id) if message_id else "",
+        kept=kept_text(mns().store.deliveries.history_retention),
     )
+
+
+def kept_text(seconds: int) -> str:
+    """``MNS_GATEWAY_HISTORY_RETENTION`` for people: "1 day", "90 minutes", "61 seconds"."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
 
 
 @blueprint.post("/deliveries/again")

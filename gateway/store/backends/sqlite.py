@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from gateway.store.backends.outage import Outage
 from gateway.store.backends.reach import check_sqlite_settings
@@ -38,6 +38,10 @@ class SQLiteConnection(sqlite3.Connection):
     def atomic(self) -> AbstractContextManager[object]:
         # Every SQLite write runs in the writer's transaction (SelfContained or not).
         return nullcontext()
+
+
+#: Bytes the ``-wal`` file is cut back to after a checkpoint.
+WAL_SIZE_LIMIT: Final = 64 * 1024 * 1024
 
 
 class SQLiteDatabase:
@@ -88,6 +92,11 @@ class SQLiteDatabase:
                 fcntl.flock(lock_file, fcntl.LOCK_EX)
                 connection.execute("PRAGMA journal_mode=WAL")
         connection.execute(f"PRAGMA synchronous={self._synchronous}")
+        # The WAL is checkpointed every 1,000 pages (SQLite's default) and then written again
+        # from its start, but its file keeps the largest size it ever reached (a checkpoint held
+        # back by a long read): truncated to 64 MiB after a checkpoint, it stays bounded
+        # (docs/deploy.md#retention). Deleted rows' pages are reused by new ones without it.
+        connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         return connection
 
     def migrate(self) -> list[int]:

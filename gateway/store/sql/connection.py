@@ -60,6 +60,9 @@ class Dialect:
     writable_cte: bool = False
     #: ``LEFT JOIN LATERAL (subquery)``: a subquery per row of what precedes it (PostgreSQL).
     lateral_join: bool = False
+    #: The history tables are partitioned and retention drops partitions (PostgreSQL, migration
+    #: 16: gateway/store/sql/partitions_sql.py); else retention deletes rows in batches.
+    partitions: bool = False
 
     def lock_skipping(self, alias: str) -> str:
         return self.skip_locked.format(alias=alias)
@@ -78,9 +81,13 @@ POSTGRESQL = Dialect(
     lock_row=" FOR UPDATE",
     # An arbitrary constant naming the gateway's schema migrations among advisory locks.
     migration_lock="SELECT pg_advisory_xact_lock(7213401991)",
-    list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
+    # Tables and partitioned tables, not their partitions.
+    list_tables="SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
+    " AND c.relkind IN ('r', 'p') AND NOT c.relispartition",
     writable_cte=True,
     lateral_join=True,
+    partitions=True,
 )
 
 

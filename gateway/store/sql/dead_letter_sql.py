@@ -198,13 +198,3 @@ def purge_orphans(conn: Connection, now_ms: int) -> int:
         " AND s.name = deliveries.subscription_name)",
         (now_ms - _RETENTION_MS,),
     ).rowcount
-
-
-def purge_expired_messages(conn: Connection, now_ms: int) -> int:
-    """Drop messages past retention that no delivery still needs."""
-    # NOT IN over the subquery reads the deliveries once (there is no index on message_id).
-    return conn.execute(
-        "DELETE FROM topic_messages WHERE expires_at <= ?"
-        " AND id NOT IN (SELECT message_id FROM deliveries)",
-        (now_ms,),
-    ).rowcount

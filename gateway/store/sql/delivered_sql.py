@@ -12,10 +12,11 @@ costs the gateway in all. One multi-row ``INSERT … VALUES (…), (…)`` inste
 share but cost the gateway as much more (a distinct statement per batch size, never prepared).
 The table's only index is its primary key, MessageId first (migration 9).
 
-Rows are kept :data:`KEEP_MS` after the push succeeded, as long as a topic keeps a message after
-it was published. :func:`purge` deletes older ones in bounded batches, walking the primary key
-(MessageId first) from its oldest end: MessageIds start with the publish time, and a message is
-delivered after it was published.
+Rows are kept ``MNS_GATEWAY_HISTORY_RETENTION`` (a day by default): on SQLite
+:func:`gateway.store.sql.retention_sql.purge_delivered` deletes older ones in bounded batches,
+walking the primary key (MessageId first) from its oldest end (MessageIds start with the publish
+time, and a message is delivered after it was published); on PostgreSQL the table is
+partitioned by MessageId and old partitions are dropped (:mod:`gateway.store.sql.partitions_sql`).
 """
 
 from __future__ import annotations
@@ -26,14 +27,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from gateway.delivery.records import Attempt, Settlement
-from gateway.queues.message_ids import first_id_at
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.delivery_sql import attempts_by_delivery
-from gateway.topics.records import TOPIC_MESSAGE_RETENTION_SECONDS
-
-KEEP_MS: Final = TOPIC_MESSAGE_RETENTION_SECONDS * 1000
-#: Rows a purge deletes at most per transaction.
-PURGE_BATCH: Final = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,24 +110,3 @@ def of_message(conn: Connection, message_id: str) -> list[Delivered]:
         )
         for r in rows
     ]
-
-
-def purge(conn: Connection, now_ms: int, limit: int = PURGE_BATCH) -> int:
-    """Delete up to about ``limit`` rows older than :data:`KEEP_MS`; how many went.
-
-    Only ids of messages published before the cut-off can be that old, and they sort first, so
-    both statements read the front of the primary key only. A replayed message (an old MessageId
-    delivered today) is skipped until its own day is over.
-    """
-    cutoff = now_ms - KEEP_MS
-    old = "message_id < ? AND delivered_at <= ?"
-    last = conn.execute(
-        f"SELECT message_id FROM delivered WHERE {old} ORDER BY message_id LIMIT 1 OFFSET ?",
-        (first_id_at(cutoff), cutoff, limit - 1),
-    ).fetchone()
-    # Up to the limit-th old row's MessageId (a few more when it has several rows), else all.
-    bound, inclusive = (last["message_id"], "<=") if last else (first_id_at(cutoff), "<")
-    return conn.execute(
-        f"DELETE FROM delivered WHERE message_id {inclusive} ? AND delivered_at <= ?",
-        (bound, cutoff),
-    ).rowcount

@@ -24,6 +24,9 @@ class Migration:
     version: int
     description: str
     statements: tuple[str, ...]
+    #: The dialects (:attr:`Dialect.name`) whose databases run the statements; the others only
+    #: record the version.
+    dialects: frozenset[str] = frozenset({"sqlite", "postgresql"})
 
 
 #: Version 1 is the schema data dirs were created with before migrations were versioned (their
@@ -501,6 +504,51 @@ SUBSCRIPTION_DUE_INDEX = Migration(
     ),
 )
 
+
+def _partitioned(table: str, key: str, primary_key: str, indexes: dict[str, str]) -> str:
+    """PL/pgSQL turning ``table`` into one range-partitioned by ``key`` (MessageId): the table
+    as it is becomes its ``_legacy`` partition, from MINVALUE to the MessageIds of now (its
+    indexes, ``indexes`` by name with their columns, are adopted as the new table's, not built
+    again; attaching it reads it once to check its ids), and a ``_default`` partition takes
+    what no range holds. The gateway makes the ranges from now on
+    (:mod:`gateway.store.sql.partitions_sql`)."""
+    renames = "".join(
+        f" ALTER INDEX {name} RENAME TO {table}_legacy{name.removeprefix(table)};"
+        for name in (f"{table}_pkey", *indexes)
+    )
+    creates = "".join(f" CREATE INDEX {name} ON {table} ({on});" for name, on in indexes.items())
+    return f"""
+    DO $$
+    DECLARE
+        now_id TEXT := upper(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::BIGINT),
+                                  11, '0'));
+    BEGIN
+        ALTER TABLE {table} RENAME TO {table}_legacy;{renames}
+        CREATE TABLE {table} (LIKE {table}_legacy INCLUDING DEFAULTS,
+            PRIMARY KEY ({primary_key})) PARTITION BY RANGE ({key});{creates}
+        EXECUTE format('ALTER TABLE {table} ATTACH PARTITION {table}_legacy'
+                       ' FOR VALUES FROM (MINVALUE) TO (%L)', now_id);
+        CREATE TABLE {table}_default PARTITION OF {table} DEFAULT;
+    END $$
+    """
+
+
+#: PostgreSQL: the topic messages and the delivered history partitioned by MessageId (whose
+#: prefix is the publish time), so that retention drops whole partitions instead of deleting rows
+#: (:mod:`gateway.store.sql.partitions_sql`; docs/deploy.md#retention). SQLite keeps its tables:
+#: it deletes in batches and reuses the pages.
+PARTITIONED_HISTORY = Migration(
+    16,
+    "topic messages and delivered history partitioned by MessageId (PostgreSQL)",
+    (
+        _partitioned(
+            "topic_messages", "id", "id", {"topic_messages_topic": "topic_name, expires_at"}
+        ),
+        _partitioned("delivered", "message_id", "message_id, delivery_id", {}),
+    ),
+    dialects=frozenset({"postgresql"}),
+)
+
 #: Standard Webhooks signatures per subscription (docs/delivery.md#standard-webhooks-signatures):
 #: its ``whsec_`` secret (NULL: off) and, for a day after a rotation, the one before it and when
 #: that stops signing. On the subscription's own row, so the claim's join already reads them and
@@ -531,6 +579,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     CONSOLE_SESSIONS,
     PUSH_BREAKERS,
     SUBSCRIPTION_DUE_INDEX,
+    PARTITIONED_HISTORY,
     STANDARD_WEBHOOKS,
 )
 
@@ -559,7 +608,8 @@ def migrate(conn: Connection, now_ms: int) -> list[int]:
         if migration.version in done:
             continue
         for statement in migration.statements:
-            conn.execute(statement)
+            if conn.dialect.name in migration.dialects:
+                conn.execute(statement)
         conn.execute(
             "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
             (migration.version, migration.description, now_ms),

@@ -227,6 +227,11 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
 - name: MNS_GATEWAY_LOG_DIR
   value: {{ . | quote }}
 {{- end }}
+{{- /* Empty: forever. */}}
+- name: MNS_GATEWAY_LOG_RETENTION
+  value: {{ ternary (toString (int $values.gateway.logRetention)) "" (gt (int $values.gateway.logRetention) 0) | quote }}
+- name: MNS_GATEWAY_HISTORY_RETENTION
+  value: {{ $values.gateway.historyRetention | int | quote }}
 - name: MNS_GATEWAY_DELIVERY_THREADS
   value: {{ .deliveryThreads | int | quote }}
 - name: MNS_GATEWAY_MAX_PUSHES_PER_ROUTE

@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
+
 from gateway.config.settings import GEVENT_WAITERS, READERS, Settings, env_name, settings_from_env
+from gateway.errors.commands import SettingsError
 from tests.readme import section
 
 
@@ -64,3 +67,20 @@ def test_a_region_is_required_of_v4_scopes_only_when_set() -> None:
     assert settings_from_env({}).region == "local"
     assert settings_from_env({"MNS_GATEWAY_REGION": "local"}).signing_region == "local"
     assert settings_from_env({"MNS_GATEWAY_REGION": "cn-shanghai"}).signing_region == "cn-shanghai"
+
+
+def test_retention_settings_default_to_a_day_and_forever_and_refuse_too_little() -> None:
+    assert settings_from_env({}).history_retention == 86400
+    assert settings_from_env({}).log_retention is None
+    given = {"MNS_GATEWAY_HISTORY_RETENTION": "60", "MNS_GATEWAY_LOG_RETENTION": "604800"}
+    assert (settings_from_env(given).history_retention, settings_from_env(given).log_retention) == (
+        60,
+        604800,
+    )
+    for name, value in (
+        ("MNS_GATEWAY_HISTORY_RETENTION", "59"),
+        ("MNS_GATEWAY_HISTORY_RETENTION", "a day"),
+        ("MNS_GATEWAY_LOG_RETENTION", "60"),
+    ):
+        with pytest.raises(SettingsError, match=f"^{name}=.* is not valid: must be"):
+            settings_from_env({name: value})

@@ -16,6 +16,7 @@ from gateway.observability.oplog import (
     JsonLinesOperationLog,
     NullOperationLog,
     Outcome,
+    expired_hours,
     open_operation_log,
     partition_path,
 )
@@ -250,3 +251,40 @@ def test_open_operation_log_with_directory_writes(tmp_path: Path) -> None:
     log.close()
     [records] = lines_under(tmp_path).values()
     assert records[0]["MessageId"] == "kept"
+
+
+def test_expired_hours_are_whole_hours_past_the_retention() -> None:
+    paths = ["dt=2024-03-05/hour=08", "dt=2024-03-05/hour=09", "dt=2024-03-05/hour=10", "x/y"]
+    ten_thirty = 1_709_634_600  # 2024-03-05 10:30 UTC
+    # Kept an hour: 09:00-10:00 ended 30 minutes ago, within it; 08:00-09:00 is past it.
+    assert expired_hours(paths, ten_thirty, 3600) == ["dt=2024-03-05/hour=08"]
+    assert expired_hours(paths, ten_thirty + 1800, 3600) == paths[:2]
+
+
+def test_log_retention_removes_expired_hours_when_a_file_starts(
+    tmp_path: Path, clock: Clock, registry: CollectorRegistry
+) -> None:
+    """``MNS_GATEWAY_LOG_RETENTION``: the hours older than it go, every process's files in them
+    (here one left by another writer), and the day's folder once empty."""
+    stale = tmp_path / "dt=2024-03-04" / "hour=05"
+    stale.mkdir(parents=True)
+    (stale / "oplog-other-1-abcd-000001.jsonl").write_text("{}\n")
+    log = JsonLinesOperationLog(tmp_path, clock=clock, registry=registry, retention_seconds=3600)
+    try:
+        log.write({"MessageId": "first"})  # 2024-03-05 10:59:58: a file starts
+        assert log.flush()
+        assert not (tmp_path / "dt=2024-03-04").exists()
+        clock.now += 3600  # 11:59:58: the next hour's file starts; 10:00-11:00 ended just now
+        log.write({"MessageId": "later"})
+        assert log.flush()
+        assert (tmp_path / "dt=2024-03-05/hour=10").exists()
+        clock.now += 3600  # 12:59:58: 10:00-11:00 ended more than an hour ago
+        log.write({"MessageId": "last"})
+        assert log.flush()
+        assert not (tmp_path / "dt=2024-03-05/hour=10").exists()
+        assert [name.split("/oplog-")[0] for name in sorted(lines_under(tmp_path))] == [
+            "dt=2024-03-05/hour=11",
+            "dt=2024-03-05/hour=12",
+        ]
+    finally:
+        log.close()

@@ -7,7 +7,7 @@ import pytest
 
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.base import Store, compose_store
-from gateway.store.sql import delivered_sql
+from gateway.store.sql import retention_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
@@ -138,12 +138,14 @@ def test_purge_drops_history_older_than_a_day_in_bounded_batches(
     store.deliveries.settle("w", [Settlement(job, attempt(store, 1, 204))])
     # Just before the old rows are a day old: nothing goes.
     clock.now += DAY_S / 2 - 1
-    assert store.deliveries.purge_delivered(store.now_ms()) == 0
+    assert store.deliveries.retain(store.now_ms()) == 0
     clock.now += 2
     now = store.now_ms()
     # Bounded: a batch of 3 stops after the third old row's message (both its rows go).
-    assert store.database.write(lambda c: delivered_sql.purge(c, now, limit=3)) == 4
-    assert store.deliveries.purge_delivered(now) == 6
+    cutoff = store.deliveries.history_kept_since(now)
+    assert store.database.write(lambda c: retention_sql.purge_delivered(c, cutoff, limit=3)) == 4
+    # The rest of the history, and the topic messages no delivery needs (6 + 5).
+    assert store.deliveries.retain(now) == 11
     assert count_rows(store) == 1
     assert store.deliveries.message_deliveries(old[0]).delivered == []
     assert store.deliveries.message_deliveries(fresh).delivered

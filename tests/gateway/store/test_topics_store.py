@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.delivery.records import Attempt, Settlement
 from gateway.errors.mns import MNSError
 from gateway.store.base import Store, compose_store
-from gateway.store.sql import dead_letter_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
@@ -89,23 +87,6 @@ def test_message_ids_are_unique_and_sort_by_publish_time(store: Store, clock: Cl
         clock.now += 0.001
     assert len(set(ids)) == 300
     assert ids == sorted(ids)
-
-
-def test_purging_keeps_expired_messages_a_delivery_still_needs(store: Store, clock: Clock) -> None:
-    store.topics.create_topic("t", 65536, False)
-    store.topics.subscribe(Subscription("t", "s", "http://a.test/"))
-    store.topics.publish(message("t", "done", store.now_ms()))
-    store.topics.publish(message("t", "pending", store.now_ms()))
-    claimed = store.deliveries.claim("me", 60, 2, frozenset())
-    (done,) = [job for job in claimed if "done" in job.message.id]
-    store.deliveries.settle(
-        "me", [Settlement(done, Attempt(1, store.now_ms(), "success", 204, None, 1.0))]
-    )
-    clock.now += 86400 + 1
-    now = store.now_ms()
-    assert store.database.write(lambda c: dead_letter_sql.purge_expired_messages(c, now)) == 1
-    left = store.database.read(lambda c: c.execute("SELECT id FROM topic_messages").fetchall())
-    assert [row["id"] for row in left] == [f"m-pending-{now - 86_401_000}"]
 
 
 def test_a_delivery_whose_subscription_vanished_is_purged_after_retention(

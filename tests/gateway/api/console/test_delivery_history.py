@@ -130,3 +130,5 @@ def test_history_older_than_a_day_is_purged(
     signed_in.sign_in()  # a day later: the session has ended (SESSION_SECONDS)
     page = signed_in.client.get(f"/console/deliveries?message_id={message_id}").text
     assert "Nothing is known of" in page and "Delivered" not in page
+    # The page says how far back it sees (MNS_GATEWAY_HISTORY_RETENTION).
+    assert "are kept 1 day;" in page and "no push in the last 1 day" in page

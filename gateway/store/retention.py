@@ -1,0 +1,45 @@
+"""The retention pass: what the delivered history and the topic messages no delivery needs keep
+to (``MNS_GATEWAY_HISTORY_RETENTION``; docs/deploy.md#retention), run by every delivery worker
+once a minute with the expiry (:meth:`gateway.store.deliveries.DeliveryStore.expire`).
+
+Every step is its own transaction and can be cut short anywhere (a crash, a SIGKILL): what was
+dropped or deleted was past its window and needed by no delivery, and the next pass does the
+rest.
+"""
+
+from __future__ import annotations
+
+from gateway.store.backends.database import Database
+from gateway.store.sql import partitions_sql, retention_sql
+
+
+def retain(database: Database, now_ms: int, retention_seconds: int, batches: int = 60) -> int:
+    """On PostgreSQL make the partitions ahead and drop the old ones; then delete what is left
+    in transactions of :data:`retention_sql.PURGE_BATCH` rows, so writes meanwhile wait for one
+    batch at most, at most ``batches`` batches a table (the pass runs every minute: 120,000 rows
+    a minute keeps up with 2,000 pushes/s). How many rows the batches deleted."""
+    cutoff = retention_sql.kept_since(now_ms, retention_seconds)
+    if database.read(partitions_sql.partitioned):
+        cycle_partitions(database, now_ms, cutoff, partitions_sql.width_ms(retention_seconds))
+    purged = 0
+    for purge in (
+        lambda c: retention_sql.purge_delivered(c, cutoff),
+        lambda c: retention_sql.purge_messages(c, now_ms, cutoff),
+    ):
+        for _ in range(batches):
+            # Not durable: a purge lost in a power cut is simply made again.
+            count = database.write(purge, durable=False)
+            purged += count
+            if count < retention_sql.PURGE_BATCH:
+                break
+    return purged
+
+
+def cycle_partitions(database: Database, now_ms: int, cutoff_ms: int, width_ms: int) -> None:
+    """Each partitioned table's ranges made ahead of ``now_ms``, and those before
+    ``cutoff_ms`` dropped (unless a pending delivery holds them: :func:`partitions_sql.drop`)."""
+    for table in partitions_sql.PARTITIONED:
+        database.write(lambda c, t=table: partitions_sql.make_ahead(c, t, now_ms, width_ms))
+        old = database.read(lambda c, t=table: partitions_sql.droppable(c, t, cutoff_ms))
+        for partition in old:
+            database.write(lambda c, t=table, p=partition: partitions_sql.drop(c, t, p))
