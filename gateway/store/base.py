@@ -23,8 +23,8 @@ from gateway.store.inbox import InboxStore
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
 from gateway.store.reset import reset
-from gateway.store.standard_webhooks import StandardWebhookStore
 from gateway.store.sql.retention_sql import DEFAULT_HISTORY_RETENTION
+from gateway.store.standard_webhooks import StandardWebhookStore
 from gateway.store.temporary_credentials import TemporaryCredentialStore
 from gateway.store.topics import TopicStore
 
