@@ -21,7 +21,8 @@ summary gives each ratio's range. On a shared machine absolute CPU is inflated b
     .venv/bin/python bench/push_floor.py [--pushes 2000] [--rounds 1] [--formats XML,JSON,...]
         [--subscriptions 1,10] [--modes serve,worker] [--database-url auto|URL] [--only X]
 
-A quick run: ``--pushes 600 --formats XML`` (about a minute on SQLite and PostgreSQL).
+A quick run: ``--pushes 500 --formats XML`` (under a minute per backend, PostgreSQL's start-up
+included).
 """
 
 from __future__ import annotations
