@@ -13,8 +13,8 @@ beside), per NotifyContentFormat (XML, JSON, SIMPLIFIED) and for 1 and 10 subscr
   tree's CPU from the first push on (/proc), per push.
 
 Beside each, the CPU of one signature, timed with ``cryptography`` in this benchmark's own
-Python (the parent of every process measured) at the start of each round and after each
-backend, and the ratio of the push's CPU to it. Rounds (``--rounds``) repeat everything; the
+Python (the parent of every process measured) just before and just after that configuration
+(their mean), and the ratio of the push's CPU to it. Rounds (``--rounds``) repeat everything; the
 summary gives each ratio's range. On a shared machine absolute CPU is inflated by contention
 (cache, frequency); the ratio within one run is the figure to read.
 
@@ -28,6 +28,7 @@ included).
 from __future__ import annotations
 
 import argparse
+import functools
 import http.client
 import statistics
 import tempfile
@@ -54,9 +55,14 @@ _TEXT_TO_SIGN = (
 _CONNECTIONS = 8
 
 
+@functools.cache
+def _key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 def signature_cpu_us(signatures: int = 400) -> float:
     """CPU of one RSA-2048 PKCS#1 v1.5 SHA-1 signature in this process (median of 4 batches)."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key = _key()
     key.sign(_TEXT_TO_SIGN, padding.PKCS1v15(), hashes.SHA1())  # warm-up
     batches = []
     for _ in range(4):
@@ -238,6 +244,17 @@ def summary(rows: list[Row]) -> None:
     print(f"  one signature: {min(signatures):.0f}-{max(signatures):.0f} µs of CPU")
 
 
+def configuration(
+    backend: Backend, mode: str, fmt: str, subscriptions: int, args: argparse.Namespace
+) -> Row:
+    """One configuration's run, with the signature timed just before and just after it (their
+    mean): on a shared machine the signature's CPU drifts with the load from minute to minute."""
+    before = signature_cpu_us(200)
+    cpu, database, delivered = RUNS[mode](backend, fmt, subscriptions, args.pushes)
+    signature = (before + signature_cpu_us(200)) / 2
+    return Row(backend.label, mode, fmt, subscriptions, delivered, cpu, database, signature)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -257,33 +274,11 @@ def main() -> None:
         for round_ in range(args.rounds):
             print(f"round {round_ + 1}/{args.rounds}\n{HEADER}", flush=True)
             for backend in databases:
-                signature = signature_cpu_us()
-                print(
-                    f"  one signature before {backend.label}'s runs: {signature:.0f} µs", flush=True
-                )
                 for mode in modes:
                     for subscriptions in fanouts:
                         for fmt in formats:
-                            cpu, database, delivered = RUNS[mode](
-                                backend, fmt, subscriptions, args.pushes
-                            )
-                            row = Row(
-                                backend.label,
-                                mode,
-                                fmt,
-                                subscriptions,
-                                delivered,
-                                cpu,
-                                database,
-                                signature,
-                            )
-                            rows.append(row)
-                            print(row.line(), flush=True)
-                # Again after: how much the machine's load moved it during this backend's runs.
-                print(
-                    f"  one signature after {backend.label}'s runs: {signature_cpu_us():.0f} µs",
-                    flush=True,
-                )
+                            rows.append(configuration(backend, mode, fmt, subscriptions, args))
+                            print(rows[-1].line(), flush=True)
     summary(rows)
 
 
