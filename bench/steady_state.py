@@ -308,7 +308,8 @@ def main() -> None:
             plain = args.unpartitioned and backend.server_url is not None
             print(
                 f"{backend.label}{' (unpartitioned: DELETEs)' if plain else ''}: retention"
-                f" {args.retention} s, {args.windows} windows, {args.rate:g} publishes/s to"
+                f" {args.retention} s, {args.duration or args.windows * args.retention:g} s,"
+                f" {args.rate:g} publishes/s to"
                 f" {args.subscriptions} subscriptions, {args.queue_rate:g} queue messages/s",
                 flush=True,
             )
