@@ -20,7 +20,8 @@ before partitioning, with the same code and settings.
 
     .venv/bin/python bench/steady_state.py [--retention 60] [--windows 6] [--rate 50]
         [--queue-rate 10] [--subscriptions 2] [--sample 10] [--unpartitioned]
-        [--only SQLite|PostgreSQL] [--database-url auto|postgresql://...]
+        [--checkpoint-timeout 30] [--only SQLite|PostgreSQL]
+        [--database-url auto|postgresql://...]
 """
 
 from __future__ import annotations
@@ -172,6 +173,21 @@ def postgres_size(url: str) -> tuple[int, int]:
     return int(size), int(lsn)
 
 
+def compress_checkpoints(server_url: str, seconds: int | None) -> None:
+    """``checkpoint_timeout`` set (``ALTER SYSTEM``, so on a throwaway server only) or reset.
+    A DELETE's first change to a page after a checkpoint writes the whole page to the WAL: a
+    day-old row's page has always been checkpointed since, a 60-s-old one rarely under the
+    default 5 minutes, so a compressed soak compresses the checkpoints too."""
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as connection:
+        if seconds is None:
+            connection.execute("ALTER SYSTEM RESET checkpoint_timeout")
+        else:
+            connection.execute(f"ALTER SYSTEM SET checkpoint_timeout = {int(seconds)}")
+        connection.execute("SELECT pg_reload_conf()")
+
+
 def unpartition(url: str) -> None:
     """The database migrated, then its history tables made plain (indexes alike)."""
     import psycopg
@@ -217,6 +233,8 @@ def line(now: Sample, before: Sample, p99: float, detail: str) -> str:
 def soak(backend: Backend, args: argparse.Namespace, *, partitioned: bool = True) -> None:
     with endpoint() as push_port, tempfile.TemporaryDirectory(prefix="mns-soak-") as tmp:
         url = backend.new_database()
+        if backend.server_url is not None and args.checkpoint_timeout:
+            compress_checkpoints(backend.server_url, args.checkpoint_timeout)
         if url is not None and not partitioned:
             unpartition(url)
         env = {"MNS_GATEWAY_DATA_DIR": tmp, "MNS_GATEWAY_HISTORY_RETENTION": str(args.retention)}
@@ -301,6 +319,12 @@ def main() -> None:
     parser.add_argument(
         "--unpartitioned", action="store_true", help="PostgreSQL: history tables left plain"
     )
+    parser.add_argument(
+        "--checkpoint-timeout",
+        type=int,
+        help="PostgreSQL: seconds between checkpoints (ALTER SYSTEM: a throwaway server only),"
+        " compressed with the retention (see compress_checkpoints)",
+    )
     add_database_arguments(parser, only=True)
     args = parser.parse_args()
     with backends(args) as databases:
@@ -308,7 +332,8 @@ def main() -> None:
             plain = args.unpartitioned and backend.server_url is not None
             print(
                 f"{backend.label}{' (unpartitioned: DELETEs)' if plain else ''}: retention"
-                f" {args.retention} s, {args.windows} windows, {args.rate:g} publishes/s to"
+                f" {args.retention} s, {args.duration or args.windows * args.retention:g} s,"
+                f" {args.rate:g} publishes/s to"
                 f" {args.subscriptions} subscriptions, {args.queue_rate:g} queue messages/s",
                 flush=True,
             )

@@ -116,13 +116,17 @@ def test_a_purge_batch_is_bounded(store: Store, clock: Clock) -> None:
     assert count(store, "topic_messages") == 0
 
 
+#: Partitions are PostgreSQL's: these tests run on it alone (SQLite purges in batches, above).
+on_postgres = pytest.mark.parametrize("open_database", ["postgresql"], indirect=True)
+
+
 @pytest.fixture()
 def postgres_store(store: Store) -> Store:
-    if not store.database.read(lambda c: c.dialect.partitions):
-        pytest.skip("partitions are PostgreSQL's")
+    assert store.database.read(lambda c: c.dialect.partitions)
     return store
 
 
+@on_postgres
 def test_partitions_are_made_ahead_and_dropped_whole(postgres_store: Store, clock: Clock) -> None:
     store = postgres_store
     now = store.now_ms()
@@ -146,6 +150,7 @@ def test_partitions_are_made_ahead_and_dropped_whole(postgres_store: Store, cloc
     assert kept[-1].high_ms >= store.now_ms() + partitions_sql.AHEAD_MS
 
 
+@on_postgres
 def test_a_partition_a_pending_push_needs_is_kept_until_it_is_pushed(
     postgres_store: Store, clock: Clock
 ) -> None:
@@ -165,6 +170,7 @@ def test_a_partition_a_pending_push_needs_is_kept_until_it_is_pushed(
     assert count(store, "topic_messages") == 0
 
 
+@on_postgres
 def test_a_dead_letter_replayed_after_its_range_went_is_pushed_from_the_default(
     postgres_store: Store, clock: Clock
 ) -> None:
