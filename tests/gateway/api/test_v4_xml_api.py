@@ -28,7 +28,7 @@ def _text(response: RawResponse, element: str) -> str:
 
 
 #: Operations the scenario expects to be refused alike (no dead letter; the service is open).
-REFUSED = ("OpenService", "ShowDeadLetter", "ReplayDeadLetter")
+REFUSED = ("OpenService", "ShowDeadLetter", "ReplayDeadLetter", "ReplayDelivered")
 Step = tuple[str, str, str, int]  # operation, method, path, status
 
 
@@ -117,6 +117,10 @@ def scenario(client: RawClient, name: str) -> list[Step]:
     call("SubscriptionsHealth", "GET", "/admin/subscriptions/health")
     call("SubscriptionHealth", "GET", f"/admin{sub}/health")
     call("OverrideCircuit", "POST", f"/admin{sub}/circuit?override=auto")
+    call("StandardWebhooks", "GET", f"/admin{sub}/standard-webhooks")
+    call("SwitchStandardWebhooks", "POST", f"/admin{sub}/standard-webhooks?action=off")
+    # 400: a window older than the delivered history keeps.
+    call("ReplayDelivered", "POST", f"/admin{sub}/replay?since=2000-01-01T00:00:00Z&dryRun=true")
     call("Unsubscribe", "DELETE", sub)
     call("DeleteTopic", "DELETE", topic)
     call("DeleteQueue", "DELETE", queue)

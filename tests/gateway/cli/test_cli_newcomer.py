@@ -195,6 +195,8 @@ BAD_SETTINGS: list[tuple[dict[str, str], str]] = [
     ({"PUSH_CA_FILE": "/nonexistent/ca.pem"}, "MNS_GATEWAY_PUSH_CA_FILE"),
     ({"PUSH_CLIENT_CERT": "/nonexistent/client.pem"}, "MNS_GATEWAY_PUSH_CLIENT_CERT"),
     ({"PUSH_CLIENT_KEY": "/nonexistent/client.key"}, "MNS_GATEWAY_PUSH_CLIENT_KEY"),
+    ({"HISTORY_RETENTION": "59"}, "MNS_GATEWAY_HISTORY_RETENTION"),
+    ({"LOG_RETENTION": "60"}, "MNS_GATEWAY_LOG_RETENTION"),
     ({"MAX_WAITERS": "-1"}, "MNS_GATEWAY_MAX_WAITERS"),
     ({"MAX_QUEUES": "0"}, "MNS_GATEWAY_MAX_QUEUES"),
     ({"HEADER_TIMEOUT": "0"}, "MNS_GATEWAY_HEADER_TIMEOUT"),

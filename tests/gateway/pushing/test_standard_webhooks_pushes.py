@@ -195,12 +195,16 @@ def test_refusals_are_one_line(setup: Setup, capsys: pytest.CaptureFixture[str])
         (["hook", "rotate"], "turn them on first"),
         (["nobody", "on"], "SubscriptionNotExist"),
         (["hook", "maybe"], "on, off or rotate"),
-        ([], "needs a topic, a subscription"),
     ):
         code = main([*base, *args, "--data-dir", str(setup.data_dir)])
         out, err = capsys.readouterr()
         assert code == 1 and out == ""
         assert expected in err and len(err.strip().splitlines()) == 1, err
+    # A subscription left out is a usage error, as for every command (status 2).
+    with pytest.raises(SystemExit) as stopped:
+        main([*base, "--data-dir", str(setup.data_dir)])
+    assert stopped.value.code == 2
+    assert "standard-webhooks needs a topic and a subscription" in capsys.readouterr().err
     response = setup.gateway.raw().send("POST", f"{SWITCH}?action=maybe")
     assert response.status == 400 and b"on, off or rotate" in response.body
 

@@ -63,7 +63,7 @@ def test_on_shows_the_secret_once_and_the_topic_page_only_the_state(signed_in: C
 def _utc(epoch_ms: int) -> str:
     from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def test_refusals_show_the_page_again(signed_in: Console) -> None:
