@@ -63,15 +63,20 @@ def remote(args: argparse.Namespace, switch: RemoteStandardWebhooks) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``admin standard-webhooks``'s arguments (``subscriptions standard-webhooks`` shares the
-    ``subscriptions`` command's)."""
+    """``admin standard-webhooks``'s arguments."""
+    add_subscription_and_switch(parser)
+    with_json(parser)
+
+
+def add_subscription_and_switch(parser: argparse.ArgumentParser, switch_for: str = "") -> None:
+    """The topic, the subscription and the switch, as ``admin standard-webhooks`` and
+    ``subscriptions`` (``switch_for``: which of its actions reads the switch) take them."""
     parser.add_argument("topic", nargs="?", help="the topic")
     parser.add_argument("name", nargs="?", help="the subscription")
     parser.add_argument(
         "switch",
         nargs="?",
         metavar="on|off|rotate",
-        help="turn them on (prints the secret), off, or rotate the secret (prints the new one);"
-        " none: whether they are on",
+        help=f"{switch_for}turn them on (prints the secret), off, or rotate the secret (prints"
+        " the new one; the old one signs too for 24 hours); none: whether they are on",
     )
-    with_json(parser)

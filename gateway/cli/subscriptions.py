@@ -18,6 +18,7 @@ from gateway.cli.queue_settings import (
     set_subscription,
     subscription_document,
 )
+from gateway.cli.standard_webhooks import add_subscription_and_switch
 from gateway.cli.topics import existing_subscription, list_subscriptions
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
@@ -68,15 +69,7 @@ def add_command(commands: Commands) -> None:
         " override one's breaker (--override); standard-webhooks: its Standard Webhooks"
         " signatures on, off or rotate",
     )
-    parser.add_argument("topic", nargs="?", help="the topic")
-    parser.add_argument("name", nargs="?", help="the subscription")
-    parser.add_argument(
-        "switch",
-        nargs="?",
-        metavar="on|off|rotate",
-        help="standard-webhooks: turn them on (prints the secret), off, or rotate the secret"
-        " (prints the new one; the old one signs too for 24 hours); none: whether they are on",
-    )
+    add_subscription_and_switch(parser, switch_for="standard-webhooks: ")
     add_policy_options(parser)
     parser.add_argument(
         "--override",
