@@ -36,12 +36,15 @@ from gateway.api.probes import create_probes_blueprint
 from gateway.api.tracing import install_tracing
 from gateway.auth.endpoint_acl import EndpointGate
 from gateway.auth.signatures import authenticate
+from gateway.auth.temporary_credentials import AccessKeys
 from gateway.config.settings import Settings
 from gateway.errors import TryAgainError, answer_for
 from gateway.errors.mns import MNSError, body_too_large
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing
+from gateway.operations import Operations
+from gateway.operations.standard import standard_hooks
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.json_body import JSON_VERSION
 from gateway.store.base import Store
@@ -77,11 +80,16 @@ def create_app(
     app.before_request(_name_the_request)
     _answer_refusals(app)
     _route_only_declared_methods(app)
-    context = GatewayContext(
-        settings,
-        store,
-        access_keys,
+    hooks = standard_hooks(
+        tracing=tracing,
         oplog=oplog or NullOperationLog(),
+        metrics=metrics,
+        account_id=settings.account_id,
+        request_failed=store.request_failed,
+    )
+    context = GatewayContext(
+        Operations.over(settings, store, hooks),
+        AccessKeys(access_keys, store.credentials),
         metrics=metrics,
         certificates=certificates,
         tracing=tracing,
@@ -218,9 +226,8 @@ def _install_hooks(
         answer = answer_for(_in_mns_terms(error))
         if answer.log_traceback:
             log.exception("unhandled error in %s %s", request.method, request.path)
-        elif isinstance(error, TryAgainError):
-            # Expected, not a bug: the store logs the outage once, not a traceback per request.
-            gateway().store.database.outage.request_failed()
+        # A TryAgainError is expected, not a bug: the store logs the outage once, and the
+        # operation layer's outage hook counted the request (gateway.operations.outages).
         if console and is_console_path(request.path):
             return console_error_page(error, answer)
         return answer_response(answer)

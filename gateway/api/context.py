@@ -8,8 +8,8 @@ string unencoded, and a form-decoding view of it would turn ``+`` into a space
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -20,15 +20,15 @@ from gateway.auth.signatures import IncomingRequest
 from gateway.auth.temporary_credentials import AccessKeys
 from gateway.errors import Answer, RefusedError, answer_for
 from gateway.errors.mns import MNSError, host_id_for
-from gateway.observability.oplog import Field, NullOperationLog, OperationLog, RequestFacts
-from gateway.observability.tracing import NO_TRACING, Tracing
+from gateway.observability.tracing import NO_TRACING, TRACEPARENT, TRACESTATE, Tracing
+from gateway.operations import Caller, Operations
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JSON_VERSION, JsonObject
 from gateway.protocol.json_body import render as render_json
 from gateway.protocol.request_ids import new_request_id
 from gateway.protocol.request_target import parse_request_target, query_parameters
+from gateway.protocol.trace_context import normalized_carrier
 from gateway.protocol.xml import XmlNode, render_document
-from gateway.store.receive_limits import ReceiveLimits
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -45,58 +45,63 @@ XML_CONTENT_TYPE = "text/xml;charset=utf-8"
 class GatewayContext:
     """What the views need, typed, attached to the Flask app as ``app.extensions["mns"]``.
 
-    ``oplog`` receives the operation records of LoggingEnabled queues and topics; ``metrics``
-    and ``certificates`` (the signing key ring) are optional so that tests can leave them out.
+    ``operations`` is the operation layer every view calls (:mod:`gateway.operations`), with
+    the hooks (tracing, the operation log, metrics, outages) already around it; ``metrics`` and
+    ``certificates`` (the signing key ring) are optional so that tests can leave them out.
     """
 
-    settings: Settings
-    store: Store
-    access_keys: dict[str, str]
-    oplog: OperationLog = field(default_factory=NullOperationLog)
+    operations: Operations
+    #: What requests are authenticated against: the configured access keys and the temporary
+    #: credentials issued into the store.
+    keys: AccessKeys
     metrics: GatewayMetrics | None = None
     certificates: CertificateSource | None = None
     #: OpenTelemetry spans of each request (gateway/api/tracing.py); no-ops unless configured.
     tracing: Tracing = NO_TRACING
-    #: What requests are authenticated against: ``access_keys`` and the temporary credentials
-    #: issued into ``store``.
-    keys: AccessKeys = field(init=False)
-    #: Queues' TenantRateLimitPolicy on receives (set through the control plane).
-    receive_limits: ReceiveLimits = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "keys", AccessKeys(self.access_keys, self.store.credentials))
-        object.__setattr__(self, "receive_limits", ReceiveLimits(self.store.control))
+    @property
+    def settings(self) -> Settings:
+        return self.operations.settings
+
+    @property
+    def store(self) -> Store:
+        return self.operations.store
 
 
 def gateway() -> GatewayContext:
     return current_app.extensions["mns"]
 
 
-def log_operations(
-    enabled: bool,
-    resource: Field,
-    name: str,
-    build: Callable[[RequestFacts], Iterable[dict[str, object]]],
-) -> None:
-    """Hand this request's operation records to the operation log, for a LoggingEnabled queue or
-    topic; the records are only built when somebody will read them."""
-    if not enabled:
-        return
-    log = gateway().oplog
-    for record in build(request_facts(resource, name)):
-        log.write(record)
+def operations() -> Operations:
+    return gateway().operations
 
 
-def request_facts(resource: Field, name: str) -> RequestFacts:
-    """What every operation-log record of this request shares."""
-    return RequestFacts(
-        resource=resource,
-        name=name,
-        request_id=g.get("request_id", ""),
-        remote_address=request.remote_addr or "",
-        account_id=gateway().settings.account_id,
-        process_time_ms=(time.monotonic() - g.get("started", time.monotonic())) * 1000,
-        trace_id=span.trace_id if (span := g.get("span")) is not None else "",
+def caller() -> Caller:
+    """Who asks, for the operation layer: this request's id, the client's address, when it
+    arrived and the trace context it carried. One per request, so an operation's span is the
+    request's, which :func:`gateway.api.tracing.install_tracing` ends."""
+    made = g.get("caller")
+    if made is None:
+        made = g.caller = Caller(
+            request_id=current_request_id(),
+            remote_address=request.remote_addr or "",
+            started=g.get("started", time.monotonic()),
+            trace_parent=request_carrier(),
+            arrived_ns=g.get("trace_started_ns"),
+        )
+    return made
+
+
+def request_carrier() -> dict[str, str]:
+    """The caller's trace context, from the request's ``traceparent`` and ``tracestate``
+    headers, parsed and written anew (:mod:`gateway.protocol.trace_context`): empty when its
+    ``traceparent`` is missing or invalid, and a ``tracestate`` within W3C's limits."""
+    environ = request.environ
+    return normalized_carrier(
+        {
+            TRACEPARENT: environ.get("HTTP_TRACEPARENT", ""),
+            TRACESTATE: environ.get("HTTP_TRACESTATE", ""),
+        }
     )
 
 

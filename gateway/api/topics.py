@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from xml.etree.ElementTree import Element
 
 from flask import Blueprint, Response, request
 
 from gateway.api.context import (
+    caller,
     empty_response,
     gateway,
     is_meta_override,
     list_paging,
-    log_operations,
+    operations,
     with_meta,
     xml_response,
 )
-from gateway.api.tracing import traced_publish
-from gateway.delivery.breaker import refuse_forged_event
-from gateway.observability.oplog import Action, Field
+from gateway.operations import publishing
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
 from gateway.store.topics import TopicStore
 from gateway.topics import wire
 from gateway.topics.queue_targets import check_queue_targets
-from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription, TopicMessage
+from gateway.topics.records import MAX_MESSAGE_SIZE, Subscription
 
 blueprint = Blueprint("topics", __name__)
 
@@ -161,35 +159,6 @@ def list_subscriptions(topic_name: str) -> Response:
 @blueprint.post("/topics/<topic_name>/messages")
 def publish_message(topic_name: str) -> Response:
     validate_name("topic", topic_name)
-    message = publish(topic_name, _body_root("Message"))
+    draft = wire.parse_draft(topic_name, _body_root("Message"))
+    message = publishing.publish(operations(), caller(), draft)
     return xml_response("Message", wire.published_nodes(message), status=201)
-
-
-def publish(topic_name: str, root: Element) -> TopicMessage:
-    """PublishMessage of a ``<Message>`` element: parsed, stored, logged (the web console
-    publishes through here too)."""
-    return publish_parsed(
-        lambda message_id, now_ms: wire.parse_message(
-            topic_name, root, message_id=message_id, now_ms=now_ms
-        )
-    )
-
-
-def publish_parsed(parse: Callable[[str, int], TopicMessage]) -> TopicMessage:
-    """Publish the message ``parse`` reads, given its new MessageId and publish time, and log
-    it: one path for the XML and the JSON API alike."""
-    topics = _topics()
-    now_ms = topics.now_ms()
-    parsed = parse(topics.new_message_id(now_ms), now_ms)
-    refuse_forged_event(parsed.topic_name, parsed.tag, gateway().settings.breaker_events_topic)
-    message = traced_publish(parsed)
-    published = topics.publish(message)
-    log_operations(
-        published.logging_enabled,
-        Field.TOPIC_NAME,
-        message.topic_name,
-        lambda facts: [
-            facts.record(Action.PUBLISH_MESSAGE, MessageId=message.id, Time=message.publish_time_ms)
-        ],
-    )
-    return message

@@ -34,7 +34,7 @@ from gateway.queues.records import (
     SentMessage,
     VisibilityChange,
 )
-from gateway.queues.wire import MAX_BATCH, check_batch
+from gateway.queues.wire import check_batch
 
 
 def _user_properties(document: JsonObject) -> list[dict[str, str]]:
@@ -102,11 +102,7 @@ def receipt_handles(document: JsonObject) -> list[str]:
         raise MNSError("InvalidArgument", "Each entry of ReceiptHandles should be a string.")
     for handle in handles:
         storable(handle, "ReceiptHandle", "ReceiptHandleError")
-    if not 1 <= len(handles) <= MAX_BATCH:
-        raise MNSError(
-            "InvalidArgument", f"The count of receipt handles should between 1 and {MAX_BATCH}."
-        )
-    return handles
+    return handles  # how many: the operation's rule (gateway.operations.messages)
 
 
 def sent(message: SentMessage, *, with_handle: bool) -> JsonObject:

@@ -67,6 +67,8 @@ WAIT_SECONDS: Final = AttributeRange("waitseconds", 0, 30, 0)
 BATCH_SIZE: Final = AttributeRange("numOfMessages", 1, 16, 16, "")
 #: The SDK lets ChangeMessageVisibility pass 0 ("visible again now"); the queue attribute can't.
 CHANGE_VISIBILITY_TIMEOUT: Final = AttributeRange("VisibilityTimeout", 0, 43200, 30)
+#: Messages or receipt handles in one batch operation.
+MAX_BATCH: Final = 16
 MAX_BATCH_BODY_BYTES: Final = 65536
 
 

@@ -23,6 +23,7 @@ from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.queues.records import (
     CHANGE_VISIBILITY_TIMEOUT,
     DELAY_SECONDS,
+    MAX_BATCH,
     MAX_BATCH_BODY_BYTES,
     PRIORITY,
     QUEUE_RANGES,
@@ -36,7 +37,6 @@ from gateway.queues.records import (
 )
 from gateway.queues.states import body_size
 
-MAX_BATCH: Final = 16
 #: The first element name of a document (skips ``<?xml ...?>`` and ``<!-- -->``).
 _FIRST_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _ATTRIBUTE_NAMES: Final = {

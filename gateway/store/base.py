@@ -55,6 +55,11 @@ class Store:
     def ping(self) -> bool:
         return self.database.ping()
 
+    def request_failed(self) -> None:
+        """Count a request that failed because the database is unavailable, for the outage's
+        log line when it ends."""
+        self.database.outage.request_failed()
+
     def reset(self) -> list[str]:
         """Empty every data table (development gateways only: :mod:`gateway.store.reset`)."""
         return self.database.write(reset)

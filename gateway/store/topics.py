@@ -16,6 +16,7 @@ from gateway.store.notify.notifier import Wakeups
 from gateway.store.sql import topic_sql as sql
 from gateway.store.sql.connection import Connection
 from gateway.topics.records import (
+    PublishDraft,
     Published,
     Subscription,
     Topic,
@@ -141,6 +142,12 @@ class TopicStore:
         if published.deliveries:
             self.wakeups.announce_deliveries()
         return published
+
+    def publish_draft(self, draft: PublishDraft) -> tuple[TopicMessage, Published]:
+        """Give ``draft`` its MessageId and publish time, then publish it (:meth:`publish`)."""
+        now_ms = self.now_ms()
+        message = draft.stamped(self.new_message_id(now_ms), now_ms)
+        return message, self.publish(message)
 
     def publish_all(self, messages: Sequence[TopicMessage]) -> list[Published]:
         """Publish ``messages`` in one transaction (all or, if one fails, none)."""

@@ -1,6 +1,6 @@
-"""PublishMessage's JSON (x-mns-version 2026-04-09): what :func:`gateway.topics.wire.parse_message`
+"""PublishMessage's JSON (x-mns-version 2026-04-09): what :func:`gateway.topics.wire.parse_draft`
 is to XML, with the same checks (:func:`~gateway.topics.wire.direct_attributes`,
-:func:`~gateway.topics.wire.build_message`).
+:func:`~gateway.topics.wire.new_draft`).
 
 ``MessageAttributes`` is an object whose ``DirectMail``, ``DirectSMS`` and ``Push`` entries are
 JSON texts, exactly the texts the XML API carries in its elements, so the message stored is the
@@ -14,8 +14,8 @@ from typing import Any
 from gateway.errors.mns import MNSError
 from gateway.protocol.json_body import JsonObject, object_field, string_field
 from gateway.protocol.properties import require_body, validated_properties
-from gateway.topics.records import TopicMessage
-from gateway.topics.wire import build_message, direct_attributes
+from gateway.topics.records import PublishDraft, TopicMessage
+from gateway.topics.wire import direct_attributes, new_draft
 
 
 def _attributes(document: JsonObject) -> dict[str, Any]:
@@ -33,12 +33,10 @@ def _attributes(document: JsonObject) -> dict[str, Any]:
     return attributes
 
 
-def parse_message(
-    topic_name: str, document: JsonObject, *, message_id: str, now_ms: int
-) -> TopicMessage:
+def parse_draft(topic_name: str, document: JsonObject) -> PublishDraft:
     body = require_body(string_field(document, "MessageBody"))
     tag = string_field(document, "MessageTag")
-    return build_message(topic_name, body, tag, _attributes(document), message_id, now_ms)
+    return new_draft(topic_name, body, tag, _attributes(document))
 
 
 def published(message: TopicMessage) -> JsonObject:

@@ -6,6 +6,7 @@ follow MNS: topic and subscription times in epoch seconds, message times in epoc
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -93,6 +94,29 @@ class TopicMessage:
     @property
     def expires_at_ms(self) -> int:
         return self.publish_time_ms + TOPIC_MESSAGE_RETENTION_SECONDS * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class PublishDraft:
+    """A message to publish as its client sent it, checked, before the store gives it its
+    MessageId and publish time (:meth:`stamped`): one draft whatever the front end, so trace
+    context is added to it once, before it is stored."""
+
+    topic_name: str
+    body: str
+    tag: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    def stamped(self, message_id: str, now_ms: int) -> TopicMessage:
+        return TopicMessage(
+            id=message_id,
+            topic_name=self.topic_name,
+            body=self.body,
+            body_md5=hashlib.md5(self.body.encode("utf-8")).hexdigest().upper(),
+            publish_time_ms=now_ms,
+            tag=self.tag or None,
+            attributes=self.attributes,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ for bad input; rendering turns records into nodes for
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 from xml.etree.ElementTree import Element
@@ -27,6 +26,7 @@ from gateway.topics.records import (
     MAX_TAG_LENGTH,
     MIN_MESSAGE_SIZE,
     TOPIC_MESSAGE_RETENTION_SECONDS,
+    PublishDraft,
     Subscription,
     Topic,
     TopicMessage,
@@ -235,35 +235,22 @@ def direct_attributes(entries: dict[str, str]) -> dict[str, str]:
     return entries
 
 
-def parse_message(topic_name: str, root: Element, *, message_id: str, now_ms: int) -> TopicMessage:
-    """A PublishMessage body as the message to store, with the id and time the caller drew."""
+def parse_draft(topic_name: str, root: Element) -> PublishDraft:
+    """A PublishMessage body as the draft to publish."""
     body = message_body(root)
     tag = child_text(root, "MessageTag")
-    return build_message(topic_name, body, tag, message_attributes(root), message_id, now_ms)
+    return new_draft(topic_name, body, tag, message_attributes(root))
 
 
-def build_message(
-    topic_name: str,
-    body: str,
-    tag: str | None,
-    attributes: dict[str, Any],
-    message_id: str,
-    now_ms: int,
-) -> TopicMessage:
-    """The message to store from checked parts, whatever the wire format; checks the tag."""
+def new_draft(
+    topic_name: str, body: str, tag: str | None, attributes: dict[str, Any]
+) -> PublishDraft:
+    """The draft to publish from checked parts, whatever the wire format; checks the tag."""
     if tag is not None and len(storable(tag, "MessageTag")) > MAX_TAG_LENGTH:
         raise MNSError(
             "InvalidArgument", f"The length of message tag should not exceed {MAX_TAG_LENGTH}."
         )
-    return TopicMessage(
-        id=message_id,
-        topic_name=topic_name,
-        body=body,
-        body_md5=hashlib.md5(body.encode("utf-8")).hexdigest().upper(),
-        publish_time_ms=now_ms,
-        tag=tag or None,
-        attributes=attributes,
-    )
+    return PublishDraft(topic_name, body, tag or None, attributes)
 
 
 def published_nodes(message: TopicMessage) -> list[XmlNode]:

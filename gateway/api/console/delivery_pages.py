@@ -9,9 +9,9 @@ from flask import Response, abort, g, render_template, request, url_for
 from gateway.admin import delivered_replays
 from gateway.api.console.circuit_pages import circuits
 from gateway.api.console.web import blueprint, done, mns
-from gateway.api.context import request_facts
+from gateway.api.context import caller, operations
 from gateway.inbox.records import InboxKind, InboxQuery
-from gateway.observability.oplog import Action, Field
+from gateway.operations import redeliveries
 from gateway.protocol.request_ids import new_request_id
 
 INBOX_PAGE = 100
@@ -52,14 +52,7 @@ def deliver_again() -> Response:
     admin API's dead-letter replay writes)."""
     message_id = request.form.get("message_id", "").strip()
     subscription = request.form.get("subscription", "").strip()
-    context = mns()
-    delivery_id = context.store.deliveries.deliver_again(message_id, subscription)
-    topic = context.store.deliveries.message_deliveries(message_id).topic_name or ""
-    context.oplog.write(
-        request_facts(Field.TOPIC_NAME, topic).record(
-            Action.REPLAY, SubscriptionName=subscription, MessageId=message_id
-        )
-    )
+    delivery_id = redeliveries.deliver_again(operations(), caller(), message_id, subscription)
     return done(f"Delivering {message_id} to {subscription} again ({delivery_id}).")
 
 

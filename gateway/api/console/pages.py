@@ -35,7 +35,9 @@ def sign_in() -> Response | str:
     key_id = request.form.get("access_key_id", "").strip()
     secret = request.form.get("access_key_secret", "")
     context = mns()
-    if not key_may_sign_in(key_id, secret, context.access_keys, context.settings.admin_access_keys):
+    if not key_may_sign_in(
+        key_id, secret, context.keys.permanent, context.settings.admin_access_keys
+    ):
         page = render_template(
             "sign_in.html",
             next=_next_page(),

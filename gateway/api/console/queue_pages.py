@@ -13,15 +13,12 @@ from flask import Response, render_template, request, url_for
 from gateway.api.console import forms
 from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.web import blueprint, console, done, form_int, mns
-from gateway.api.context import log_operations
-from gateway.api.messages import delete_message, send_message
+from gateway.api.context import caller, operations
 from gateway.api.queues import set_queue_attributes
-from gateway.errors.mns import MNSError
-from gateway.observability.operations import Field
+from gateway.operations import messages, redrive
 from gateway.protocol.names import validate_name
-from gateway.queues import oplog_records as oplog
 from gateway.queues.records import BATCH_SIZE
-from gateway.store.redrive import Redriven, redrive_queue
+from gateway.queues.wire import parse_new_message
 
 #: The control plane's resource type of a queue's tags.
 TAGGED = "queue"
@@ -94,14 +91,16 @@ def queue_attributes(name: str) -> Response:
 @blueprint.post("/queues/<name>/send")
 def queue_send(name: str) -> Response:
     validate_name("queue", name)
-    sent = send_message(name, forms.queue_message(request.form))
+    draft = parse_new_message(forms.queue_message(request.form))
+    sent = messages.send(operations(), caller(), name, draft)
     return done(f"Sent message {sent.message_id}.")
 
 
 @blueprint.post("/queues/<name>/delete-message")
 def queue_delete_message(name: str) -> Response:
     validate_name("queue", name)
-    delete_message(name, request.form.get("receipt_handle", "").strip())
+    handle = request.form.get("receipt_handle", "").strip()
+    messages.delete(operations(), caller(), name, handle)
     return done("Message deleted.")
 
 
@@ -109,39 +108,9 @@ def queue_delete_message(name: str) -> Response:
 def queue_redrive(name: str) -> Response:
     """Move this dead-letter queue's messages back to their source queues."""
     validate_name("queue", name)
-    result = redrive_queue(mns().store.queues, name, form_int("limit", 100, 1, 1000))
-    _log_redrive(name, result)
+    result = redrive.redrive(operations(), caller(), name, form_int("limit", 100, 1, 1000))
     moved = ", ".join(f"{count} to {queue}" for queue, count in sorted(result.moved.items()))
     message = f"Redrove {moved}." if moved else "Nothing to redrive."
     if result.skipped:
         message += f" Left {len(result.skipped)} in place (not from a queue that still exists)."
     return done(message)
-
-
-def _log_redrive(dead_letter_queue: str, result: Redriven) -> None:
-    """One ``Redrive`` operation-log record per message moved, in the log of the queue it went
-    back to, when that queue or the dead-letter queue has LoggingEnabled (docs/console.md#redrive).
-    """
-    dlq_logged = _logging_enabled(dead_letter_queue)
-    by_source: dict[str, list[tuple[str, str]]] = {}
-    for moved in result.messages:
-        by_source.setdefault(moved.queue_name, []).append(
-            (moved.message_id, moved.dead_letter_message_id)
-        )
-    for source, messages in by_source.items():
-        logged = dlq_logged or _logging_enabled(source)
-        log_operations(
-            logged,
-            Field.QUEUE_NAME,
-            source,
-            lambda facts, m=messages: oplog.redriven_records(facts, dead_letter_queue, m),
-        )
-
-
-def _logging_enabled(name: str) -> bool:
-    """Whether the queue has LoggingEnabled; ``False`` once it was deleted (the redrive is done
-    all the same)."""
-    try:
-        return mns().store.queues.get_queue(name)[0].attributes.logging_enabled
-    except MNSError:
-        return False

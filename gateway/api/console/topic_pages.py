@@ -11,10 +11,13 @@ from gateway.api.console import forms
 from gateway.api.console.circuit_pages import circuits, topics_with_open_circuits
 from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.web import blueprint, console, done, form_int, mns
-from gateway.api.topics import publish, subscribe
+from gateway.api.context import caller, operations
+from gateway.api.topics import subscribe
+from gateway.operations import publishing
 from gateway.protocol.names import validate_name
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.topics.records import subscription_resource
+from gateway.topics.wire import parse_draft
 
 #: The control plane's resource type of a topic's tags.
 TAGGED = "topic"
@@ -68,7 +71,8 @@ def topic_page(name: str) -> str:
 @blueprint.post("/topics/<name>/publish")
 def topic_publish(name: str) -> Response:
     validate_name("topic", name)
-    message = publish(name, forms.topic_message(request.form))
+    draft = parse_draft(name, forms.topic_message(request.form))
+    message = publishing.publish(operations(), caller(), draft)
     deliveries = url_for("console.deliveries", message_id=message.id)
     # A link to the message's pushes: the flash is markup, its parts escaped.
     return done(Markup('Published message <a href="{}">{}</a>.').format(deliveries, message.id))

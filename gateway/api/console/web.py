@@ -102,7 +102,7 @@ def guard() -> Response | None:
     if not session_still_valid(
         session.get("key_id"),
         session.get("key_fingerprint"),
-        mns().access_keys,
+        mns().keys.permanent,
         settings.admin_access_keys,
         current_app.secret_key,
     ):

@@ -101,7 +101,7 @@ def test_a_session_ends_when_its_secret_changes(
     assert replica.client.get("/console/queues").status_code == 200
     replica.oplog.close()
     rotated = make_console(open_database, tmp_path / "rotated")
-    rotated.app.extensions["mns"].access_keys[KEY_ID] = "a-new-secret"
+    rotated.app.extensions["mns"].keys.permanent[KEY_ID] = "a-new-secret"
     rotated.client.set_cookie("mns_console", cookie.value, path="/console")
     assert rotated.client.get("/console/queues").status_code == 302
     rotated.oplog.close()
