@@ -86,7 +86,8 @@ def caller() -> Caller:
             request_id=current_request_id(),
             remote_address=request.remote_addr or "",
             started=g.get("started", time.monotonic()),
-            trace_parent=request_carrier(),
+            # Read only when somebody traces: the headers are checked and written anew.
+            trace_parent=request_carrier() if gateway().tracing.enabled else {},
             arrived_ns=g.get("trace_started_ns"),
         )
     return made
