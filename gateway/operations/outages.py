@@ -1,6 +1,6 @@
 """Outage bookkeeping as a hook: an operation that failed because the database is unavailable is
 counted once, whatever the front end, for the outage's log line when it ends
-(docs/operations.md#database-outages)."""
+(docs/deploy.md#database-and-disk-faults)."""
 
 from __future__ import annotations
 
