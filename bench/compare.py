@@ -9,9 +9,10 @@ database server (from /proc), and how often per operation the gateway's processe
 preempted (non-voluntary context switches: CPU contention); then each version's ranges.
 
 Operations: ``publish`` (one subscription; delivery workers off, as in bench/publish.py),
-``send`` (SendMessage), ``cycle`` (receive + delete of one message, as in bench/queues.py).
+``send`` (SendMessage), ``cycle`` (receive + delete of one message, as in bench/queues.py),
+``create`` (the control plane's CreateQueue, signed afresh per call: bench/control_creates.py).
 
-    .venv/bin/python bench/compare.py main . [--op publish|send|cycle] [--workers 2]
+    .venv/bin/python bench/compare.py main . [--op publish|send|cycle|create] [--workers 2]
         [--rounds 4] [--seconds 6] [--database-url auto|postgresql://...]
 """
 
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from backends import Backend, CpuMeter, add_database_arguments, backends
+from control_creates import creates
 from harness import ROOT, require_wrk, run_wrk, running_gateway
 from publish import MESSAGE
 from queues import ONE, create_queue, cycles
@@ -72,6 +74,8 @@ def _children(pid: int) -> list[int]:
 
 def prepare(client: RawClient, op: str) -> str:
     """Create what ``op`` needs; the URI it runs against."""
+    if op == "create":
+        return "/"
     if op == "publish":
         assert client.send("PUT", "/topics/bench", b"<Topic/>").status == 201
         subscription = b"<Subscription><Endpoint>http://127.0.0.1:9/</Endpoint></Subscription>"
@@ -88,11 +92,17 @@ def measure(tree: Path, backend: Backend, args: argparse.Namespace) -> dict[str,
         uri = prepare(client, args.op)
         body = MESSAGE if args.op == "publish" else ONE
         # Warm-up; for cycles, the backlog they consume (sends outpace receive + delete).
-        run_wrk(client, "POST", uri, body, seconds=2 if args.op != "cycle" else args.seconds)
+        if args.op == "create":
+            creates(client.port, client.key_id, client.secret, 2, prefix="warm")
+        else:
+            run_wrk(client, "POST", uri, body, seconds=2 if args.op != "cycle" else args.seconds)
         before, switched = meter.read(), preemptions(server.pid)
         if args.op == "cycle":
             figures = cycles(client, "bench", 1, args)
             operations = figures["deleted"]
+        elif args.op == "create":
+            figures = creates(client.port, client.key_id, client.secret, args.seconds)
+            operations = figures["requests"]
         else:
             figures = run_wrk(
                 client, "POST", uri, body, seconds=args.seconds, connections=args.connections
@@ -116,7 +126,7 @@ def spread(values: list[float], digits: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("versions", nargs="+", help="git revisions; '.' is the working tree")
-    parser.add_argument("--op", choices=("publish", "send", "cycle"), default="publish")
+    parser.add_argument("--op", choices=("publish", "send", "cycle", "create"), default="publish")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--seconds", type=int, default=6)
