@@ -17,12 +17,16 @@ from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store.account import AccountStore
 from gateway.store.backends.database import Database
+from gateway.store.console import ConsoleReads
+from gateway.store.console_sessions import ConsoleSessions
 from gateway.store.control import ControlStore
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.inbox import InboxStore
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import DEFAULT_MAX_QUEUES, QueueStore
 from gateway.store.reset import reset
+from gateway.store.shared import SharedSettings
+from gateway.store.sign_in import SignInAttempts
 from gateway.store.sql.retention_sql import DEFAULT_HISTORY_RETENTION
 from gateway.store.standard_webhooks import StandardWebhookStore
 from gateway.store.temporary_credentials import TemporaryCredentialStore
@@ -51,6 +55,20 @@ class Store:
     def standard_webhooks(self) -> StandardWebhookStore:
         """Subscriptions' Standard Webhooks secrets (a view over the database, made on use)."""
         return StandardWebhookStore(self.database, self.clock)
+
+    def shared_settings(self) -> SharedSettings:
+        """Settings every replica shares (the console's session key, generated keys)."""
+        return SharedSettings(self.database)
+
+    def console_reads(self) -> ConsoleReads:
+        """What the web console's pages read that no operation returns (figures, overviews)."""
+        return ConsoleReads(self.database, self.clock)
+
+    def console_sessions(self, clock: Callable[[], float]) -> ConsoleSessions:
+        return ConsoleSessions(self.database, clock)
+
+    def sign_in_attempts(self, clock: Callable[[], float]) -> SignInAttempts:
+        return SignInAttempts(self.database, clock)
 
     def ping(self) -> bool:
         return self.database.ping()

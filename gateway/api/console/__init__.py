@@ -28,10 +28,6 @@ from gateway.api.console.security import SECURITY_HEADERS
 from gateway.api.console.sessions import ConsoleSessionInterface
 from gateway.api.console.web import ConsoleContext, blueprint, console_error_page
 from gateway.store.base import Store
-from gateway.store.console import ConsoleReads
-from gateway.store.console_sessions import ConsoleSessions
-from gateway.store.shared import SharedSettings
-from gateway.store.sign_in import SignInAttempts
 
 #: The shared setting holding the key the sessions' secret fingerprints are made with.
 SESSION_KEY_SETTING = "console_session_key"
@@ -44,13 +40,12 @@ def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> Non
     on one replica is valid on all of them and signing out ends it on all of them; the key
     their secret fingerprints are made with is in the store's shared settings, made by
     whichever replica starts first."""
-    app.secret_key = SharedSettings(store.database).get_or_create(
+    app.secret_key = store.shared_settings().get_or_create(
         SESSION_KEY_SETTING, secrets.token_urlsafe(48)
     )
-    app.session_interface = ConsoleSessionInterface(ConsoleSessions(store.database, clock))
+    app.session_interface = ConsoleSessionInterface(store.console_sessions(clock))
     app.extensions["mns-console"] = ConsoleContext(
-        reads=ConsoleReads(store.database, store.clock),
-        limiter=SignInAttempts(store.database, clock),
+        reads=store.console_reads(), limiter=store.sign_in_attempts(clock)
     )
     app.register_blueprint(blueprint)
     app.jinja_env.loader = templates_in_memory(app.jinja_env)
