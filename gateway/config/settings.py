@@ -103,9 +103,8 @@ class Settings:
     #: "gevent" (one event loop per process: many idle long polls and keep-alive connections,
     #: and a request costs less than on threads, docs/benchmarks.md#where-the-time-goes; served
     #: by gevent's WSGI server, see :mod:`gateway.serving.pywsgi_worker`), "gthread", or any
-    #: other gunicorn worker class
-    #: verbatim. ``mns-gateway worker`` follows it too: OS threads for its pushes with "gthread",
-    #: greenlets otherwise.
+    #: other gunicorn worker class verbatim. ``mns-gateway worker`` follows it too: OS threads
+    #: for its pushes with "gthread", greenlets otherwise.
     worker_class: str = "gevent"
     delivery_threads: int = 32
     max_pushes_per_route: int = 16
