@@ -2,7 +2,7 @@
 
 It verifies every request's ACS3-HMAC-SHA256 signature the way the service documents it, written
 here independently of the gateway's signer (the official Python SDK's requests are the oracle
-that this verifier is right: tests/gateway/delivery/test_acs3.py), records the calls it accepted,
+that this verifier is right: tests/gateway/auth/test_acs3.py), records the calls it accepted,
 and answers with scripted codes, ``OK`` by default.
 """
 

@@ -19,9 +19,10 @@ from flask import Response, current_app, g, request
 from gateway.auth.signatures import IncomingRequest
 from gateway.auth.temporary_credentials import AccessKeys
 from gateway.errors import Answer, RefusedError, answer_for
-from gateway.errors.mns import MNSError, host_id_for
+from gateway.errors.mns import MNSError
 from gateway.observability.tracing import NO_TRACING, TRACEPARENT, TRACESTATE, Tracing
 from gateway.operations import Caller, Operations
+from gateway.protocol.host_ids import host_id_for
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.json_body import JSON_CONTENT_TYPE, JSON_VERSION, JsonObject
 from gateway.protocol.json_body import render as render_json
@@ -231,7 +232,7 @@ def service_status(response: Response) -> None:
 
 
 def host_id() -> str:
-    """``HostId`` of this request (:func:`gateway.errors.mns.host_id_for`)."""
+    """``HostId`` of this request (:func:`gateway.protocol.host_ids.host_id_for`)."""
     return host_id_for(gateway().settings.base_url, request.environ.get("HTTP_HOST", ""))
 
 

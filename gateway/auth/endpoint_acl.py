@@ -5,8 +5,9 @@ from :class:`EndpointGate`'s injected reader and clock.
 What it decides: whether a request of the data API (the 2015-06-06 XML API: sends, receives,
 publishes and its management calls) may reach the gateway. A disabled endpoint refuses every such
 request; an enabled one with allow rules accepts only peers inside one of their CIDRs; an enabled
-one without rules (the state a gateway starts in) accepts every peer, as before this existed.
-The control plane itself is not behind it, as the service's control endpoint is not.
+one without rules (the state a gateway starts in) accepts every peer, so a gateway that never
+uses the switch behaves as if it did not exist. The control plane itself is not behind it, as
+the service's control endpoint is not.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 - **ACS3-HMAC-SHA256** (signature V3), what ``alibabacloud-mns-open20220119`` (through
   ``alibabacloud-tea-openapi``) sends: an ``Authorization`` header over a canonical request.
-  The canonical request and the string to sign are :mod:`gateway.delivery.acs3`'s, the same
+  The canonical request and the string to sign are :mod:`gateway.auth.acs3`'s, the same
   code that signs the gateway's own SMS calls; here they are recomputed from what arrived.
 - **The classic RPC signature** (HMAC-SHA1, ``SignatureVersion=1.0``), what
   ``aliyun-python-sdk-core`` and the Terraform provider send: ``Signature`` in the query,
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from gateway.delivery import acs3
+from gateway.auth import acs3
 
 CLASSIC_METHOD: Final = "HMAC-SHA1"
 CLASSIC_VERSION: Final = "1.0"

@@ -2,13 +2,13 @@
 variable it reads and to ``serve``'s flags.
 
 A value that parses but makes no sense (``MNS_GATEWAY_DELIVERY_THREADS=-5``, ``--port 99999``,
-``--workers 0``) used to be accepted silently, or failed later inside gunicorn or a worker
+``--workers 0``) would otherwise be accepted silently, or fail later inside gunicorn or a worker
 process as a traceback ending in "Worker failed to boot". Checked here, it is one line naming the
 setting before anything is written or started.
 
-Every number has an upper bound as well as a lower one: ``MNS_GATEWAY_LEASE_SECONDS=1e300`` was
-accepted, and every claim then failed with ``OverflowError`` (the store keeps times as
-milliseconds in signed 64-bit integers), so nothing was ever pushed. A duration is at most
+Every number has an upper bound as well as a lower one: ``MNS_GATEWAY_LEASE_SECONDS=1e300``
+would make every claim fail with ``OverflowError`` (the store keeps times as milliseconds in
+signed 64-bit integers), so that nothing is ever pushed. A duration is at most
 :data:`LONGEST_SECONDS` unless its own rule says less, a count at most :data:`MOST`: both far
 inside the store's integers, even times :data:`LARGEST_SCALE` (``MNS_GATEWAY_RETRY_SCALE``) and
 added to now. Names follow the rule of what they name. Pure: no IO, nothing imported beyond the

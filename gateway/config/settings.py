@@ -39,7 +39,7 @@ def parse_access_keys(env: Mapping[str, str]) -> dict[str, str]:
     key_id = env.get(f"{ENV_PREFIX}ACCESS_KEY_ID", "").strip()
     secret = env.get(f"{ENV_PREFIX}ACCESS_KEY_SECRET", "").strip()
     if bool(key_id) != bool(secret):
-        # One without the other used to be ignored, and a random pair generated instead.
+        # Refused, not ignored: a generated pair in its place would refuse every client.
         given, missing = ("ID", "SECRET") if key_id else ("SECRET", "ID")
         raise SettingsError(
             f"{ENV_PREFIX}ACCESS_KEY_{given} is set but {ENV_PREFIX}ACCESS_KEY_{missing} is not: "
@@ -101,10 +101,10 @@ class Settings:
     workers: int = 1
     threads: int = 64
     #: "gevent" (one event loop per process: many idle long polls and keep-alive connections,
-    #: and about 60% more requests/s than threads here; served by gevent's WSGI server, see
-    #: :mod:`gateway.serving.pywsgi_worker`), "gthread", or any other gunicorn worker class
-    #: verbatim. ``mns-gateway worker`` follows it too: OS threads for its pushes with "gthread",
-    #: greenlets otherwise.
+    #: and a request costs less than on threads, docs/benchmarks.md#where-the-time-goes; served
+    #: by gevent's WSGI server, see :mod:`gateway.serving.pywsgi_worker`), "gthread", or any
+    #: other gunicorn worker class verbatim. ``mns-gateway worker`` follows it too: OS threads
+    #: for its pushes with "gthread", greenlets otherwise.
     worker_class: str = "gevent"
     delivery_threads: int = 32
     max_pushes_per_route: int = 16

@@ -4,8 +4,8 @@ seam implemented with a plain slotted record per span instead of the OpenTelemet
 ended span goes are injected by :mod:`gateway.observability.otel`).
 
 Why: the SDK's span checks every attribute's type on every ``set``, builds its context objects
-and runs its processor chain, about 0.06 ms of a push's ~1 ms of worker CPU; this record is a
-few microseconds (docs/benchmarks.md#tracing). What it keeps of the SDK's behaviour: the
+and runs its processor chain, much of what tracing added to a push; this record costs a small
+part of that (docs/benchmarks.md#tracing). What it keeps of the SDK's behaviour: the
 sampler decides (and a sampler's attributes and trace state are kept), unsampled spans are not
 recorded and propagate flags ``00``, ``None`` attribute values are left out, a span ends once,
 ``set`` after ``end`` is ignored, W3C trace context in and out.

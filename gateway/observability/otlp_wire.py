@@ -3,7 +3,7 @@
 The gateway's spans have one shape (:class:`gateway.observability.lean_spans.RecordedSpan`:
 ids, name, kind, times, primitive attributes, links, a status), so they are encoded here with a
 few byte concatenations instead of building ``opentelemetry-proto`` message objects and
-serializing them: the SDK's encoder was ~0.08 ms per span, most of a traced push's extra CPU
+serializing them, which was most of a traced push's extra CPU with the SDK's encoder
 (docs/benchmarks.md#tracing). The layout is ``opentelemetry/proto/trace/v1/trace.proto``'s and
 ``collector/trace/v1/trace_service.proto``'s; tests decode what this writes with
 ``opentelemetry-proto`` itself.

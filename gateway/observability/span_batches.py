@@ -10,8 +10,7 @@ OS thread: no GIL hand-offs, and the queue signals it only when a batch is full.
 Why encode at the end rather than on the thread: a queue of span objects (each with its dict
 and lists) lives for seconds, long enough to be promoted through the garbage collector's
 generations and to bring on its full collections, which traverse the whole heap; bytes are
-not tracked by the collector at all. Measured in the worker: the same encoding, fewer
-instructions per push (docs/benchmarks.md#tracing)."""
+not tracked by the collector at all (docs/benchmarks.md#tracing)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ written anew or dropped (pure).
 A request's headers and a message's SystemProperties are the client's text. Nothing of it goes
 on as it came, as a span's parent or link, a push header or a SystemProperty the gateway adds:
 only what this module writes back. A ``traceparent`` SystemProperty holding CR/LF, copied
-verbatim into every push's ``mns-creation-traceparent`` header, failed each push of it and
-opened a healthy endpoint's breaker (issue 47); an 8,319-character ``tracestate`` header was
-stored with every message and would have gone out on every push.
+verbatim into every push's ``mns-creation-traceparent`` header, would fail each push of it and
+open a healthy endpoint's breaker; an oversized ``tracestate`` header would be stored with every
+message and go out on every push (issue 47).
 
 The rules are W3C Trace Context's: ``version-traceid-parentid-flags`` in lowercase hex, version
 ``ff`` and all-zero ids invalid, a version-00 value with more fields invalid (a later version's

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
-from gateway.delivery.acs3 import acs_date, sign_rpc
+from gateway.auth.acs3 import acs_date, sign_rpc
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.sms import OutgoingSms, prepare_sms
 from gateway.errors import DeliveryError, PermanentDeliveryError

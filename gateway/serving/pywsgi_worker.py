@@ -3,7 +3,7 @@ HTTP/1.1 front in place of ``gevent.pywsgi``'s request reading.
 
 Why gevent: one event loop per process holds many idle keep-alive and long-poll connections, and
 gevent's WSGI server writes responses with fewer system calls than gunicorn's own gevent worker
-(on the publish path, 8% less CPU per request). Its responses are used unchanged.
+(docs/benchmarks.md#where-the-time-goes). Its responses are used unchanged.
 
 What this worker decides instead of ``gevent.pywsgi`` (docs/http.md):
 
@@ -226,7 +226,8 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
             self.response_headers.append((b"Connection", b"close"))
 
     def log_request(self) -> None:
-        # Building the access-log entry costs 2% of a publish, even when gunicorn then drops it.
+        # Building the access-log entry is a measurable share of a publish, even when gunicorn
+        # then drops it (docs/benchmarks.md#where-the-time-goes).
         if getattr(self.server.log, "access_log_enabled", True):
             super().log_request()
 

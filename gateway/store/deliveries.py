@@ -58,11 +58,11 @@ class DeliveryStore:
         self.region = region
         self.account_id = account_id
         # Limited subscriptions whose second is used up, and when it ends: claims leave their
-        # deliveries out until then. Without it, every claim for the rest of the second leased a
-        # batch of the backlog only to hand it all back (bench/rate_limits.py: 4.5-6 ms of worker
-        # CPU per push at 10/s, and limited pushes at 1,000/s well below the unlimited rate on
-        # PostgreSQL). Per process: the count itself is in the store, so a replica that has not
-        # learned it yet loses one batch's work, never a grant.
+        # deliveries out until then, rather than every claim for the rest of the second leasing
+        # a batch of the backlog only to hand it all back
+        # (docs/benchmarks.md#queue-receive-rate-limits). Per process: the count itself is in
+        # the store, so a replica that has not learned it yet loses one batch's work, never a
+        # grant.
         self._used_up: dict[str, int] = {}
         # Where the next hold's read of each held subscription starts (held_sql.read_past),
         # past the dead index entries its earlier holds left. Per process, like _used_up: a
@@ -125,9 +125,9 @@ class DeliveryStore:
             # Read again under a share lock before holding: a settle that closes one (and
             # gives its deliveries back) has either committed, and it reads closed, or waits
             # for this claim. Else, on PostgreSQL, a claim that read it blocked just before
-            # could hold the whole backlog again just after (bench/endpoint_health.py: 102 s,
-            # not 6). Only to move something: else, or if it has closed since, the claim
-            # merely leaves the subscription out this once. SQLite's writers take turns.
+            # could hold the whole backlog again just after. Only to move something: else, or
+            # if it has closed since, the claim merely leaves the subscription out this once.
+            # SQLite's writers take turns.
             locked = breaker_sql.breakers(conn, sorted(found), lock=True, share=True)
             still = breaker_sql.blocked(locked, self.breaker, now)
             held = blocked - (found.keys() - still)

@@ -32,7 +32,8 @@ from gateway.api.control.requests import RpcCall, parse_call
 from gateway.api.environ import REFUSAL, size_body
 from gateway.errors import Answer, TryAgainError, answer_for
 from gateway.errors.control import ControlError
-from gateway.errors.mns import MNSError, body_too_large, host_id_for
+from gateway.errors.mns import MNSError, body_too_large
+from gateway.protocol.host_ids import host_id_for
 from gateway.protocol.request_ids import new_request_id
 
 if TYPE_CHECKING:

@@ -44,8 +44,8 @@ class Database(Protocol):
 
         A :class:`~gateway.store.sql.connection.SelfContained` ``work`` makes its own changes
         all-or-nothing (one statement each, or a ``conn.atomic()`` block): a database may then
-        run each statement on its own (PostgreSQL: no BEGIN and COMMIT, about half a request's
-        cost in the driver), and a durable one does.
+        run each statement on its own (PostgreSQL: no BEGIN and COMMIT, which cost the driver
+        more than a small request's statements), and a durable one does.
         """
 
     def migrate(self) -> list[int]:

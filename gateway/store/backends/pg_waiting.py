@@ -6,9 +6,8 @@ one when it is imported: a C one that blocks the whole process (unusable under g
 gevent had already patched ``select``, else ``wait_poll``, which under gevent builds a poll
 object, registers the socket and starts a watcher for every wait.
 
-:func:`wait_on_hub` waits on one libev/libuv watcher on the hub instead: a query costs about
-8 µs less client CPU (25 rather than 33 µs for a one-row SELECT), and a publish over HTTP 5-9%
-less gateway CPU (docs/benchmarks.md#waiting-for-postgresql-on-gevents-hub). Waits with a
+:func:`wait_on_hub` waits on one libev/libuv watcher on the hub instead, which costs a query
+less client CPU (docs/benchmarks.md#waiting-for-postgresql-on-gevents-hub). Waits with a
 deadline (``connection.notifies(timeout=…)``) keep psycopg's own function, which raises
 psycopg's timeout error itself. A greenlet killed while it waits leaves no watcher behind: the
 hub stops it, and it is closed on the way out.

@@ -115,7 +115,8 @@ class SelfContained(Generic[T]):
     Whether a write needs the transaction :meth:`~gateway.store.base.Database.write` puts
     around it is thus stated by the code that writes its statements (wrapping itself in this),
     never by a caller's flag. A database may run such a write statement by statement
-    (PostgreSQL: no BEGIN and COMMIT, about half a small request's cost in the driver).
+    (PostgreSQL: no BEGIN and COMMIT, which cost the driver more than a small request's
+    statements: docs/benchmarks.md#postgresql-beside-sqlite-2026-11-22-shared-machine).
     """
 
     work: Callable[[Connection], T]

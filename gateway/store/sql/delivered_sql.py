@@ -5,12 +5,10 @@ A delivery and its attempts are deleted when it succeeds (:func:`delivery_sql.co
 same transaction :func:`record` keeps one ``delivered`` row per success: the attempt that
 succeeded in columns, the failed ones before it as JSON. The rows of a settle batch are one
 ``executemany``; the earlier attempts are read only for deliveries that had any (the claim says
-how many), so a push that succeeds on its first try costs one row in one statement per batch.
-What that costs a push (docs/benchmarks.md#delivered-history): about 7 µs of the gateway's CPU
-on SQLite and 20 µs on PostgreSQL (plus about 30 µs of the server's), against some 2 ms a push
-costs the gateway in all. One multi-row ``INSERT … VALUES (…), (…)`` instead halved the server's
-share but cost the gateway as much more (a distinct statement per batch size, never prepared).
-The table's only index is its primary key, MessageId first (migration 9).
+how many), so a push that succeeds on its first try costs one row in one statement per batch
+(docs/benchmarks.md#delivered-history). Not a multi-row ``INSERT … VALUES (…), (…)``: a
+distinct statement per batch size is never prepared, which costs the gateway more than it
+spares the server. The table's only index is its primary key, MessageId first (migration 9).
 
 Rows are kept ``MNS_GATEWAY_HISTORY_RETENTION`` (a day by default): on SQLite
 :func:`gateway.store.sql.retention_sql.purge_delivered` deletes older ones in bounded batches,

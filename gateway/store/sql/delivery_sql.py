@@ -49,11 +49,11 @@ def _claimable(alias: str = "") -> str:
 CLAIMABLE: Final = _claimable()
 #: Added to a held delivery's ``next_attempt_at`` (its endpoint's circuit is open,
 #: docs/delivery.md#endpoint-health): out of the due range, behind every due time, so that a
-#: claim's walk of ``deliveries_due`` from the front never reads it. The claim walked past a held
-#: backlog on every claim before (bench/claim_behind_held.py: a claim of 64 cost 2.7 times the CPU
-#: behind 10,000 held deliveries on SQLite). Every held delivery moves by the same amount, so
-#: their order stays, and taking it off gives each its due time back exactly. 2**52 ms is
-#: 142,000 years past any due time, and the sum is far below BIGINT's limit.
+#: claim's walk of ``deliveries_due`` from the front never reads it, rather than walking past
+#: the held backlog on every claim (docs/benchmarks.md#endpoint-health). Every held delivery
+#: moves by the same amount, so their order stays, and taking it off gives each its due time
+#: back exactly. 2**52 ms is 142,000 years past any due time, and the sum is far below BIGINT's
+#: limit.
 HELD_OFFSET_MS: Final = 1 << 52
 
 
@@ -124,12 +124,11 @@ def claim(
     else:
         candidates, parameters = _due_in_order(conn, now_ms, limit, list(held))
     # The candidates are read once (a materialized CTE is, whatever the plan), and the update
-    # takes what they locked by id. Written ``id IN (candidates) AND <claimable>``, it let
-    # PostgreSQL drive the update from the due range and read the candidates again for each due
-    # delivery, when its statistics said almost nothing was due (gathered while a backlog was
-    # held, its due times past 2**52): each reading skipped what the earlier ones had leased, so
-    # that one claim of 32 leased a backlog of 10,000, past ``limit``, and took two minutes, its
-    # leases lapsing before it returned (docs/benchmarks.md#endpoint-health).
+    # takes what they locked by id. Written ``id IN (candidates) AND <claimable>``, PostgreSQL
+    # may drive the update from the due range and read the candidates again for each due
+    # delivery, when its statistics say almost nothing is due (gathered while a backlog was
+    # held, its due times past 2**52): each reading skips what the earlier ones leased, so one
+    # claim leases a whole backlog, past ``limit`` (docs/benchmarks.md#endpoint-health).
     claimed = conn.execute(
         f"WITH picked AS MATERIALIZED ({candidates})"
         " UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
@@ -174,12 +173,12 @@ def _due_per_subscription(
 ) -> tuple[str, tuple[object, ...]]:
     """The earliest ``limit`` due deliveries of the subscriptions not skipped: each one's first
     ``limit`` from its own index range, then the earliest of those. A skipped route's due
-    backlog is never read. Read in due order from ``deliveries_due`` instead, a claim walked past
-    all of it: the backlog of a full route (or of a failing one, until its breaker holds it) sits
-    at the front of the due order, as everything due after it is taken (bench/claim_behind_held.py
-    --skipped: a claim that found nothing behind a full route's 90,000 due cost 42-50 ms on
-    SQLite, now 0.14-0.16). The price is an index probe per subscription not skipped, and up to
-    ``limit`` rows from each, so a claim that skips nothing reads the due order."""
+    backlog is never read. Read in due order from ``deliveries_due`` instead, a claim would walk
+    past all of it: the backlog of a full route (or of a failing one, until its breaker holds
+    it) sits at the front of the due order, as everything due after it is taken
+    (docs/benchmarks.md#endpoint-health, ``bench/claim_behind_held.py --skipped``). The price is
+    an index probe per subscription not skipped, and up to ``limit`` rows from each, so a claim
+    that skips nothing reads the due order."""
     # Claimable on ``d``, the row locked, too: its newest version is what the lock reads again
     # (the lateral read of ``x`` is not locked, and saw the row as the statement began).
     conditions = [_CLAIMABLE_D]

@@ -5,19 +5,16 @@ claim walks past them, and given back, their due times exact, when it lets them 
 
 Every read of a subscription's deliveries here is ordered and limited (:func:`_first_of`), so
 PostgreSQL reads that subscription's range of ``deliveries_subscription_due`` from its start and
-stops at its end. A single ``UPDATE … WHERE`` over the range did neither: with a plain bound its
-generic plan read every due delivery through ``deliveries_due`` (docs/benchmarks.md); bounded by
-a row comparison ``(topic_name, subscription_name, next_attempt_at) <= (…)``, which PostgreSQL
-applies to a scan's first column only, it read on through every held delivery. That was
-0.7-1 ms behind 10,000 held on every claim while a circuit stayed open, the largest part of the
-database's extra work beside it (bench/endpoint_health.py with pg_stat_statements); the ordered
-read finds nothing in 0.03 ms.
+stops at its end. A single ``UPDATE … WHERE`` over the range does neither: with a plain bound
+its generic plan reads every due delivery through ``deliveries_due``; bounded by a row
+comparison ``(topic_name, subscription_name, next_attempt_at) <= (…)``, which PostgreSQL applies
+to a scan's first column only, it reads on through every held delivery, on every claim while a
+circuit stays open (docs/benchmarks.md#endpoint-health).
 
-That read still walked the old index entries of every delivery the hold had moved: moving a
-due time writes a new entry and leaves the old one, dead, in the subscription's range until a
-vacuum. Behind 10,000 held, 0.41-0.77 ms a claim, the largest part of PostgreSQL's extra work
-beside an open circuit (bench/endpoint_health.py with pg_stat_statements). So a claim passes the
-due time its last hold read past (:func:`read_past`), and the read starts there, after them.
+The ordered read would still walk the old index entries of every delivery the hold moved:
+moving a due time writes a new entry and leaves the old one, dead, in the subscription's range
+until a vacuum. So a claim passes the due time its last hold read past (:func:`read_past`), and
+the read starts there, after them.
 """
 
 from __future__ import annotations
@@ -110,9 +107,9 @@ def give_back(conn: Connection, counts: Mapping[str, int | None]) -> int:
     """Give back the earliest ``counts[resource]`` held deliveries of each subscription (what
     its breaker lets out: :func:`gateway.delivery.breaker.admissible`; ``None``: all of them,
     :func:`unhold`), their due times as they were; how many. The rest stay held: giving back
-    the whole backlog for a probe's turn moved every held delivery out and, once the probe was
-    out, in again (20,000 rows a turn behind 10,000 held, bench/endpoint_health.py). Called,
-    like :func:`unhold`, with each breaker locked."""
+    the whole backlog for a probe's turn would move every held delivery out and, once the probe
+    is out, in again (docs/benchmarks.md#endpoint-health). Called, like :func:`unhold`, with
+    each breaker locked."""
     moved = unhold(conn, [r for r, count in counts.items() if count is None])
     where = f"topic_name = ? AND subscription_name = ? AND {_HELD}"
     for resource, count in sorted(counts.items()):

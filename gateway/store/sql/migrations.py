@@ -87,8 +87,8 @@ INITIAL = Migration(
     """,
         "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at)",
         # No index on message_id: only the daily purge asks by it, and every publish and every
-        # finished push would pay for one more B-tree (about 4% of a publish). Data dirs made before
-        # lose it here; dropping an index loses no data.
+        # finished push would pay for one more B-tree (docs/benchmarks.md#where-the-time-goes).
+        # Data dirs made before lose it here; dropping an index loses no data.
         "DROP INDEX IF EXISTS deliveries_message",
         """
     CREATE INDEX IF NOT EXISTS deliveries_subscription

@@ -6,8 +6,8 @@ characters are the publish time in hexadecimal milliseconds (:mod:`gateway.queue
 a range of ids is a range of publish times, and the primary keys (``id``; ``message_id,
 delivery_id``) hold the partition key as PostgreSQL requires, so they stay unique as before.
 Forgetting a partition's rows is one ``DROP TABLE``: no row-by-row WAL, no dead tuples for
-vacuum, and the space goes back to the file system at once. A DELETE of the same rows cost 2,900
-times the WAL (issue 50's measure).
+vacuum, and the space goes back to the file system at once, where a DELETE of the same rows
+writes each to the WAL (docs/benchmarks.md#steady-state-under-retention).
 
 Each table has a ``_legacy`` partition (the table as it was before migration 16, from MINVALUE)
 and a ``_default`` one, which takes what no range holds: a dead letter replayed after its

@@ -12,7 +12,7 @@ from alibabacloud_dysmsapi20170525.client import Client
 from alibabacloud_tea_openapi.models import Config
 from Tea.exceptions import TeaException
 
-from gateway.delivery.acs3 import sign_rpc
+from gateway.auth.acs3 import sign_rpc
 from tests.dysmsapi import ACCESS_KEY_ID, ACCESS_KEY_SECRET, SmsApi, sms_api
 
 
