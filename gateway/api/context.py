@@ -81,15 +81,17 @@ def caller() -> Caller:
     """Who asks, for the operation layer: this request's id, the client's address, when it
     arrived and the trace context it carried. One per request, so an operation's span is the
     request's, which :func:`gateway.api.tracing.install_tracing` ends."""
-    made = g.get("caller")
+    values = g.__dict__  # one lookup through the context-local proxy, not one per value
+    made = values.get("caller")
     if made is None:
-        made = g.caller = Caller(
+        traced = gateway().tracing.enabled
+        made = values["caller"] = Caller(
             request_id=current_request_id(),
             remote_address=request.remote_addr or "",
-            started=g.get("started", time.monotonic()),
+            started=values.get("started") or time.monotonic(),
             # Read only when somebody traces: the headers are checked and written anew.
-            trace_parent=request_carrier() if gateway().tracing.enabled else {},
-            arrived_ns=g.get("trace_started_ns"),
+            trace_parent=request_carrier() if traced else {},
+            arrived_ns=values.get("trace_started_ns"),
         )
     return made
 

@@ -16,4 +16,3 @@ from gateway.operations.hooks import Hook, Hooks
 from gateway.operations.wiring import Operations
 
 __all__ = ["Call", "Caller", "Hook", "Hooks", "Operations"]
-

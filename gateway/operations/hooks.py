@@ -38,31 +38,36 @@ class Hook:
 
 
 class Hooks:
-    """The hooks of one application, run around each operation by :meth:`run`."""
+    """The hooks of one application, run around each operation by :meth:`run`.
+
+    Each moment keeps only the hooks that act on it: an operation pays nothing for a moment
+    its hooks leave to :class:`Hook`'s default.
+    """
 
     def __init__(self, hooks: Sequence[Hook] = ()) -> None:
         self._hooks = tuple(hooks)
+        self._before = [h.before for h in hooks if type(h).before is not Hook.before]
+        self._drafted = [h.drafted for h in hooks if type(h).drafted is not Hook.drafted]
+        self._after = [h.after for h in hooks if type(h).after is not Hook.after]
 
     def __iter__(self) -> Iterator[Hook]:
         return iter(self._hooks)
 
     def run(self, call: Call, work: Callable[[Call], Result]) -> Result:
         """``work(call)`` between the hooks' ``before`` and ``after``."""
-        for hook in self._hooks:
-            hook.before(call)
+        for before in self._before:
+            before(call)
         try:
             result = work(call)
         except BaseException as error:
-            self._after(call, None, error)
+            for after in self._after:
+                after(call, None, error)
             raise
-        self._after(call, result, None)
+        for after in self._after:
+            after(call, result, None)
         return result
 
     def drafted(self, call: Call, drafts: list[Draft]) -> list[Draft]:
-        for hook in self._hooks:
-            drafts = hook.drafted(call, drafts)
+        for drafted in self._drafted:
+            drafts = drafted(call, drafts)
         return drafts
-
-    def _after(self, call: Call, result: object, error: BaseException | None) -> None:
-        for hook in self._hooks:
-            hook.after(call, result, error)
