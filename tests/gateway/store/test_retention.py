@@ -5,14 +5,21 @@ ahead and dropped whole."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from gateway.delivery.records import Attempt, Settlement
+from gateway.delivery.records import Attempt, Filed, Settlement
+from gateway.pushing.senders import SenderRegistry
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store, compose_store
+from gateway.store.deliveries import DeliveryStore
 from gateway.store.sql import partitions_sql, retention_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
+from tests.support.stub import ScriptedSender
 
 RETENTION_S = 60
 DAY_S = 86_400
@@ -120,6 +127,44 @@ def test_the_pass_runs_every_half_range_on_the_stores_clock(store: Store, clock:
     assert store.deliveries.retain_if_due() is not None
     assert store.deliveries.message_deliveries(message_id).delivered == []
     assert count(store, "topic_messages") == 0
+
+
+class ExpiryWatched:
+    """The store a worker is handed, counting its expiries (once a minute of its own clock)."""
+
+    def __init__(self, inner: DeliveryStore) -> None:
+        self.inner = inner
+        self.expiries = 0
+        self.expired = threading.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def expire(self, limit: int = 500) -> list[Filed]:
+        filed = self.inner.expire(limit)
+        self.expiries += 1
+        self.expired.set()
+        return filed
+
+
+def test_a_running_worker_runs_the_pass_between_its_expiries(store: Store, clock: Clock) -> None:
+    message_id = publish(store)
+    push_all(store, "up")
+    push_all(store, "down")
+    watched = ExpiryWatched(store.deliveries)
+    options = WorkerOptions(threads=1, idle_wait=0.02)
+    worker = DeliveryWorker(watched, SenderRegistry(ScriptedSender()), options)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        assert watched.expired.wait(10)  # its first round; the next expiry is a minute away
+        clock.advance(RETENTION_S + 10)
+        deadline = time.monotonic() + 10
+        while store.deliveries.message_deliveries(message_id).delivered:
+            assert time.monotonic() < deadline, "no retention pass ran"
+            time.sleep(0.02)
+        assert watched.expiries == 1
+    finally:
+        worker.stop()
 
 
 def test_a_purge_batch_is_bounded(store: Store, clock: Clock) -> None:
