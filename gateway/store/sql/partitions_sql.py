@@ -33,9 +33,9 @@ from gateway.store.sql.connection import Connection
 #: Each partitioned table and its partition key.
 PARTITIONED: Final = {"topic_messages": "id", "delivered": "message_id"}
 #: A range spans a quarter of the retention: the history is kept for the retention plus at most
-#: one range and one pass, so a drop frees a fifth of it at most (a range as wide as the
-#: retention made the size swing 16 % either side of its plateau). The floor is for a retention
-#: under a minute, which the setting does not allow.
+#: one range and one pass (3/8 more), so a drop frees under a fifth of the most kept (ranges a
+#: minute wide at a 60-s retention made the size swing 16 % either side of its plateau). The
+#: floor is for a retention under a minute, which the setting does not allow.
 RETENTION_PER_WIDTH: Final = 4
 MIN_WIDTH_MS: Final = 10_000
 #: The retention pass runs every half range, so a range waits half a range at most for its drop;
@@ -93,11 +93,18 @@ def ranges_to_make(
     ``now_ms``, each ending on a multiple of the :func:`width_ms`. They start where the newest
     range ends, but not before the current range's start (a gateway stopped for a week makes no
     ranges for the week it missed: those rows are in no range) nor at or before ``floor_ms``,
-    what the default partition already holds past the newest range."""
-    width = width_ms(retention_seconds)
+    what the default partition already holds past the newest range.
+
+    None while the ranges still reach half of it: they are made in batches, one transaction a
+    batch, because ``CREATE TABLE … PARTITION OF`` locks the whole table (ACCESS EXCLUSIVE)
+    until the transaction ends, and requests wait behind it; a lock a range (four a minute at a
+    60-s retention) would be more waits than a lock a batch."""
+    width, ahead = width_ms(retention_seconds), ahead_ms(retention_seconds)
     highs = [p.high_ms for p in existing if p.high_ms is not None]
+    if max(highs, default=0) >= now_ms + ahead // 2:
+        return []
     low = max(max(highs, default=0), now_ms // width * width, floor_ms)
-    until = now_ms + ahead_ms(retention_seconds)
+    until = now_ms + ahead
     made = []
     while low < until:
         high = (low // width + 1) * width

@@ -81,9 +81,20 @@ def test_ranges_continue_where_the_newest_ends() -> None:
 
 def test_ranges_made_under_an_older_width_are_continued_on_the_new_one() -> None:
     """A gateway upgraded from one-minute ranges at a 60-s retention goes on from the newest."""
-    top = (NOW_MS // MINUTE_MS + 1) * MINUTE_MS  # 53 s ahead: 22 s short of ahead_ms(60)
-    made = ranges_to_make(ranges((top - MINUTE_MS, top)), NOW_MS, 60)
-    assert made == [(top, top + 15_000), (top + 15_000, top + 30_000)]
+    top = (NOW_MS // MINUTE_MS + 1) * MINUTE_MS
+    made = ranges_to_make(ranges((top - MINUTE_MS, top)), top - 30_000, 60)
+    assert made == [(top, top + 15_000), (top + 15_000, top + 30_000), (top + 30_000, top + 45_000)]
+
+
+def test_ranges_are_made_in_batches_once_they_reach_less_than_half_the_ahead() -> None:
+    """Each batch locks the table once (CREATE TABLE … PARTITION OF takes ACCESS EXCLUSIVE)."""
+    made = ranges_to_make([], NOW_MS, 60)
+    assert ranges_to_make(ranges(*made), NOW_MS + 7_500, 60) == []  # the next pass: nothing
+    reach = made[-1][1]
+    later = reach - ahead_ms(60) // 2 + 1  # the ranges reach just under half the ahead
+    again = ranges_to_make(ranges(*made), later, 60)
+    assert again[0][0] == reach and again[-1][1] >= later + ahead_ms(60)
+    assert len(again) >= 3
 
 
 def test_a_range_starts_past_what_the_default_holds_and_never_in_the_past() -> None:
