@@ -11,8 +11,15 @@ the ranges and the interval of the passes do to the size, which ``bench/steady_s
 soaks measure with the gateway's own timing. ``--old-rules`` runs the rules before round 4
 (ranges a minute wide at least, a pass a minute) for comparison.
 
+PostgreSQL also prints the WAL written per push from the second window on; ``--unpartitioned``
+makes the history tables plain first (the batched DELETEs do the whole purge), and
+``--checkpoint-every`` runs a ``CHECKPOINT`` every so many simulated seconds, so the full-page
+images a DELETE writes of pages checkpointed since their rows came are compressed with the clock
+(a real day's rows have always been checkpointed since).
+
     .venv/bin/python bench/retention_teeth.py [--retention 60] [--windows 6] [--rate 20]
-        [--old-rules] [--only SQLite|PostgreSQL] [--database-url auto|postgresql://...]
+        [--old-rules] [--unpartitioned] [--checkpoint-every 30]
+        [--only SQLite|PostgreSQL] [--database-url auto|postgresql://...]
 """
 
 from __future__ import annotations
@@ -51,6 +58,13 @@ def open_database(backend: Backend, url: str | None, tmp: Path) -> Database:
     return PostgresDatabase(url, pool_size=2)
 
 
+def wal(store: Store) -> int:
+    if not store.database.read(lambda c: c.dialect.partitions):
+        return 0
+    sql = "SELECT pg_current_wal_lsn() - '0/0' AS size"
+    return store.database.read(lambda c: int(c.execute(sql).fetchone()["size"]))
+
+
 def sizes(store: Store, tmp: Path) -> tuple[int, int]:
     """All, and the history tables alone (SQLite: the same, its files)."""
     if not store.database.read(lambda c: c.dialect.partitions):
@@ -79,6 +93,10 @@ def step(store: Store, per_step: int) -> None:
 def run(backend: Backend, args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="mns-teeth-") as name:
         tmp, url = Path(name), backend.new_database()
+        if url is not None and args.unpartitioned:
+            from steady_state import unpartition
+
+            unpartition(url)
         database = open_database(backend, url, tmp)
         clock = Clock()
         store = compose_store(database, clock=clock, history_retention=args.retention)
@@ -96,14 +114,25 @@ def run(backend: Backend, args: argparse.Namespace) -> None:
 def simulate(store: Store, clock: Clock, tmp: Path, args: argparse.Namespace) -> list[tuple]:
     samples, steps = [], int(args.windows * args.retention / STEP_S)
     per_step = max(1, round(args.rate * STEP_S))
+    wal_from = pushes = 0
     for n in range(1, steps + 1):
         clock.advance(STEP_S)
         step(store, per_step)
+        at = n * STEP_S
+        if at == args.retention:
+            wal_from = wal(store)
+        elif at > args.retention:
+            pushes += 2 * per_step
+        if args.checkpoint_every and at % args.checkpoint_every == 0 and wal_from:
+            store.database.write(lambda c: c.execute("CHECKPOINT"))
         if (n * STEP_S) % SAMPLE_S == 0:
             total, history = sizes(store, tmp)
             samples.append((n * STEP_S, total, history))
             print(f"  {n * STEP_S:5.0f} s  {total / 2**20:6.2f} MiB"
                   f"  history {history / 2**20:6.2f} MiB", flush=True)  # fmt: skip
+    if wal_from:
+        print(f"  WAL per push from the second window on: {(wal(store) - wal_from) / pushes:.0f}"
+              f" bytes ({pushes} pushes)", flush=True)  # fmt: skip
     return samples
 
 
@@ -126,6 +155,8 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=6)
     parser.add_argument("--rate", type=float, default=20.0, help="publishes a simulated second")
     parser.add_argument("--old-rules", action="store_true", help="ranges and passes a minute")
+    parser.add_argument("--unpartitioned", action="store_true", help="PostgreSQL: plain tables")
+    parser.add_argument("--checkpoint-every", type=float, help="simulated seconds (PostgreSQL)")
     add_database_arguments(parser, only=True)
     args = parser.parse_args()
     if args.old_rules:  # the constants before round 4: max(60 s, retention / 4), every 60 s
