@@ -278,6 +278,8 @@ class DeliveryWorker:
             for filed in self.store.expire():
                 self.metrics.dead_letters.labels("expired").inc()
                 self._count_dead_letter_queue(filed)
+        # The retention pass (in expire() too) runs more often at a short retention.
+        self.store.retain_if_due()
 
     # one delivery -------------------------------------------------------------------------
     def _process(self, job: DeliveryJob) -> None:

@@ -23,6 +23,7 @@ from gateway.store.sql import (
     delivery_sql,
     held_sql,
     message_delivery_sql,
+    partitions_sql,
     rates_sql,
     retention_sql,
 )
@@ -47,6 +48,7 @@ class DeliveryStore:
         self.database = database
         #: ``MNS_GATEWAY_HISTORY_RETENTION`` in seconds (:func:`history_kept_since`).
         self.history_retention = history_retention
+        self._passes = retention.Passes(partitions_sql.pass_interval_ms(history_retention))
         #: Subscription endpoints' circuit breakers (docs/delivery.md#endpoint-health).
         self.breaker = breaker or BreakerPolicy()
         #: A topic of this gateway each transition is published to ("" for none).
@@ -242,7 +244,16 @@ class DeliveryStore:
 
     def retain(self, now_ms: int) -> int:
         """Forget the history past :meth:`history_kept_since` (:func:`retention.retain`)."""
+        self._passes.ran(now_ms)
         return retention.retain(self.database, now_ms, self.history_retention)
+
+    def retain_if_due(self) -> int | None:
+        """:meth:`retain` if a pass is due (:class:`retention.Passes`), which the delivery
+        workers ask on every round; how many rows it deleted, ``None`` when none was due."""
+        now = self.now_ms()
+        if not self._passes.take(now):
+            return None
+        return retention.retain(self.database, now, self.history_retention)
 
     def _settle_failure(
         self, conn: Connection, owner: str, settlement: Settlement, now_ms: int

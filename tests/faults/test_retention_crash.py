@@ -1,11 +1,11 @@
 """A gateway SIGKILLed in the middle of a retention pass (issue 50) loses no pending push and no
 undelivered queue message, on each backend.
 
-The database is filled first with half an hour of history, in one-minute ranges, all older than
-the retention (60 s): 90,000 topic messages no delivery needs, delivered history, a pending push
-in every other minute (its endpoint answers 500, so it stays pending) and queue messages. The
-gateway runs its retention pass as it starts; the test watches the topic messages being
-forgotten and SIGKILLs the process group at the first sign: on SQLite during the batched
+The database is filled first with 30 ranges of history (15 s each: a quarter of the retention,
+60 s), all older than the retention: 90,000 topic messages no delivery needs, delivered history,
+a pending push in every other range (its endpoint answers 500, so it stays pending) and queue
+messages. The gateway runs its retention pass as it starts; the test watches the topic messages
+being forgotten and SIGKILLs the process group at the first sign: on SQLite during the batched
 DELETEs, on PostgreSQL while whole ranges are dropped. Restarted, it is killed a second time
 once the pass is into its batched DELETEs on PostgreSQL too (the ranges a pending push holds).
 A whole pass would forget every unneeded message (fewer than its 120,000-row bound), so rows
@@ -40,13 +40,13 @@ from tests.support.clock import Clock
 from tests.support.pushes import arrivals
 
 RETENTION_S = 60
-#: One range a minute (:func:`partitions_sql.width_ms` of the retention).
-MINUTE_MS = partitions_sql.width_ms(RETENTION_S)
-MINUTES = 30
-UNNEEDED_PER_MINUTE = 3000
-HISTORY_PER_MINUTE = 1000
-#: Pending pushes in every other minute: on PostgreSQL those ranges are kept, the others dropped.
-PENDING_PER_MINUTE = 10
+#: One range (:func:`partitions_sql.width_ms` of the retention), and how many are filled.
+RANGE_MS = partitions_sql.width_ms(RETENTION_S)
+RANGES = 30
+UNNEEDED_PER_RANGE = 3000
+HISTORY_PER_RANGE = 1000
+#: Pending pushes in every other range: on PostgreSQL those ranges are kept, the others dropped.
+PENDING_PER_RANGE = 10
 QUEUED = 200
 #: How long each kill waits for the pass at most, and how often it looks.
 WATCH_SECONDS, WATCH_EVERY = 60.0, 0.01
@@ -56,7 +56,7 @@ WATCH_SECONDS, WATCH_EVERY = 60.0, 0.01
 class Seeded:
     pending: list[str]
     queued: list[str]
-    #: Topic messages in the minutes a pending push holds (pending ones included).
+    #: Topic messages in the ranges a pending push holds (pending ones included).
     held_rows: int
 
 
@@ -98,13 +98,13 @@ def partitioned(database: Database) -> bool:
 
 
 def ranges_from(conn: Connection, start_ms: int, until_ms: int) -> None:
-    """PostgreSQL: one-minute ranges from ``start_ms`` on, as a database partitioned since
+    """PostgreSQL: the retention's ranges from ``start_ms`` on, as a database partitioned since
     then has them (the empty legacy partition a fresh migration makes goes)."""
     for table in partitions_sql.PARTITIONED:
         conn.execute(f"ALTER TABLE {table} DETACH PARTITION {table}_legacy")
         conn.execute(f"DROP TABLE {table}_legacy")
-        for at in range(start_ms, until_ms + 1, partitions_sql.AHEAD_MS):
-            partitions_sql.make_ahead(conn, table, at, MINUTE_MS)
+        for at in range(start_ms, until_ms + 1, partitions_sql.ahead_ms(RETENTION_S)):
+            partitions_sql.make_ahead(conn, table, at, RETENTION_S)
 
 
 #: ``count`` rows numbered from 0, made by the database itself (a second on either backend,
@@ -112,19 +112,19 @@ def ranges_from(conn: Connection, start_ms: int, until_ms: int) -> None:
 _NUMBERS = "WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ? - 1) "
 
 
-def fill_minute(conn: Connection, start_ms: int) -> None:
-    """A minute's messages no delivery needs, and history of pushes made. Their MessageIds all
-    start with the minute's (:func:`first_id_at`), in its range."""
-    step, prefix = (MINUTE_MS - 1000) // UNNEEDED_PER_MINUTE, first_id_at(start_ms) + "-SEED-"
+def fill_range(conn: Connection, start_ms: int) -> None:
+    """A range's messages no delivery needs, and history of pushes made. Their MessageIds all
+    start with the range's (:func:`first_id_at`), in it."""
+    step, prefix = (RANGE_MS - 1000) // UNNEEDED_PER_RANGE, first_id_at(start_ms) + "-SEED-"
     conn.execute(
         _NUMBERS + "INSERT INTO topic_messages SELECT ? || n, 't', 'old', 'X', NULL, '{}',"
         " ? + n * ?, ? + n * ? + 86400000 FROM seq",
-        (UNNEEDED_PER_MINUTE, prefix, start_ms, step, start_ms, step),
+        (UNNEEDED_PER_RANGE, prefix, start_ms, step, start_ms, step),
     )
     conn.execute(
         _NUMBERS + "INSERT INTO delivered SELECT ? || n, 'd', 't', 's', ? + n * ? + 10, 1,"
         " 'success', 204, 1.0, NULL FROM seq",
-        (HISTORY_PER_MINUTE, prefix, start_ms, step),
+        (HISTORY_PER_RANGE, prefix, start_ms, step),
     )
 
 
@@ -138,13 +138,13 @@ def seed(database: Database, endpoint: str, start_ms: int) -> Seeded:
     store.topics.subscribe(Subscription("t", "s", endpoint, strategy))
     store.queues.create_queue("q", QueueAttributes())
     pending, held_rows = [], 0
-    for minute in range(MINUTES):
-        minute_ms = start_ms + minute * MINUTE_MS
-        database.write(lambda c, at=minute_ms: fill_minute(c, at))
-        if minute % 2:
-            clock.now = (minute_ms + MINUTE_MS - 500) / 1000
-            pending += [publish(store) for _ in range(PENDING_PER_MINUTE)]
-            held_rows += UNNEEDED_PER_MINUTE + PENDING_PER_MINUTE
+    for n in range(RANGES):
+        range_ms = start_ms + n * RANGE_MS
+        database.write(lambda c, at=range_ms: fill_range(c, at))
+        if n % 2:
+            clock.now = (range_ms + RANGE_MS - 500) / 1000
+            pending += [publish(store) for _ in range(PENDING_PER_RANGE)]
+            held_rows += UNNEEDED_PER_RANGE + PENDING_PER_RANGE
     _, sent = store.queues.send("q", [NewMessage(base64(f"q{n}")) for n in range(QUEUED)])
     queued = [m.message_id for m in sent if not isinstance(m, Exception)]
     return Seeded(pending, queued, held_rows)
@@ -207,12 +207,12 @@ def assert_nothing_needed_went(database: Database, seeded: Seeded) -> None:
 
 def test_a_retention_pass_killed_midway_loses_nothing(backend: Backend, tmp_path: Path) -> None:
     database, data_dir = backend.database, tmp_path / "data"
-    start_ms = (int(time.time() * 1000) // MINUTE_MS - MINUTES - 5) * MINUTE_MS
+    start_ms = (int(time.time() * 1000) // RANGE_MS - RANGES - 5) * RANGE_MS
     with push_endpoint() as endpoint:
         endpoint.status = 500  # the pending pushes stay pending while the passes are killed
         seeded = seed(database, endpoint.url_for("/push"), start_ms)
         total = messages(database)
-        assert total == MINUTES * UNNEEDED_PER_MINUTE + len(seeded.pending)
+        assert total == RANGES * UNNEEDED_PER_RANGE + len(seeded.pending)
         # First kill: at the first message forgotten (SQLite: a DELETE batch; PostgreSQL: a drop).
         kill_when(spawn(data_dir, backend.env), lambda: messages(database) < total)
         assert_nothing_needed_went(database, seeded)

@@ -13,8 +13,9 @@ Each table has a ``_legacy`` partition (the table as it was before migration 16,
 and a ``_default`` one, which takes what no range holds: a dead letter replayed after its
 message's range was dropped, or rows written while no range was made yet. The batched DELETEs of
 :mod:`gateway.store.sql.retention_sql` keep those, and a range held back by a pending delivery,
-within the window. Ranges are made ahead by the retention pass each gateway runs every minute
-(:meth:`gateway.store.deliveries.DeliveryStore.retain`): no extension to install.
+within the window. Ranges are made ahead by the retention pass each gateway runs every
+:func:`pass_interval_ms` (:meth:`gateway.store.deliveries.DeliveryStore.retain_if_due`): no
+extension to install.
 
 The plan (which ranges to make, which to drop) is pure; the statements are the IO shell.
 """
@@ -31,11 +32,20 @@ from gateway.store.sql.connection import Connection
 
 #: Each partitioned table and its partition key.
 PARTITIONED: Final = {"topic_messages": "id", "delivered": "message_id"}
-#: Ranges are made this far ahead of now at least (the retention pass runs every minute).
-AHEAD_MS: Final = 10 * 60_000
-#: A range spans a quarter of the retention, at least a minute: the history is kept for the
-#: retention plus at most one range and one pass.
-MIN_WIDTH_MS: Final = 60_000
+#: A range spans a quarter of the retention: the history is kept for the retention plus at most
+#: one range and one pass (3/8 more), so a drop frees under a fifth of the most kept (ranges a
+#: minute wide at a 60-s retention made the size swing 16 % either side of its plateau). The
+#: floor is for a retention under a minute, which the setting does not allow.
+RETENTION_PER_WIDTH: Final = 4
+MIN_WIDTH_MS: Final = 10_000
+#: The retention pass runs every half range, so a range waits half a range at most for its drop;
+#: at least every 5 s (each pass reads the partitions: not constant work), at most every minute
+#: (at a day's retention, ranges of 6 hours, the pass of the batched DELETEs stays once a minute).
+MIN_PASS_MS: Final = 5_000
+MAX_PASS_MS: Final = 60_000
+#: Ranges are made this many passes ahead of now at least (and two ranges), so passes that
+#: fail for a while (a database away) still find ranges made for what is published meanwhile.
+AHEAD_PASSES: Final = 10
 #: Names the partition makers and droppers among advisory locks: one at a time.
 _LOCK: Final = "SELECT pg_advisory_xact_lock(7213401992)"
 _BOUND: Final = re.compile(r"FROM \((?:'([0-9A-F]+)'|MINVALUE)\) TO \('([0-9A-F]+)'\)")
@@ -51,7 +61,19 @@ class Partition:
 
 
 def width_ms(retention_seconds: int) -> int:
-    return max(MIN_WIDTH_MS, retention_seconds * 1000 // 4)
+    """How long a stretch of publish times one range holds, under ``retention_seconds``."""
+    return max(MIN_WIDTH_MS, retention_seconds * 1000 // RETENTION_PER_WIDTH)
+
+
+def pass_interval_ms(retention_seconds: int) -> int:
+    """How often a gateway runs the retention pass (both backends), under ``retention_seconds``:
+    every half range, within :data:`MIN_PASS_MS` and :data:`MAX_PASS_MS`."""
+    return min(MAX_PASS_MS, max(MIN_PASS_MS, width_ms(retention_seconds) // 2))
+
+
+def ahead_ms(retention_seconds: int) -> int:
+    """How far past now the ranges reach at least after a pass."""
+    return max(2 * width_ms(retention_seconds), AHEAD_PASSES * pass_interval_ms(retention_seconds))
 
 
 def parse_bound(name: str, bound: str) -> Partition:
@@ -65,16 +87,24 @@ def parse_bound(name: str, bound: str) -> Partition:
 
 
 def ranges_to_make(
-    existing: Sequence[Partition], now_ms: int, width: int, floor_ms: int = 0
+    existing: Sequence[Partition], now_ms: int, retention_seconds: int, floor_ms: int = 0
 ) -> list[tuple[int, int]]:
-    """The ranges ``[low, high)`` to make so that ranges reach ``AHEAD_MS`` (and two widths)
-    past ``now_ms``, each ending on a multiple of ``width``. They start where the newest range
-    ends, but not before the current range's start (a gateway stopped for a week makes no
+    """The ranges ``[low, high)`` to make so that ranges reach :func:`ahead_ms` past
+    ``now_ms``, each ending on a multiple of the :func:`width_ms`. They start where the newest
+    range ends, but not before the current range's start (a gateway stopped for a week makes no
     ranges for the week it missed: those rows are in no range) nor at or before ``floor_ms``,
-    what the default partition already holds past the newest range."""
+    what the default partition already holds past the newest range.
+
+    None while the ranges still reach half of it: they are made in batches, one transaction a
+    batch, because ``CREATE TABLE … PARTITION OF`` locks the whole table (ACCESS EXCLUSIVE)
+    until the transaction ends, and requests wait behind it; a lock a range (four a minute at a
+    60-s retention) would be more waits than a lock a batch."""
+    width, ahead = width_ms(retention_seconds), ahead_ms(retention_seconds)
     highs = [p.high_ms for p in existing if p.high_ms is not None]
+    if max(highs, default=0) >= now_ms + ahead // 2:
+        return []
     low = max(max(highs, default=0), now_ms // width * width, floor_ms)
-    until = now_ms + max(AHEAD_MS, 2 * width)
+    until = now_ms + ahead
     made = []
     while low < until:
         high = (low // width + 1) * width
@@ -116,7 +146,7 @@ def partitions(conn: Connection, table: str) -> list[Partition]:
     )
 
 
-def make_ahead(conn: Connection, table: str, now_ms: int, width: int) -> list[str]:
+def make_ahead(conn: Connection, table: str, now_ms: int, retention_seconds: int) -> list[str]:
     """Make ``table``'s ranges ahead of ``now_ms`` (:func:`ranges_to_make`); their names."""
     conn.execute(_LOCK)
     existing = partitions(conn, table)
@@ -131,7 +161,7 @@ def make_ahead(conn: Connection, table: str, now_ms: int, width: int) -> list[st
     # A range may not take rows the default partition already holds.
     floor_ms = int(newest[:11], 16) + 1 if newest else 0
     made = []
-    for low, high in ranges_to_make(existing, now_ms, width, floor_ms):
+    for low, high in ranges_to_make(existing, now_ms, retention_seconds, floor_ms):
         name = f"{table}_p{low}"
         conn.execute(
             f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {table}"

@@ -5,14 +5,21 @@ ahead and dropped whole."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from gateway.delivery.records import Attempt, Settlement
+from gateway.delivery.records import Attempt, Filed, Settlement
+from gateway.pushing.senders import SenderRegistry
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.base import Store, compose_store
+from gateway.store.deliveries import DeliveryStore
 from gateway.store.sql import partitions_sql, retention_sql
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
+from tests.support.stub import ScriptedSender
 
 RETENTION_S = 60
 DAY_S = 86_400
@@ -102,6 +109,64 @@ def test_the_history_is_kept_for_the_window(store: Store, clock: Clock) -> None:
     assert store.deliveries.history_kept_since(store.now_ms()) == store.now_ms() - 60_000
 
 
+def test_the_pass_runs_every_half_range_on_the_stores_clock(store: Store, clock: Clock) -> None:
+    """At a 60-s retention a pass every 7.5 s, not once a minute with the expiry: what the pass
+    forgets waits 7.5 s at most past its window."""
+    every = partitions_sql.pass_interval_ms(RETENTION_S) / 1000
+    assert every == 7.5
+    assert store.deliveries.retain_if_due() is None  # the fixture's pass has just run
+    message_id = publish(store)
+    push_all(store, "up")
+    push_all(store, "down")
+    clock.advance(RETENTION_S - 1)
+    assert store.deliveries.retain_if_due() == 0
+    assert len(store.deliveries.message_deliveries(message_id).delivered) == 2
+    clock.advance(every - 0.5)
+    assert store.deliveries.retain_if_due() is None
+    clock.advance(0.5)
+    assert store.deliveries.retain_if_due() is not None
+    assert store.deliveries.message_deliveries(message_id).delivered == []
+    assert count(store, "topic_messages") == 0
+
+
+class ExpiryWatched:
+    """The store a worker is handed, counting its expiries (once a minute of its own clock)."""
+
+    def __init__(self, inner: DeliveryStore) -> None:
+        self.inner = inner
+        self.expiries = 0
+        self.expired = threading.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def expire(self, limit: int = 500) -> list[Filed]:
+        filed = self.inner.expire(limit)
+        self.expiries += 1
+        self.expired.set()
+        return filed
+
+
+def test_a_running_worker_runs_the_pass_between_its_expiries(store: Store, clock: Clock) -> None:
+    message_id = publish(store)
+    push_all(store, "up")
+    push_all(store, "down")
+    watched = ExpiryWatched(store.deliveries)
+    options = WorkerOptions(threads=1, idle_wait=0.02)
+    worker = DeliveryWorker(watched, SenderRegistry(ScriptedSender()), options)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        assert watched.expired.wait(10)  # its first round; the next expiry is a minute away
+        clock.advance(RETENTION_S + 10)
+        deadline = time.monotonic() + 10
+        while store.deliveries.message_deliveries(message_id).delivered:
+            assert time.monotonic() < deadline, "no retention pass ran"
+            time.sleep(0.02)
+        assert watched.expiries == 1
+    finally:
+        worker.stop()
+
+
 def test_a_purge_batch_is_bounded(store: Store, clock: Clock) -> None:
     for _ in range(5):
         publish(store)
@@ -132,7 +197,7 @@ def test_partitions_are_made_ahead_and_dropped_whole(postgres_store: Store, cloc
     now = store.now_ms()
     made = ranges(store, "topic_messages")
     assert made and made[-1].high_ms is not None
-    assert made[-1].high_ms >= now + partitions_sql.AHEAD_MS
+    assert made[-1].high_ms >= now + partitions_sql.ahead_ms(RETENTION_S)
     assert [p.low_ms for p in ranges(store, "delivered")] == [p.low_ms for p in made]
     first = publish(store)
     push_all(store, "up")
@@ -147,7 +212,7 @@ def test_partitions_are_made_ahead_and_dropped_whole(postgres_store: Store, cloc
     assert count(store, "topic_messages") == 0
     # Made ahead again from the new now.
     assert kept[-1].high_ms is not None
-    assert kept[-1].high_ms >= store.now_ms() + partitions_sql.AHEAD_MS
+    assert kept[-1].high_ms >= store.now_ms() + partitions_sql.ahead_ms(RETENTION_S)
 
 
 @on_postgres
