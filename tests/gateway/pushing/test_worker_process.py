@@ -86,9 +86,11 @@ def test_a_killed_worker_process_loses_nothing(api: RunningGateway) -> None:
         topic.get_subscription("s").subscribe(SubscriptionMeta(endpoint.url))
         published = topic.publish_message(TopicMessage("survive"))
         first = start_worker(api, "gevent")
-        endpoint.wait_for(1, timeout=15)  # the push is in flight, its answer held back
-        first.kill()
-        first.wait(timeout=10)
+        try:
+            endpoint.wait_for(1, timeout=15)  # the push is in flight, its answer held back
+        finally:  # a push that never came must not leave the worker polling for the session
+            first.kill()
+            first.wait(timeout=10)
         second = start_worker(api, "gevent")
         try:
             pushes = endpoint.wait_for(2, timeout=15)
