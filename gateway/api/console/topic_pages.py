@@ -6,7 +6,6 @@ from __future__ import annotations
 from flask import Response, render_template, request, url_for
 from markupsafe import Markup
 
-from gateway.admin.delivered_replays import kept_seconds
 from gateway.api.console import forms
 from gateway.api.console.circuit_pages import circuits, topics_with_open_circuits
 from gateway.api.console.display import LIST_PAGE_SIZE
@@ -64,7 +63,7 @@ def topic_page(name: str) -> str:
         strategies=list(NotifyStrategy),
         content_formats=list(ContentFormat),
         back=url_for("console.topic_page", name=name),
-        kept_history=kept_seconds(mns().settings),
+        kept_history=mns().settings.history_retention,
     )
 
 
