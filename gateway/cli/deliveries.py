@@ -10,7 +10,6 @@ status 2, saying what is kept.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.cli.common import (
@@ -22,7 +21,7 @@ from gateway.cli.common import (
     with_json,
 )
 from gateway.errors import ExitCode
-from gateway.errors.commands import AdminError, CommandError
+from gateway.errors.commands import AdminError, CommandError, UsageError
 from gateway.errors.mns import MNSError
 
 if TYPE_CHECKING:
@@ -52,8 +51,7 @@ def run(args: argparse.Namespace, deliveries: Deliveries) -> int:
     except (MNSError, AdminError) as error:
         message = getattr(error, "message", str(error))
         if error.code == BAD_WINDOW:
-            print(f"mns-gateway deliveries: {message}", file=sys.stderr)
-            return ExitCode.USAGE
+            raise UsageError(message) from error
         raise CommandError(f"{args.topic}/{args.subscription}: {error.code}: {message}") from error
     emit(args, done, describe)
     return ExitCode.OK

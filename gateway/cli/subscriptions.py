@@ -22,7 +22,6 @@ from gateway.cli.standard_webhooks import add_subscription_and_switch
 from gateway.cli.topics import existing_subscription, list_subscriptions
 from gateway.config.settings import Settings
 from gateway.errors import ExitCode
-from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.store.base import Store
@@ -37,8 +36,6 @@ def subscriptions(args: argparse.Namespace) -> int:
         from gateway.cli.standard_webhooks import standard_webhooks_command
 
         return standard_webhooks_command(args)
-    if args.switch is not None:
-        raise CommandError(f"subscriptions {args.action} takes a topic and a subscription only")
     if args.action == "list":
         return list_subscriptions(args)
     emit(args, on_store(existing_settings, args, partial(run, args)), describe)
@@ -85,5 +82,9 @@ def add_command(commands: Commands) -> None:
             "set": one,
             "standard-webhooks": one,
             "circuit": (("topic", "name", "override"), "a topic, a subscription and --override"),
+        },
+        # The switch is standard-webhooks' alone (gateway.cli.commands.parse).
+        unused={
+            action: ("switch",) for action in ("list", "set", "show", "health", "circuit")
         },
     )
