@@ -12,7 +12,6 @@ from typing import Any, Final
 from gateway.api.control import documents, policies
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params, page_data
-from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.records import QUEUE_RANGES, QueueAttributes, QueueType
 from gateway.store import ListQuery
 
@@ -43,8 +42,9 @@ def attribute_changes(params: Params) -> dict[str, int | bool]:
 def create_queue(params: Params, ctx: ControlContext) -> Any:
     name = params.name("queue", "QueueName")
     update = policies.dead_letter_update(params)
+    # Not the queue itself, and a queue that exists: checked once, by the store, inside the
+    # create's transaction (gateway.store.queues).
     policy = update.apply(None, receive_count=True) if update else None
-    dead_letters.check_not_own(name, policy)
     queue_type = params.optional("QueueType")
     attributes = QueueAttributes(
         **attribute_changes(params),  # type: ignore[arg-type]
@@ -53,7 +53,7 @@ def create_queue(params: Params, ctx: ControlContext) -> Any:
     )
     # Everything is checked before anything is written; the queue, its tags and its policy are
     # then one transaction (an identical queue again: its tags and policy set as asked).
-    ctx.store.queues.create_queue(
+    ctx.operations.store.queues.create_queue(
         name, attributes, tags=params.tags(), rate_limit=policies.rate_limit(params)
     )
     return documents.DONE
@@ -64,23 +64,23 @@ def set_queue_attributes(params: Params, ctx: ControlContext) -> Any:
     changes = attribute_changes(params)
     update = policies.dead_letter_update(params)
     rate_limit = policies.rate_limit(params)
-    ctx.store.queues.set_queue_attributes(name, changes, dead_letter_policy=update)
+    ctx.operations.store.queues.set_queue_attributes(name, changes, dead_letter_policy=update)
     if rate_limit is not None:
-        ctx.store.control.set_rate_limit(RESOURCE, name, rate_limit)
+        ctx.operations.store.control.set_rate_limit(RESOURCE, name, rate_limit)
     return documents.DONE
 
 
 def get_queue_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("queue", "QueueName")
-    queue, counts = ctx.store.queues.get_queue(name)
-    control = ctx.store.control
+    queue, counts = ctx.operations.store.queues.get_queue(name)
+    control = ctx.operations.store.control
     return documents.queue(
         queue, counts, control.tags(RESOURCE, name), control.rate_limit(RESOURCE, name)
     )
 
 
 def delete_queue(params: Params, ctx: ControlContext) -> Any:
-    ctx.store.queues.delete_queue(params.name("queue", "QueueName"))
+    ctx.operations.store.queues.delete_queue(params.name("queue", "QueueName"))
     return documents.DONE
 
 
@@ -94,7 +94,7 @@ def list_queue(params: Params, ctx: ControlContext) -> Any:
         (number - 1) * size,
         size,
     )
-    control = ctx.store.control
+    control = ctx.operations.store.control
     listing = control.list_queues(query, wanted)
     names = [q.name for q in listing.items]
     tags, limits = control.tags_by_name(RESOURCE, names), control.rate_limits(RESOURCE, names)

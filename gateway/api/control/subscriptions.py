@@ -65,17 +65,17 @@ def subscribe(params: Params, ctx: ControlContext) -> Any:
         strategy=params.optional("NotifyStrategy"),
         content_format=params.optional("NotifyContentFormat"),
         policy=update.apply(None, receive_count=False) if update else None,
-        now=ctx.store.topics.now_seconds(),
+        now=ctx.operations.store.topics.now_seconds(),
     )
     rate_limit = policies.rate_limit(params)
-    check_queue_targets(subscription, ctx.settings, ctx.store.queues.queue_exists)
-    ctx.store.topics.subscribe(subscription, rate_limit=rate_limit)  # one transaction
+    check_queue_targets(subscription, ctx.settings, ctx.operations.store.queues.queue_exists)
+    ctx.operations.store.topics.subscribe(subscription, rate_limit=rate_limit)  # one transaction
     return f"{ctx.settings.base_url}/topics/{topic_name}/subscriptions/{name}"
 
 
 def set_subscription_attributes(params: Params, ctx: ControlContext) -> Any:
     topic_name, name = _names(params)
-    topics = ctx.store.topics
+    topics = ctx.operations.store.topics
     current = topics.get_subscription(topic_name, name)
     strategy = params.optional("NotifyStrategy")
     update = policies.dead_letter_update(params)
@@ -86,7 +86,7 @@ def set_subscription_attributes(params: Params, ctx: ControlContext) -> Any:
         check_queue_targets(
             replace(current, dead_letter_policy=policy),
             ctx.settings,
-            ctx.store.queues.queue_exists,
+            ctx.operations.store.queues.queue_exists,
         )
     if strategy is not None:
         topics.set_notify_strategy(topic_name, name, NotifyStrategy.parse(strategy))
@@ -94,22 +94,22 @@ def set_subscription_attributes(params: Params, ctx: ControlContext) -> Any:
         topics.set_dead_letter_policy(topic_name, name, policy)
     if rate_limit is not None:
         resource = subscription_resource(topic_name, name)
-        ctx.store.control.set_rate_limit(RESOURCE, resource, rate_limit)
+        ctx.operations.store.control.set_rate_limit(RESOURCE, resource, rate_limit)
     return documents.DONE
 
 
 def _document(subscription: Subscription, ctx: ControlContext) -> dict[str, Any]:
     resource = subscription_resource(subscription.topic_name, subscription.name)
-    policy = ctx.store.control.rate_limit(RESOURCE, resource)
+    policy = ctx.operations.store.control.rate_limit(RESOURCE, resource)
     return documents.subscription(subscription, ctx.settings.account_id, policy)
 
 
 def get_subscription_attributes(params: Params, ctx: ControlContext) -> Any:
-    return _document(ctx.store.topics.get_subscription(*_names(params)), ctx)
+    return _document(ctx.operations.store.topics.get_subscription(*_names(params)), ctx)
 
 
 def unsubscribe(params: Params, ctx: ControlContext) -> Any:
-    ctx.store.topics.unsubscribe(*_names(params))
+    ctx.operations.store.topics.unsubscribe(*_names(params))
     return documents.DONE
 
 
@@ -117,9 +117,9 @@ def list_subscription_by_topic(params: Params, ctx: ControlContext) -> Any:
     topic_name = params.name("topic", "TopicName")
     number, size = params.page()
     endpoints = endpoint_filter(params)
-    ctx.store.topics.get_topic(topic_name)  # TopicNotExist for a missing topic
+    ctx.operations.store.topics.get_topic(topic_name)  # TopicNotExist for a missing topic
     query = ListQuery(params.optional("SubscriptionName") or "", (), (number - 1) * size, size)
-    listing = ctx.store.control.list_subscriptions(topic_name, query, endpoints)
+    listing = ctx.operations.store.control.list_subscriptions(topic_name, query, endpoints)
     items = [_document(s, ctx) for s in listing.items]
     return page_data(items, listing.total, number, size)
 

@@ -33,25 +33,25 @@ def create_topic(params: Params, ctx: ControlContext) -> Any:
     _check_type(params)
     size = _size(params) or MAX_MESSAGE_SIZE
     logging = bool(params.boolean("EnableLogging"))
-    ctx.store.topics.create_topic(name, size, logging, tags=params.tags())  # one transaction
+    ctx.operations.store.topics.create_topic(name, size, logging, tags=params.tags())  # one transaction
     return documents.DONE
 
 
 def set_topic_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("topic", "TopicName")
-    ctx.store.topics.set_topic_attributes(name, _size(params), params.boolean("EnableLogging"))
+    ctx.operations.store.topics.set_topic_attributes(name, _size(params), params.boolean("EnableLogging"))
     return documents.DONE
 
 
 def get_topic_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("topic", "TopicName")
-    topic, count = ctx.store.topics.get_topic(name)
-    tags = ctx.store.control.tags(RESOURCE, name)
+    topic, count = ctx.operations.store.topics.get_topic(name)
+    tags = ctx.operations.store.control.tags(RESOURCE, name)
     return documents.topic(topic, count, tags, ctx.settings.base_url)
 
 
 def delete_topic(params: Params, ctx: ControlContext) -> Any:
-    ctx.store.topics.delete_topic(params.name("topic", "TopicName"))
+    ctx.operations.store.topics.delete_topic(params.name("topic", "TopicName"))
     return documents.DONE
 
 
@@ -64,8 +64,8 @@ def list_topic(params: Params, ctx: ControlContext) -> Any:
         (number - 1) * size,
         size,
     )
-    listing = ctx.store.control.list_topics(query)
-    tags = ctx.store.control.tags_by_name(RESOURCE, [t.name for t in listing.items])
+    listing = ctx.operations.store.control.list_topics(query)
+    tags = ctx.operations.store.control.tags_by_name(RESOURCE, [t.name for t in listing.items])
     # ListTopic's entries carry no message count (as ListQueue's carry none).
     items = [
         documents.topic(t, 0, tags.get(t.name, []), ctx.settings.base_url) for t in listing.items
