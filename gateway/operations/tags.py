@@ -105,14 +105,3 @@ def extras(
 
     return ops.hooks.run(_call("ResourceExtras", resource_type, names, caller), work)
 
-
-def set_rate_limit(
-    ops: Operations, caller: Caller, resource_type: str, name: str, policy: RateLimitPolicy
-) -> None:
-    """A queue's or subscription's TenantRateLimitPolicy
-    (docs/control-plane.md#tenantratelimitpolicy)."""
-
-    def work(call: Call) -> None:
-        ops.store.control.set_rate_limit(resource_type, name, policy)
-
-    ops.hooks.run(_call("SetRateLimit", resource_type, [name], caller), work)

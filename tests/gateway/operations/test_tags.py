@@ -60,6 +60,6 @@ def test_untagging_a_deleted_resource_is_no_error(ops: Operations) -> None:
 
 
 def test_rate_limits_beside_resources(ops: Operations) -> None:
-    tags.set_rate_limit(ops, Caller(), "queue", "a", RateLimitPolicy(True, 5))
-    found = tags.extras(ops, Caller(), "queue", ["a", "b"])
-    assert found.rate_limits == {"a": RateLimitPolicy(True, 5)}
+    ops.store.queues.create_queue("c", QueueAttributes(), rate_limit=RateLimitPolicy(True, 5))
+    found = tags.extras(ops, Caller(), "queue", ["a", "c"])
+    assert found.rate_limits == {"c": RateLimitPolicy(True, 5)}
