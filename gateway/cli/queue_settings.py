@@ -4,9 +4,9 @@ and documents that ``mns-gateway queues`` and ``mns-gateway subscriptions`` shar
 (:mod:`gateway.cli.queues`, :mod:`gateway.cli.subscriptions`;
 docs/queues.md#from-the-command-line).
 
-The same rules as the XML API apply, because the same operations run (:mod:`gateway.operations`): a queue
-is typed at creation only, a policy names an existing queue other than its own, and a queue
-subscription's dead-letter queue is not the queue it pushes to.
+The same rules as the XML API apply, because the same operations run
+(:mod:`gateway.operations`): a queue is typed at creation only, a policy names an existing queue
+other than its own, and a queue subscription's dead-letter queue is not the queue it pushes to.
 """
 
 from __future__ import annotations
@@ -82,7 +82,9 @@ def set_queue(ops: Operations, name: str, update: PolicyUpdate) -> Queue:
     return queues.set_queue_attributes(ops, local_caller(), name, changes)
 
 
-def set_subscription(ops: Operations, topic_name: str, name: str, update: PolicyUpdate) -> Subscription:
+def set_subscription(
+    ops: Operations, topic_name: str, name: str, update: PolicyUpdate
+) -> Subscription:
     """SetSubscriptionAttributes' DlqPolicy, with Subscribe's checks of the queues it names."""
     from gateway.operations import subscriptions
     from gateway.operations.calls import local_caller

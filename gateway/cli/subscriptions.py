@@ -81,7 +81,5 @@ def add_command(commands: Commands) -> None:
             "circuit": (("topic", "name", "override"), "a topic, a subscription and --override"),
         },
         # The switch is standard-webhooks' alone (gateway.cli.commands.parse).
-        unused={
-            action: ("switch",) for action in ("list", "set", "show", "health", "circuit")
-        },
+        unused={action: ("switch",) for action in ("list", "set", "show", "health", "circuit")},
     )

@@ -76,9 +76,7 @@ def list_tag_resources(
     (name, key) position ``after``, at most ``size``."""
 
     def work(call: Call) -> TagPage:
-        rows = ops.store.control.tagged(
-            resource_type, names, filters, after=after, limit=size + 1
-        )
+        rows = ops.store.control.tagged(resource_type, names, filters, after=after, limit=size + 1)
         return TagPage(rows[:size], len(rows) > size)
 
     return ops.hooks.run(_call("ListTagResources", resource_type, names, caller), work)
@@ -92,9 +90,7 @@ class Extras:
     rate_limits: dict[str, RateLimitPolicy]
 
 
-def extras(
-    ops: Operations, caller: Caller, resource_type: str, names: Sequence[str]
-) -> Extras:
+def extras(ops: Operations, caller: Caller, resource_type: str, names: Sequence[str]) -> Extras:
     """``names``' tags and rate limits (``resource_type`` ``queue``, ``topic`` or
     ``subscription``, whose names are ``topic/name``), in two reads however many."""
 
@@ -104,4 +100,3 @@ def extras(
         return Extras(tags, control.rate_limits(resource_type, names))
 
     return ops.hooks.run(_call("ResourceExtras", resource_type, names, caller), work)
-

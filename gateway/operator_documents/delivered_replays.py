@@ -1,6 +1,7 @@
-"""Replaying what was delivered, as operators see it (docs/delivery.md#replaying-what-was-delivered):
-the document the admin API answers with and ``mns-gateway deliveries replay`` prints, and the
-same for people (the command line's output, the console's flash)."""
+"""Replaying what was delivered, as operators see it
+(docs/delivery.md#replaying-what-was-delivered): the document the admin API answers with and
+``mns-gateway deliveries replay`` prints, and the same for people (the command line's output,
+the console's flash)."""
 
 from __future__ import annotations
 

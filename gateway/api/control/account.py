@@ -9,15 +9,12 @@ from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params
-from gateway.operations.account import (
-    AccountChanges,
-    get_account_attributes as get_attributes,
-    set_account_attributes as set_attributes,
-)
+from gateway.operations import account as operations
+from gateway.operations.account import AccountChanges
 
 
 def get_account_attributes(params: Params, ctx: ControlContext) -> Any:
-    found = get_attributes(ctx.operations, ctx.caller)
+    found = operations.get_account_attributes(ctx.operations, ctx.caller)
     return {
         "LogEnabled": found.log_enabled,
         "ProjectName": found.project_name,
@@ -33,7 +30,7 @@ def set_account_attributes(params: Params, ctx: ControlContext) -> Any:
         log_store_name=params.optional("LogStoreName"),
         message_trace_enabled=params.boolean("MessageTraceEnabled"),
     )
-    set_attributes(ctx.operations, ctx.caller, changes)
+    operations.set_account_attributes(ctx.operations, ctx.caller, changes)
     return None
 
 

@@ -73,7 +73,9 @@ def set_queue_attributes(params: Params, ctx: ControlContext) -> Any:
         attribute_changes(params), dead_letter_policy=policies.dead_letter_update(params)
     )
     rate_limit = policies.rate_limit(params)
-    operations.set_queue_attributes(ctx.operations, ctx.caller, name, changes, rate_limit=rate_limit)
+    operations.set_queue_attributes(
+        ctx.operations, ctx.caller, name, changes, rate_limit=rate_limit
+    )
     return documents.DONE
 
 
@@ -81,9 +83,7 @@ def get_queue_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("queue", "QueueName")
     queue, counts = operations.get_queue(ctx.operations, ctx.caller, name)
     extras = tags.extras(ctx.operations, ctx.caller, RESOURCE, [name])
-    return documents.queue(
-        queue, counts, extras.tags.get(name, []), extras.rate_limits.get(name)
-    )
+    return documents.queue(queue, counts, extras.tags.get(name, []), extras.rate_limits.get(name))
 
 
 def delete_queue(params: Params, ctx: ControlContext) -> Any:

@@ -15,6 +15,7 @@ from gateway.api.control.params import Params
 from gateway.errors.control import invalid, missing
 from gateway.operations import tags as operations
 from gateway.operations.tags import RESOURCE_TYPES
+
 #: ListTagResources: entries in one page, when MaxResults asks for no fewer.
 MAX_TAG_RESULTS: Final = 50
 

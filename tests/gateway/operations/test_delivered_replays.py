@@ -41,7 +41,9 @@ def test_what_was_delivered_is_queued_again(ops: Operations, clock: Clock) -> No
         ops, Caller(), "t", "a", since, None, dry_run=True
     )
     assert (dry.count.queued, dry.dry_run) == (1, True)
-    done = delivered_replays.replay_delivered_window(ops, Caller(request_id="R"), "t", "a", since, None)
+    done = delivered_replays.replay_delivered_window(
+        ops, Caller(request_id="R"), "t", "a", since, None
+    )
     assert (done.count.queued, done.request_id) == (1, "R")
     assert done.window.until_ms == ops.store.now_ms()
 
