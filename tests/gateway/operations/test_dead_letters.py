@@ -26,7 +26,7 @@ def ops(tmp_path: Path, memory_store: Store) -> Operations:  # noqa: F811
 def dead_letter(store: Store) -> str:
     """A message published to ``t`` whose one push to ``a`` died: the dead letter's id."""
     message_id = store.topics.new_message_id(store.now_ms())
-    store.topics.publish(TopicMessage(message_id, "t", "body", None, store.now_ms()))
+    store.topics.publish(TopicMessage(message_id, "t", "body", "X", store.now_ms()))
     (job,) = store.deliveries.claim("w", 60, 100, frozenset())
     failed = Attempt(1, store.now_ms(), "http_error", 500, "boom", 10.0)
     store.deliveries.settle("w", [Settlement(job, failed, dead_reason="retries exhausted")])

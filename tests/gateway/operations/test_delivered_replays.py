@@ -27,7 +27,7 @@ def ops(tmp_path: Path, memory_store: Store) -> Operations:  # noqa: F811
 
 def delivered(store: Store) -> None:
     message_id = store.topics.new_message_id(store.now_ms())
-    store.topics.publish(TopicMessage(message_id, "t", "body", None, store.now_ms()))
+    store.topics.publish(TopicMessage(message_id, "t", "body", "X", store.now_ms()))
     (job,) = store.deliveries.claim("w", 60, 100, frozenset())
     done = Attempt(1, store.now_ms(), "success", 204, None, 10.0)
     store.deliveries.settle("w", [Settlement(job, done)])
