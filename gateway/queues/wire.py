@@ -10,7 +10,6 @@ response otherwise).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from xml.etree.ElementTree import Element
 
 from gateway.errors.mns import MNSError
@@ -134,18 +133,22 @@ def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
 
 # sending --------------------------------------------------------------------------------------
 def parse_new_message(element: Element) -> NewMessage:
-    """A ``<Message>``: :func:`new_message` of its fields, with its properties."""
-    message = new_message(element_fields(element))
-    return replace(message, properties=parse_properties(element))
+    """A ``<Message>``: its fields (:func:`message_fields`), then its properties."""
+    return NewMessage(*message_fields(element_fields(element)), parse_properties(element))
 
 
 def new_message(fields: Fields) -> NewMessage:
-    """MessageBody, Priority and DelaySeconds checked, as a message without properties: the
-    XML body's and the console form's parser alike."""
+    """A message without properties from ``fields`` (:func:`message_fields`): the console's."""
+    return NewMessage(*message_fields(fields))
+
+
+def message_fields(fields: Fields) -> tuple[str, int, int | None]:
+    """MessageBody, Priority and DelaySeconds, checked in that order: the XML body's and the
+    console form's parser alike."""
     body = require_body(fields("MessageBody"))
     priority = PRIORITY.parse(fields("Priority"), PRIORITY.default)
     delay = DELAY_SECONDS.parse(fields("DelaySeconds"), None)
-    return NewMessage(body, priority or PRIORITY.default, delay)
+    return body, priority or PRIORITY.default, delay
 
 
 def parse_batch(root: Element) -> list[NewMessage | MNSError]:

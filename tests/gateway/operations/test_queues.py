@@ -11,13 +11,14 @@ from gateway.config.settings import Settings
 from gateway.errors.control import TagLimitError
 from gateway.errors.mns import MNSError
 from gateway.observability.operations import Field
-from gateway.operations import Call, Caller, Hook, Operations, queues
+from gateway.operations import Caller, Operations, queues
 from gateway.protocol.listing import PageQuery
 from gateway.queues.dlq_policy import DeadLetterPolicy, PolicyUpdate
 from gateway.queues.records import NewMessage, QueueAttributes, QueueChanges, QueueType
 from gateway.store import ListQuery
 from gateway.store.base import Store
 from gateway.store.control import RateLimitPolicy
+from tests.gateway.operations.recording import Calls
 from tests.support.clock import Clock
 from tests.support.stub import memory_store  # noqa: F401 (fixture)
 
@@ -158,14 +159,6 @@ def test_numbered_listing_filters_by_tag_and_queue_type(ops: Operations) -> None
     assert [q.name for q in fifo.items] == ["b"]
     page = queues.list_queues(ops, Caller(), ListQuery(offset=1, limit=1))
     assert ([q.name for q in page.items], page.total) == (["b"], 3)
-
-
-class Calls(Hook):
-    def __init__(self) -> None:
-        self.calls: list[Call] = []
-
-    def before(self, call: Call) -> None:
-        self.calls.append(call)
 
 
 def test_the_hooks_see_each_queue_operation_by_its_mns_name(ops: Operations) -> None:

@@ -11,11 +11,12 @@ from gateway.config.settings import Settings
 from gateway.errors.control import TagLimitError
 from gateway.errors.mns import MNSError
 from gateway.observability.operations import Field
-from gateway.operations import Call, Caller, Hook, Operations, topics
+from gateway.operations import Caller, Operations, topics
 from gateway.protocol.listing import PageQuery
 from gateway.store import ListQuery
 from gateway.store.base import Store
 from gateway.topics.records import PublishDraft
+from tests.gateway.operations.recording import Calls
 from tests.support.clock import Clock
 from tests.support.stub import memory_store  # noqa: F401 (fixture)
 
@@ -108,14 +109,6 @@ def test_numbered_listing_filters_by_tag(ops: Operations) -> None:
     assert ([t.name for t in tagged.items], tagged.total) == (["a"], 1)
     page = topics.list_topics(ops, Caller(), ListQuery(offset=1, limit=1))
     assert ([t.name for t in page.items], page.total) == (["b"], 2)
-
-
-class Calls(Hook):
-    def __init__(self) -> None:
-        self.calls: list[Call] = []
-
-    def before(self, call: Call) -> None:
-        self.calls.append(call)
 
 
 def test_the_hooks_see_each_topic_operation_by_its_mns_name(ops: Operations) -> None:
