@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, jsonify
 
-from gateway.admin import dead_letters, delivered_replays, endpoint_health, standard_webhooks
-from gateway.api.context import gateway, query_params
+from gateway.api.context import caller, gateway, operations, query_params
 from gateway.errors.mns import MNSError
+from gateway.operations import dead_letters, delivered_replays, endpoint_health, standard_webhooks
+from gateway.operator_documents import dead_letters as letter_documents
+from gateway.operator_documents import delivered_replays as replay_documents
+from gateway.operator_documents import endpoint_health as health_documents
+from gateway.operator_documents import standard_webhooks as webhook_documents
 from gateway.protocol.integers import integer_in_range
-from gateway.protocol.text import storable, storable_or_none
 
 blueprint = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -35,15 +38,16 @@ def list_dead_letters() -> Response:
     limit = integer_in_range(params.get("limit", "100"), low, high)
     if limit is None:
         raise MNSError("InvalidArgument", f"The value of limit should between {low} and {high}.")
-    # Filters are text like any other: what no store can compare is refused, on every backend.
-    marker = storable(params.get("marker", ""), "marker")
-    topic = storable_or_none(params.get("topic") or None, "topic")
-    return jsonify(dead_letters.listing(gateway().store.deliveries, marker, limit, topic))
+    page = dead_letters.list_dead_letters(
+        operations(), caller(), params.get("marker", ""), limit, params.get("topic") or None
+    )
+    return jsonify(letter_documents.listing(page))
 
 
 @blueprint.get("/dead-letters/<letter_id>")
 def show_dead_letter(letter_id: str) -> Response:
-    return jsonify(dead_letters.detail(gateway().store.deliveries.get_dead_letter(letter_id)))
+    letter = dead_letters.get_dead_letter(operations(), caller(), letter_id)
+    return jsonify(letter_documents.detail(letter))
 
 
 @blueprint.post("/dead-letters/<letter_id>/replay")
@@ -52,36 +56,33 @@ def replay_dead_letter(letter_id: str) -> Response:
     force = query_params().get("force", "false").lower()
     if force not in ("true", "false"):
         raise MNSError("InvalidArgument", "The value of force should be true or false.")
-    return jsonify(
-        dead_letters.replay(
-            gateway().store.deliveries,
-            letter_id,
-            request_id=g.get("request_id", ""),
-            force=force == "true",
-        )
+    delivery_id = dead_letters.replay_dead_letter(
+        operations(), caller(), letter_id, force=force == "true"
     )
+    return jsonify(letter_documents.replayed(letter_id, delivery_id))
 
 
 @blueprint.get("/subscriptions/health")
 def subscriptions_health() -> Response:
     """``?topic=`` keeps one topic's."""
     topic = query_params().get("topic") or None
-    return jsonify(endpoint_health.health(gateway().store.deliveries, topic))
+    found = endpoint_health.endpoint_health(operations(), caller(), topic)
+    return jsonify(health_documents.listing(found))
 
 
 @blueprint.get("/topics/<topic>/subscriptions/<name>/health")
 def subscription_health(topic: str, name: str) -> Response:
-    store = gateway().store
-    return jsonify(endpoint_health.subscription_health(store.topics, store.deliveries, topic, name))
+    health = endpoint_health.subscription_health(operations(), caller(), topic, name)
+    return jsonify(health_documents.health_document(health))
 
 
 @blueprint.post("/topics/<topic>/subscriptions/<name>/circuit")
 def override_circuit(topic: str, name: str) -> Response:
     """``?override=closed`` forces the breaker closed, ``open`` holds it open, ``auto`` lets
     it decide again."""
-    store = gateway().store
     mode = query_params().get("override", "")
-    return jsonify(endpoint_health.override(store.topics, store.deliveries, topic, name, mode))
+    health = endpoint_health.override_circuit(operations(), caller(), topic, name, mode)
+    return jsonify(health_documents.health_document(health))
 
 
 @blueprint.post("/topics/<topic>/subscriptions/<name>/replay")
@@ -93,33 +94,31 @@ def replay_delivered(topic: str, name: str) -> Response:
     dry_run = params.get("dryrun", "false").lower()
     if dry_run not in ("true", "false"):
         raise MNSError("InvalidArgument", "The value of dryRun should be true or false.")
-    context = gateway()
-    return jsonify(
-        delivered_replays.replay(
-            context.store.deliveries,
-            topic,
-            name,
-            params.get("since", ""),
-            params.get("until") or None,
-            request_id=g.get("request_id", ""),
-            kept=delivered_replays.kept_seconds(context.settings),
-            dry_run=dry_run == "true",
-            labels=("since", "until"),
-        )
+    done = delivered_replays.replay_delivered_window(
+        operations(),
+        caller(),
+        topic,
+        name,
+        params.get("since", ""),
+        params.get("until") or None,
+        dry_run=dry_run == "true",
+        labels=("since", "until"),
     )
+    return jsonify(replay_documents.document(done))
 
 
 @blueprint.get("/topics/<topic>/subscriptions/<name>/standard-webhooks")
 def standard_webhooks_status(topic: str, name: str) -> Response:
     """Whether they are on, and when a rotated-out secret stops signing (never a secret)."""
-    return jsonify(standard_webhooks.status(gateway().store.standard_webhooks, topic, name))
+    status = standard_webhooks.webhook_status(operations(), caller(), topic, name)
+    return jsonify(webhook_documents.document(status))
 
 
 @blueprint.post("/topics/<topic>/subscriptions/<name>/standard-webhooks")
 def switch_standard_webhooks(topic: str, name: str) -> Response:
     """``?action=on`` (answers the secret), ``off``, or ``rotate`` (answers the new one)."""
     action = query_params().get("action", "")
-    store = gateway().store
-    response = jsonify(standard_webhooks.switch(store.standard_webhooks, topic, name, action))
+    switched = standard_webhooks.switch_webhooks(operations(), caller(), topic, name, action)
+    response = jsonify(webhook_documents.document(switched))
     response.headers["Cache-Control"] = "no-store"  # it may hold the secret
     return response

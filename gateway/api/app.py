@@ -98,7 +98,7 @@ def create_app(
     install_tracing(app, tracing)
     # ``POST /`` calls of the control-plane API (Mns-open 2022-01-19) go to its own JSON app;
     # the XML API has no such route (docs/control-plane.md).
-    control = ControlPlaneApp(settings, store, context.keys, clock)
+    control = ControlPlaneApp(context.operations, context.keys, clock)
     app.wsgi_app = OriginFormTargets(  # type: ignore[method-assign]
         ControlPlaneDispatch(app.wsgi_app, control)
     )

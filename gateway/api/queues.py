@@ -1,6 +1,7 @@
 """Queue management views: CreateQueue, SetQueueAttributes, GetQueueAttributes, DeleteQueue,
-ListQueue. Message views live in :mod:`gateway.api.messages`, nested in this blueprint so the
-app registers one blueprint for the whole queue model."""
+ListQueue: parse the request, call the operation (:mod:`gateway.operations.queues`), render the
+answer. Message views live in :mod:`gateway.api.messages`, nested in this blueprint so the app
+registers one blueprint for the whole queue model."""
 
 from __future__ import annotations
 
@@ -10,24 +11,23 @@ from flask import Blueprint, Response, request
 
 from gateway.api import messages
 from gateway.api.context import (
+    caller,
     empty_response,
     gateway,
     is_meta_override,
     list_paging,
+    operations,
     with_meta,
     xml_response,
 )
+from gateway.operations import queues
+from gateway.protocol.listing import PageQuery
 from gateway.protocol.names import validate_name
 from gateway.protocol.xml import XmlNode, parse_document
 from gateway.queues.wire import changed_queue_attributes, new_queue_attributes, queue_nodes
-from gateway.store.queues import QueueStore
 
 blueprint = Blueprint("queues", __name__)
 blueprint.register_blueprint(messages.blueprint)
-
-
-def _queues() -> QueueStore:
-    return gateway().store.queues
 
 
 def _queue_url(name: str) -> str:
@@ -47,31 +47,30 @@ def put_queue(name: str) -> Response:
     DlqPolicy besides the 2015-06-06 attributes (docs/queues.md#the-dlqpolicy-element)."""
     validate_name("queue", name)
     if is_meta_override():
-        set_queue_attributes(name, _queue_body())
+        changes = changed_queue_attributes(_queue_body())
+        queues.set_queue_attributes(operations(), caller(), name, changes)
         return empty_response(204)
-    created = _queues().create_queue(name, new_queue_attributes(name, _queue_body()))
+    attributes = new_queue_attributes(_queue_body())
+    created = queues.create_queue(operations(), caller(), name, attributes)
     return empty_response(201 if created else 204, location=_queue_url(name))
 
 
 @blueprint.get("/queues/<name>")
 def get_queue(name: str) -> Response:
-    validate_name("queue", name)
-    queue, counts = _queues().get_queue(name)
+    queue, counts = queues.get_queue(operations(), caller(), name)
     return xml_response("Queue", queue_nodes(queue, counts))
 
 
 @blueprint.delete("/queues/<name>")
 def delete_queue(name: str) -> Response:
     """Deletes the queue with all its messages; a missing queue is not an error."""
-    validate_name("queue", name)
-    _queues().delete_queue(name)
+    queues.delete_queue(operations(), caller(), name)
     return empty_response(204)
 
 
 @blueprint.get("/queues")
 def list_queues() -> Response:
-    prefix, marker, limit = list_paging()
-    page = _queues().list_queues(prefix, marker, limit)
+    page = queues.list_queues(operations(), caller(), PageQuery(*list_paging()))
     nodes: list[XmlNode] = []
     for queue in page.items:
         # The name beside the URL: the service's entries carry it, and clients look entries
@@ -82,14 +81,3 @@ def list_queues() -> Response:
     if page.next_marker:
         nodes.append(("NextMarker", page.next_marker))
     return xml_response("Queues", nodes)
-
-
-def set_queue_attributes(name: str, root: Element | None) -> None:
-    """SetQueueAttributes from a ``<Queue>`` element (the web console's form builds one)."""
-    changes = changed_queue_attributes(root)
-    _queues().set_queue_attributes(
-        name,
-        changes.values,
-        queue_type=changes.queue_type,
-        dead_letter_policy=changes.dead_letter_policy,
-    )

@@ -85,7 +85,7 @@ def _error_from(status: int, body: bytes) -> AdminError:
 
 
 class RemoteDeadLetters:
-    """The dead-letter operations of :mod:`gateway.admin.dead_letters`, on a remote gateway."""
+    """The dead-letter operations of :mod:`gateway.operations.dead_letters`, on a remote gateway."""
 
     def __init__(self, client: AdminClient) -> None:
         self._client = client
@@ -103,7 +103,7 @@ class RemoteDeadLetters:
 
 
 class RemoteDeliveries:
-    """The replay of :mod:`gateway.admin.delivered_replays`, on a remote gateway (whose own
+    """The replay of :mod:`gateway.operations.delivered_replays`, on a remote gateway (whose own
     delivered history decides what may be replayed)."""
 
     def __init__(self, client: AdminClient) -> None:
@@ -119,7 +119,7 @@ class RemoteDeliveries:
 
 
 class RemoteStandardWebhooks:
-    """A subscription's Standard Webhooks switch (:mod:`gateway.admin.standard_webhooks`), on a
+    """A subscription's Standard Webhooks switch (:mod:`gateway.operations.standard_webhooks`), on a
     remote gateway: ``action`` on, off or rotate, or ``None`` for whether they are on."""
 
     def __init__(self, client: AdminClient) -> None:

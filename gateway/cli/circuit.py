@@ -7,39 +7,37 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from gateway.admin import endpoint_health
-from gateway.cli.common import emit, existing_settings, on_store
+from gateway.cli.common import emit, existing_settings, on_operations
 from gateway.cli.topics import existing_subscription, existing_topic
-from gateway.config.settings import Settings
 from gateway.errors import ExitCode
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 
 def circuit_command(args: argparse.Namespace) -> int:
-    emit(args, on_store(existing_settings, args, lambda s, c: run(args, s, c)), _describe)
+    from gateway.operator_documents.endpoint_health import describe
+
+    emit(args, on_operations(existing_settings, args, lambda ops: run(args, ops)), describe)
     return ExitCode.OK
 
 
-def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
-    # An override's transition is an operator event like any other.
-    store.deliveries.events_topic = settings.breaker_events_topic
+def run(args: argparse.Namespace, ops: Operations) -> dict[str, Any]:
+    from gateway.operations import endpoint_health
+    from gateway.operations.calls import local_caller
+    from gateway.operator_documents.endpoint_health import health_document, listing
+
+    caller = local_caller()
     if args.action == "circuit":
-        return endpoint_health.override(
-            store.topics, store.deliveries, args.topic, args.name, args.override
+        return health_document(
+            endpoint_health.override_circuit(ops, caller, args.topic, args.name, args.override)
         )
     # A topic or subscription that is not there is an error, not "all is well".
     if args.name is not None:
-        existing_subscription(store, args.topic, args.name)
-    elif args.topic is not None:
-        existing_topic(store, args.topic)
-    if args.name is not None:
-        return endpoint_health.subscription_health(
-            store.topics, store.deliveries, args.topic, args.name
+        existing_subscription(ops.store, args.topic, args.name)
+        return health_document(
+            endpoint_health.subscription_health(ops, caller, args.topic, args.name)
         )
-    return endpoint_health.health(store.deliveries, args.topic)
-
-
-def _describe(document: dict[str, Any]) -> str:
-    return endpoint_health.describe(document)
+    if args.topic is not None:
+        existing_topic(ops.store, args.topic)
+    return listing(endpoint_health.endpoint_health(ops, caller, args.topic))

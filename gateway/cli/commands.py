@@ -30,7 +30,7 @@ from gateway.cli import (
     topics,
     worker,
 )
-from gateway.errors import ExitCode, GatewayError
+from gateway.errors import ExitCode, answer_for
 
 #: In the order ``mns-gateway --help`` lists them.
 GROUPS = (
@@ -97,6 +97,15 @@ def parse(top: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.
         dests = (needed[0],) if isinstance(needed[0], str) else needed[0]
         if not all(getattr(args, dest, None) for dest in dests):
             command.error(f"{action} needs {needed[1]}")
+    # Optional positionals this action does not take: extra arguments, a usage error as
+    # argparse makes any other (status 2), not the command's own failure (status 1).
+    extra = [
+        str(getattr(args, dest))
+        for dest in getattr(args, "unused", {}).get(action, ())
+        if getattr(args, dest, None) is not None
+    ]
+    if extra:
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 
 
@@ -117,12 +126,8 @@ def _until_the_reader_leaves(args: argparse.Namespace) -> int:
 
 
 def run_command(command: str, run: Callable[[], int]) -> int:
-    """``run()``'s exit status; any failure is one line on stderr and status 1.
-
-    The gateway's own errors (:class:`~gateway.errors.GatewayError`: settings, the
-    database, the data dir, the signing key, ...) say what to fix; an OSError names the file or
-    address; anything else is a bug, still reported in one line (with its type, for a report).
-    """
+    """``run()``'s exit status; any failure is one line on stderr and the exit status
+    :func:`gateway.errors.answer_for` gives it (1, or 2 for a usage error), never a traceback."""
     try:
         return run()
     except KeyboardInterrupt:
@@ -130,16 +135,10 @@ def run_command(command: str, run: Callable[[], int]) -> int:
         # shell's convention (128 + SIGINT), without a traceback. A running ``serve`` stops
         # with 0 (gunicorn's arbiter handles its SIGINT: a quick shutdown).
         return 130
-    except GatewayError as error:
-        message = str(error)
-    except OSError as error:
-        where = f" {error.filename}" if error.filename else ""
-        message = f"{error.strerror or error}{where}".strip()
-    except Exception as error:  # a bug: the user still gets one line, not a traceback
-        message = f"unexpected {type(error).__name__}: {error}"
-    lines = message.strip().splitlines() or ["failed"]
-    print(f"mns-gateway {command}: {lines[0]}", file=sys.stderr)
-    return ExitCode.FAILED
+    except Exception as error:  # a bug too: the user still gets one line, not a traceback
+        answer = answer_for(error)
+    print(f"mns-gateway {command}: {answer.line}", file=sys.stderr)
+    return answer.exit_code
 
 
 if __name__ == "__main__":

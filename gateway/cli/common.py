@@ -18,12 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gateway.admin.text import iso_utc as iso_utc  # re-exported for the commands
 from gateway.config.data_dir import prepare_data_dir
 from gateway.config.settings import Settings, read_value, settings_from_env
 from gateway.errors.commands import CommandError
+from gateway.operator_documents.times import iso_utc as iso_utc  # re-exported for the commands
 
 if TYPE_CHECKING:
+    from gateway.operations import Operations
     from gateway.store.base import Store
 
 #: The command line's settings (flags over the environment) for parsed arguments.
@@ -127,3 +128,19 @@ def on_store(
         return work(store, settings)
     finally:
         store.close()
+
+
+def on_operations(
+    settings_for: SettingsFor, args: argparse.Namespace, work: Callable[[Operations], T]
+) -> T:
+    """``work`` on the operation layer over the command line's store, closed afterwards. A
+    command has no hooks of its own: the delivery worker that pushes what it asked for writes
+    the operation-log records, in the gateway's process."""
+    from gateway.operations import Operations
+
+    def over(store: Store, settings: Settings) -> T:
+        # An override's transition is an operator event like any other, from here too.
+        store.deliveries.events_topic = settings.breaker_events_topic
+        return work(Operations.over(settings, store))
+
+    return on_store(settings_for, args, over)

@@ -5,16 +5,21 @@ database's gateway. ``mns-gateway admin dead-letters`` runs the same actions rem
 from __future__ import annotations
 
 import argparse
-from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.cli.common import Commands, emit, existing_settings, on_store, with_data_dir, with_json
-from gateway.config.settings import Settings
+from gateway.cli.common import (
+    Commands,
+    emit,
+    existing_settings,
+    on_operations,
+    with_data_dir,
+    with_json,
+)
 from gateway.errors import ExitCode, GatewayError
 from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 
 #: A replay refused because the letter was replayed before, in the command line's words.
@@ -24,8 +29,8 @@ ALREADY_REPLAYED = (
 
 
 class DeadLetters(Protocol):
-    """Local (:class:`gateway.admin.dead_letters.LocalDeadLetters`) or remote, the same
-    documents."""
+    """Local (:class:`LocalDeadLetters`) or remote
+    (:class:`gateway.cli.admin_client.RemoteDeadLetters`), the same documents."""
 
     def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]: ...
     def detail(self, letter_id: str) -> dict[str, Any]: ...
@@ -34,7 +39,7 @@ class DeadLetters(Protocol):
 
 def run(args: argparse.Namespace, letters: DeadLetters) -> int:
     """One dead-letter action on ``letters``, printed for people or as JSON."""
-    from gateway.admin import dead_letters
+    from gateway.operator_documents import dead_letters
 
     if args.action == "list":
         listing = letters.listing(args.marker or "", args.limit, args.topic)
@@ -55,22 +60,45 @@ def run(args: argparse.Namespace, letters: DeadLetters) -> int:
     return ExitCode.OK
 
 
+class LocalDeadLetters:
+    """The dead-letter operations on this machine's store: a replay carries this command's own
+    request id (the operation gives a caller without one a new one); its ``Replay`` record is
+    written by the gateway's delivery worker that pushes it."""
+
+    def __init__(self, ops: Operations) -> None:
+        from gateway.operations.calls import local_caller
+
+        self._ops = ops
+        self._caller = local_caller()
+
+    def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
+        from gateway.operations.dead_letters import list_dead_letters
+        from gateway.operator_documents.dead_letters import listing
+
+        return listing(list_dead_letters(self._ops, self._caller, marker, limit, topic))
+
+    def detail(self, letter_id: str) -> dict[str, Any]:
+        from gateway.operations.dead_letters import get_dead_letter
+        from gateway.operator_documents.dead_letters import detail
+
+        return detail(get_dead_letter(self._ops, self._caller, letter_id))
+
+    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
+        from gateway.operations.dead_letters import replay_dead_letter
+        from gateway.operator_documents.dead_letters import replayed
+
+        delivery_id = replay_dead_letter(self._ops, self._caller, letter_id, force=force)
+        return replayed(letter_id, delivery_id)
+
+
 def dead_letters(args: argparse.Namespace) -> int:
-    return on_store(existing_settings, args, partial(_on_store, args))
-
-
-def _on_store(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    """On this data dir's or database's store; a replay's ``Replay`` record is written by the
-    gateway's delivery worker that pushes it."""
-    from gateway.admin.dead_letters import LocalDeadLetters
-
-    return run(args, LocalDeadLetters(store.deliveries))
+    return on_operations(existing_settings, args, lambda ops: run(args, LocalDeadLetters(ops)))
 
 
 def page_limit(text: str) -> int:
     """``--limit``: out of range is a usage error (``--limit 0`` listed nothing, said "no dead
     letters" and offered a marker while there were some)."""
-    from gateway.admin.dead_letters import LIMITS
+    from gateway.operations.dead_letters import LIMITS
     from gateway.protocol.integers import integer_in_range
 
     limit = integer_in_range(text, *LIMITS)

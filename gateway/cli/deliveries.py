@@ -10,26 +10,30 @@ status 2, saying what is kept.
 from __future__ import annotations
 
 import argparse
-import sys
-from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.cli.common import Commands, emit, existing_settings, on_store, with_data_dir, with_json
-from gateway.config.settings import Settings
+from gateway.cli.common import (
+    Commands,
+    emit,
+    existing_settings,
+    on_operations,
+    with_data_dir,
+    with_json,
+)
 from gateway.errors import ExitCode
-from gateway.errors.commands import AdminError, CommandError
+from gateway.errors.commands import AdminError, CommandError, UsageError
 from gateway.errors.mns import MNSError
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 #: The code of a window that cannot be replayed, from this store or a remote gateway.
 BAD_WINDOW = "InvalidArgument"
 
 
 class Deliveries(Protocol):
-    """Local (:class:`gateway.admin.delivered_replays.LocalDeliveries`) or remote, the same
-    document."""
+    """Local (:class:`LocalDeliveries`) or remote
+    (:class:`gateway.cli.admin_client.RemoteDeliveries`), the same document."""
 
     def replay(
         self, topic: str, subscription: str, since: str, until: str | None, dry_run: bool
@@ -38,7 +42,7 @@ class Deliveries(Protocol):
 
 def run(args: argparse.Namespace, deliveries: Deliveries) -> int:
     """The replay on ``deliveries``, printed for people or as JSON."""
-    from gateway.admin.delivered_replays import describe
+    from gateway.operator_documents.delivered_replays import describe
 
     try:
         done = deliveries.replay(
@@ -47,23 +51,36 @@ def run(args: argparse.Namespace, deliveries: Deliveries) -> int:
     except (MNSError, AdminError) as error:
         message = getattr(error, "message", str(error))
         if error.code == BAD_WINDOW:
-            print(f"mns-gateway deliveries: {message}", file=sys.stderr)
-            return ExitCode.USAGE
+            raise UsageError(message) from error
         raise CommandError(f"{args.topic}/{args.subscription}: {error.code}: {message}") from error
     emit(args, done, describe)
     return ExitCode.OK
 
 
+class LocalDeliveries:
+    """The replay on this machine's store, with this command's own request id (the operation
+    gives a caller without one a new one) and the history kept as the settings say; each
+    replayed delivery's ``Replay`` record is written by the gateway's delivery worker that
+    pushes it."""
+
+    def __init__(self, ops: Operations) -> None:
+        self._ops = ops
+
+    def replay(
+        self, topic: str, subscription: str, since: str, until: str | None, dry_run: bool
+    ) -> dict[str, Any]:
+        from gateway.operations.calls import local_caller
+        from gateway.operations.delivered_replays import replay_delivered_window
+        from gateway.operator_documents.delivered_replays import document
+
+        done = replay_delivered_window(
+            self._ops, local_caller(), topic, subscription, since, until, dry_run=dry_run
+        )
+        return document(done)
+
+
 def deliveries(args: argparse.Namespace) -> int:
-    return on_store(existing_settings, args, partial(_on_store, args))
-
-
-def _on_store(args: argparse.Namespace, store: Store, settings: Settings) -> int:
-    """On this data dir's or database's store; each replayed delivery's ``Replay`` record is
-    written by the gateway's delivery worker that pushes it."""
-    from gateway.admin.delivered_replays import LocalDeliveries
-
-    return run(args, LocalDeliveries(store.deliveries, settings))
+    return on_operations(existing_settings, args, lambda ops: run(args, LocalDeliveries(ops)))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,26 +4,23 @@ and documents that ``mns-gateway queues`` and ``mns-gateway subscriptions`` shar
 (:mod:`gateway.cli.queues`, :mod:`gateway.cli.subscriptions`;
 docs/queues.md#from-the-command-line).
 
-The same rules as the XML API apply, because the same store operations and checks run: a queue
-is typed at creation only, a policy names an existing queue other than its own, and a queue
-subscription's dead-letter queue is not the queue it pushes to.
+The same rules as the XML API apply, because the same operations run
+(:mod:`gateway.operations`): a queue is typed at creation only, a policy names an existing queue
+other than its own, and a queue subscription's dead-letter queue is not the queue it pushes to.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gateway.cli.common import with_data_dir, with_json
-from gateway.config.settings import Settings
 from gateway.queues.dlq_policy import DeadLetterPolicy, PolicyUpdate, parse_policy_fields
-from gateway.queues.records import Queue, QueueAttributes, QueueType
-from gateway.topics.queue_targets import check_queue_targets
+from gateway.queues.records import Queue, QueueAttributes, QueueChanges, QueueType
 from gateway.topics.records import Subscription
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 
 def _policy(policy: DeadLetterPolicy | None) -> dict[str, Any] | None:
@@ -65,30 +62,35 @@ def describe(document: dict[str, Any]) -> str:
 
 
 def create_queue(
-    store: Store, name: str, queue_type: QueueType, update: PolicyUpdate | None
+    ops: Operations, name: str, queue_type: QueueType, update: PolicyUpdate | None
 ) -> Queue:
     """CreateQueue with the service's defaults, typed and with a policy (201 or 204 rules)."""
+    from gateway.operations import queues
+    from gateway.operations.calls import local_caller
+
     policy = update.apply(None, receive_count=True) if update else None
     attributes = QueueAttributes(queue_type=queue_type, dead_letter_policy=policy)
-    store.queues.create_queue(name, attributes)
-    return store.queues.get_queue(name)[0]
+    queues.create_queue(ops, local_caller(), name, attributes)
+    return queues.get_queue(ops, local_caller(), name)[0]
 
 
-def set_queue(store: Store, name: str, update: PolicyUpdate) -> Queue:
-    return store.queues.set_queue_attributes(name, {}, dead_letter_policy=update)
+def set_queue(ops: Operations, name: str, update: PolicyUpdate) -> Queue:
+    from gateway.operations import queues
+    from gateway.operations.calls import local_caller
+
+    changes = QueueChanges(dead_letter_policy=update)
+    return queues.set_queue_attributes(ops, local_caller(), name, changes)
 
 
 def set_subscription(
-    store: Store, settings: Settings, topic_name: str, name: str, update: PolicyUpdate
+    ops: Operations, topic_name: str, name: str, update: PolicyUpdate
 ) -> Subscription:
     """SetSubscriptionAttributes' DlqPolicy, with Subscribe's checks of the queues it names."""
-    current = store.topics.get_subscription(topic_name, name)
-    changed = replace(
-        current, dead_letter_policy=update.apply(current.dead_letter_policy, receive_count=False)
-    )
-    check_queue_targets(changed, settings, store.queues.queue_exists)
-    store.topics.set_dead_letter_policy(topic_name, name, changed.dead_letter_policy)
-    return store.topics.get_subscription(topic_name, name)
+    from gateway.operations import subscriptions
+    from gateway.operations.calls import local_caller
+
+    subscriptions.set_subscription_attributes(ops, local_caller(), topic_name, name, None, update)
+    return subscriptions.get_subscription(ops, local_caller(), topic_name, name)
 
 
 def policy_update(

@@ -4,10 +4,9 @@ delete one (docs/queues.md#from-the-command-line)."""
 from __future__ import annotations
 
 import argparse
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import Commands, does_not_exist, emit, existing_settings, on_store
+from gateway.cli.common import Commands, does_not_exist, emit, existing_settings, on_operations
 from gateway.cli.queue_settings import (
     add_policy_options,
     create_queue,
@@ -16,18 +15,17 @@ from gateway.cli.queue_settings import (
     queue_document,
     set_queue,
 )
-from gateway.config.settings import Settings
 from gateway.errors import ExitCode
 from gateway.queues.records import QueueType
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 LIST_LIMIT = 1000
 
 
 def queues(args: argparse.Namespace) -> int:
-    document = on_store(existing_settings, args, partial(run, args))
+    document = on_operations(existing_settings, args, lambda ops: run(args, ops))
     text = describe_listing if args.action == "list" else describe
     if args.action == "delete":
         text = lambda d: f"deleted queue {d['QueueName']}"  # noqa: E731 - one line
@@ -35,8 +33,9 @@ def queues(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
+def run(args: argparse.Namespace, ops: Operations) -> dict[str, Any]:
     """One ``queues`` action; the document to print."""
+    store = ops.store
     if args.action == "list":
         page = store.queues.list_queues(args.name or "", "", LIST_LIMIT)
         return {"Queues": [queue_document(queue) for queue in page.items]}
@@ -47,9 +46,9 @@ def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str,
         return {"QueueName": args.name}
     update = policy_update(args.dlq_target, args.max_receive_count, args.dlq_enabled)
     if args.action == "create":
-        queue = create_queue(store, args.name, QueueType.parse(args.type), update)
+        queue = create_queue(ops, args.name, QueueType.parse(args.type), update)
     elif args.action == "set" and update is not None:
-        queue = set_queue(store, args.name, update)
+        queue = set_queue(ops, args.name, update)
     else:
         queue = store.queues.get_queue(args.name)[0]
     return queue_document(queue)

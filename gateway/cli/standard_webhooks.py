@@ -9,17 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import emit, existing_settings, on_store, with_json
-from gateway.config.settings import Settings
+from gateway.cli.common import emit, existing_settings, on_operations, with_json
 from gateway.errors import ExitCode
 from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
     from gateway.cli.admin_client import RemoteStandardWebhooks
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 USAGE = "subscriptions standard-webhooks needs a topic, a subscription and on, off or rotate"
-#: As :data:`gateway.admin.standard_webhooks.ACTIONS`, which this module imports only when a
+#: As :data:`gateway.operations.standard_webhooks.ACTIONS`, which this module imports only when a
 #: command runs: the command line is parsed before ``serve`` lets gevent patch anything.
 ACTIONS = ("on", "off", "rotate")
 
@@ -32,33 +31,32 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def standard_webhooks_command(args: argparse.Namespace) -> int:
-    from gateway.admin import standard_webhooks
+    from gateway.operator_documents.standard_webhooks import describe
 
     _check(args)
-    emit(
-        args,
-        on_store(existing_settings, args, lambda s, c: run(args, s, c)),
-        standard_webhooks.describe,
-    )
+    emit(args, on_operations(existing_settings, args, lambda ops: run(args, ops)), describe)
     return ExitCode.OK
 
 
-def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
-    from gateway.admin import standard_webhooks
+def run(args: argparse.Namespace, ops: Operations) -> dict[str, Any]:
+    from gateway.operations import standard_webhooks
+    from gateway.operations.calls import local_caller
+    from gateway.operator_documents.standard_webhooks import document
 
-    secrets = store.standard_webhooks
+    caller = local_caller()
     if args.switch is None:
-        return standard_webhooks.status(secrets, args.topic, args.name)
-    return standard_webhooks.switch(secrets, args.topic, args.name, args.switch)
+        return document(standard_webhooks.webhook_status(ops, caller, args.topic, args.name))
+    return document(
+        standard_webhooks.switch_webhooks(ops, caller, args.topic, args.name, args.switch)
+    )
 
 
 def remote(args: argparse.Namespace, switch: RemoteStandardWebhooks) -> int:
     """``mns-gateway admin standard-webhooks``: the same, through a gateway's admin API."""
-    from gateway.admin import standard_webhooks
+    from gateway.operator_documents.standard_webhooks import describe
 
     _check(args)
-    document = switch.switch(args.topic, args.name, args.switch)
-    emit(args, document, standard_webhooks.describe)
+    emit(args, switch.switch(args.topic, args.name, args.switch), describe)
     return ExitCode.OK
 
 

@@ -7,10 +7,9 @@ show its endpoint's circuit breaker and override it (docs/delivery.md#endpoint-h
 from __future__ import annotations
 
 import argparse
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import Commands, emit, existing_settings, on_store
+from gateway.cli.common import Commands, emit, existing_settings, on_operations
 from gateway.cli.queue_settings import (
     add_policy_options,
     describe,
@@ -20,12 +19,10 @@ from gateway.cli.queue_settings import (
 )
 from gateway.cli.standard_webhooks import add_subscription_and_switch
 from gateway.cli.topics import existing_subscription, list_subscriptions
-from gateway.config.settings import Settings
 from gateway.errors import ExitCode
-from gateway.errors.commands import CommandError
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 
 def subscriptions(args: argparse.Namespace) -> int:
@@ -37,22 +34,19 @@ def subscriptions(args: argparse.Namespace) -> int:
         from gateway.cli.standard_webhooks import standard_webhooks_command
 
         return standard_webhooks_command(args)
-    if args.switch is not None:
-        raise CommandError(f"subscriptions {args.action} takes a topic and a subscription only")
     if args.action == "list":
         return list_subscriptions(args)
-    emit(args, on_store(existing_settings, args, partial(run, args)), describe)
+    emit(args, on_operations(existing_settings, args, lambda ops: run(args, ops)), describe)
     return ExitCode.OK
 
 
-def run(args: argparse.Namespace, store: Store, settings: Settings) -> dict[str, Any]:
-    existing_subscription(store, args.topic, args.name)  # not there: the words of every command
+def run(args: argparse.Namespace, ops: Operations) -> dict[str, Any]:
+    # Not there: the words of every command.
+    found = existing_subscription(ops.store, args.topic, args.name)
     update = policy_update(args.dlq_target, None, args.dlq_enabled)
     if args.action == "set" and update is not None:
-        return subscription_document(
-            set_subscription(store, settings, args.topic, args.name, update)
-        )
-    return subscription_document(store.topics.get_subscription(args.topic, args.name))
+        found = set_subscription(ops, args.topic, args.name, update)
+    return subscription_document(found)
 
 
 def add_command(commands: Commands) -> None:
@@ -86,4 +80,6 @@ def add_command(commands: Commands) -> None:
             "standard-webhooks": one,
             "circuit": (("topic", "name", "override"), "a topic, a subscription and --override"),
         },
+        # The switch is standard-webhooks' alone (gateway.cli.commands.parse).
+        unused={action: ("switch",) for action in ("list", "set", "show", "health", "circuit")},
     )

@@ -25,7 +25,7 @@ submodules hold each group's errors and import only this package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final
 
@@ -106,7 +106,10 @@ class PermanentDeliveryError(DeliveryError):
 # what stops a command ---------------------------------------------------------------------
 class StopsCommandError(GatewayError):
     """A command cannot run as configured or asked (:mod:`gateway.errors.commands`): it prints
-    the message as its only output on stderr and exits 1. Reaching a request, it is a bug."""
+    the message as its only output on stderr and exits with ``exit_code`` (1, or 2 for a usage
+    error). Reaching a request, it is a bug."""
+
+    exit_code: ExitCode = ExitCode.FAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +123,39 @@ class Answer:
     retry_after: int | None = None
     #: Whether the error is a bug whose traceback belongs in the log.
     log_traceback: bool = False
+    #: The command line's exit status for it.
     exit_code: ExitCode = ExitCode.FAILED
+    #: The command line's one line on stderr: the error's own words (the operator running a
+    #: command may read what a client is not told, such as which database is unreachable).
+    line: str = field(default="", compare=False)
 
 
 def answer_for(error: BaseException) -> Answer:
-    """The one mapping from an error to its answer on every front end."""
+    """The one mapping from an error to its answer on every front end: the status, code and
+    message a request gets, and the line and exit status a command ends with."""
+    line = _one_line(error)
     if isinstance(error, RefusedError):
-        return Answer(error.status, error.code, error.message)
+        return Answer(error.status, error.code, error.message, line=line)
     if isinstance(error, TryAgainError):
-        return Answer(503, SERVICE_UNAVAILABLE, error.public_message, RETRY_AFTER_SECONDS)
-    return Answer(500, INTERNAL_ERROR, INTERNAL_MESSAGE, log_traceback=True)
+        return Answer(
+            503, SERVICE_UNAVAILABLE, error.public_message, RETRY_AFTER_SECONDS, line=line
+        )
+    exit_code = error.exit_code if isinstance(error, StopsCommandError) else ExitCode.FAILED
+    # A StopsCommandError or an OSError reaching a request is a bug like any other.
+    return Answer(
+        500, INTERNAL_ERROR, INTERNAL_MESSAGE, log_traceback=True, exit_code=exit_code, line=line
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    """What a command prints: the gateway's own errors say what to fix; an OSError names the
+    file or address; anything else is a bug, still one line (with its type, for a report)."""
+    if isinstance(error, GatewayError):
+        text = str(error)
+    elif isinstance(error, OSError):
+        where = f" {error.filename}" if error.filename else ""
+        text = f"{error.strerror or error}{where}".strip()
+    else:
+        text = f"unexpected {type(error).__name__}: {error}"
+    lines = text.strip().splitlines()
+    return lines[0] if lines else "failed"

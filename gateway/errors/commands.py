@@ -1,5 +1,6 @@
 """What stops a command (:class:`~gateway.errors.StopsCommandError`): the command prints the
-error's one line as its only output on stderr and exits 1 (:class:`~gateway.errors.ExitCode`).
+error's one line as its only output on stderr and exits 1, or 2 for a :class:`UsageError`
+(:class:`~gateway.errors.ExitCode`, decided by :func:`~gateway.errors.answer_for`).
 
 Settings and the data dir are checked before anything is written or started, the database before
 it is used, the address before gunicorn forks (``serving/preflight.py``), so none of these ends
@@ -8,7 +9,7 @@ in a traceback or in gunicorn's "Worker failed to boot".
 
 from __future__ import annotations
 
-from gateway.errors import StopsCommandError
+from gateway.errors import ExitCode, StopsCommandError
 
 
 # configuration -------------------------------------------------------------------------------
@@ -53,6 +54,13 @@ class DatabaseVersionError(DatabaseError, RuntimeError):
 # what a command was asked --------------------------------------------------------------------
 class CommandError(StopsCommandError):
     """A command cannot do what it was asked; its message is the one line the user sees."""
+
+
+class UsageError(CommandError):
+    """A command was asked something it cannot take (what argparse cannot see: a window of
+    time that cannot be replayed): one line, and argparse's status for a usage error."""
+
+    exit_code = ExitCode.USAGE
 
 
 class AdminError(StopsCommandError):

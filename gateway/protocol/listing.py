@@ -15,3 +15,14 @@ class Page(Generic[T]):
 
     items: Sequence[T]
     next_marker: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    """What a listing by marker asks for (the XML API's ``x-mns-prefix``, ``x-mns-marker`` and
+    ``x-mns-ret-number``, the console's filter): names starting with ``prefix``, from
+    ``marker`` on, at most ``limit``."""
+
+    prefix: str = ""
+    marker: str = ""
+    limit: int = 1000

@@ -8,7 +8,7 @@ trailing slash, or none at all (docs/protocol.md#version-and-namespace).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from xml.etree.ElementTree import Element
 from xml.sax.saxutils import escape
 
@@ -19,6 +19,7 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import ParseError, fromstring
 
 from gateway.errors.mns import MNSError
+from gateway.protocol.text import unstorable
 
 NAMESPACE = "http://mns.aliyuncs.com/doc/v1/"
 
@@ -80,6 +81,29 @@ def child_text(element: Element, name: str) -> str | None:
 
 def children(element: Element, name: str) -> list[Element]:
     return [node for node in element if local_name(node) == name]
+
+
+#: A request's text fields by element name, ``None`` for one not sent: an element's children
+#: (:func:`element_fields`), or the same fields from elsewhere (the console's forms), so one
+#: parser of fields serves both.
+Fields = Callable[[str], "str | None"]
+
+
+def element_fields(element: Element | None) -> Fields:
+    """The children of ``element`` as :data:`Fields` (none at all for ``None``: an empty body)."""
+    if element is None:
+        return lambda name: None
+    return lambda name: child_text(element, name)
+
+
+def as_xml_text(text: str) -> str:
+    """``text`` as an XML parser hands an element's text over, for a value that did not come
+    in a document (the console's forms) but meets the XML API's rules exactly: a character
+    XML 1.0 cannot carry is the ``MalformedXML`` its document would have been, and line ends
+    are a parser's LF (a browser sends a textarea's as CRLF)."""
+    if unstorable(text) is not None:
+        raise MNSError("MalformedXML")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 #: Indentation per nesting level. The API reference's response examples put every element on

@@ -7,6 +7,7 @@ times in epoch milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -14,7 +15,7 @@ from typing import Any, Final
 from gateway.errors.mns import MNSError, invalid_argument
 from gateway.protocol.integers import integer_in_range
 from gateway.protocol.names import validate_name
-from gateway.queues.dlq_policy import DeadLetterPolicy
+from gateway.queues.dlq_policy import DeadLetterPolicy, PolicyUpdate
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,14 @@ QUEUE_RANGES: Final = (
     VISIBILITY_TIMEOUT,
     POLLING_WAIT_SECONDS,
 )
+#: The :class:`QueueAttributes` field each of :data:`QUEUE_RANGES` sets, by element name.
+QUEUE_FIELDS: Final = {
+    "DelaySeconds": "delay_seconds",
+    "MaximumMessageSize": "maximum_message_size",
+    "MessageRetentionPeriod": "message_retention_period",
+    "VisibilityTimeout": "visibility_timeout",
+    "PollingWaitSeconds": "polling_wait_seconds",
+}
 
 #: Per-message and per-request parameters.
 PRIORITY: Final = AttributeRange("Priority", 1, 16, 8, "")
@@ -107,6 +116,32 @@ class QueueAttributes:
     @property
     def ordered(self) -> bool:
         return self.queue_type is QueueType.FIFO
+
+    def values(self) -> dict[str, int | bool]:
+        """The numeric attributes and LoggingEnabled by field name (what
+        :func:`check_ranges` checks and SetQueueAttributes changes)."""
+        values: dict[str, int | bool] = {f: getattr(self, f) for f in QUEUE_FIELDS.values()}
+        return values | {"logging_enabled": self.logging_enabled}
+
+
+@dataclass(frozen=True, slots=True)
+class QueueChanges:
+    """What a SetQueueAttributes sent: attribute values by :class:`QueueAttributes` field, and
+    QueueType and the dead-letter policy's fields when present."""
+
+    values: dict[str, int | bool] = field(default_factory=dict)
+    queue_type: QueueType | None = None
+    dead_letter_policy: PolicyUpdate | None = None
+
+
+def check_ranges(values: Mapping[str, int | bool]) -> None:
+    """Each numeric attribute among ``values`` (by :class:`QueueAttributes` field) within its
+    range, whoever built the values (a wire parser, the console, the command line): else the
+    service's 400 ``InvalidArgument`` naming the element."""
+    for attribute in QUEUE_RANGES:
+        value = values.get(QUEUE_FIELDS[attribute.element])
+        if value is not None:
+            attribute.check(int(value), None)
 
 
 @dataclass(frozen=True, slots=True)

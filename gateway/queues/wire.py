@@ -10,27 +10,26 @@ response otherwise).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Final
 from xml.etree.ElementTree import Element
 
 from gateway.errors.mns import MNSError
 from gateway.protocol.names import bool_attribute, render_bool
-from gateway.protocol.properties import message_body, parse_properties, property_nodes
-from gateway.protocol.xml import XmlNode, child_text, children
+from gateway.protocol.properties import parse_properties, property_nodes, require_body
+from gateway.protocol.xml import Fields, XmlNode, child_text, children, element_fields
 from gateway.queues import dlq_policy as dead_letters
-from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.queues.records import (
     CHANGE_VISIBILITY_TIMEOUT,
     DELAY_SECONDS,
     MAX_BATCH,
     MAX_BATCH_BODY_BYTES,
     PRIORITY,
+    QUEUE_FIELDS,
     QUEUE_RANGES,
     MessageCounts,
     NewMessage,
     Queue,
     QueueAttributes,
+    QueueChanges,
     QueueMessage,
     QueueType,
     SentMessage,
@@ -39,13 +38,6 @@ from gateway.queues.states import body_size
 
 #: The first element name of a document (skips ``<?xml ...?>`` and ``<!-- -->``).
 _FIRST_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
-_ATTRIBUTE_NAMES: Final = {
-    "DelaySeconds": "delay_seconds",
-    "MaximumMessageSize": "maximum_message_size",
-    "MessageRetentionPeriod": "message_retention_period",
-    "VisibilityTimeout": "visibility_timeout",
-    "PollingWaitSeconds": "polling_wait_seconds",
-}
 
 
 def root_name(body: bytes) -> str:
@@ -58,55 +50,53 @@ def root_name(body: bytes) -> str:
 
 
 # queues ---------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class QueueChanges:
-    """What a SetQueueAttributes body sent: attribute values by field name, and QueueType and
-    DlqPolicy when present."""
-
-    values: dict[str, int | bool] = field(default_factory=dict)
-    queue_type: QueueType | None = None
-    dead_letter_policy: PolicyUpdate | None = None
-
-
 def queue_attribute_changes(root: Element | None, *, defaults: bool) -> dict[str, int | bool]:
-    """The numeric and boolean attributes in a ``<Queue>`` body by field name; with
+    """The numeric and boolean attributes in a ``<Queue>`` body by field name
+    (:func:`attribute_values`)."""
+    return attribute_values(element_fields(root), defaults=defaults)
+
+
+def attribute_values(fields: Fields, *, defaults: bool) -> dict[str, int | bool]:
+    """The numeric and boolean attributes among ``fields`` by QueueAttributes field; with
     ``defaults`` every one, the service's default standing in for an absent one (CreateQueue),
-    else only those sent."""
+    else only those sent. The XML body's and the console form's parser alike."""
     changes: dict[str, int | bool] = {}
     for attribute in QUEUE_RANGES:
-        text = child_text(root, attribute.element) if root is not None else None
-        value = attribute.parse(text, attribute.default if defaults else None)
+        value = attribute.parse(fields(attribute.element), attribute.default if defaults else None)
         if value is not None:
-            changes[_ATTRIBUTE_NAMES[attribute.element]] = value
-    text = child_text(root, "LoggingEnabled") if root is not None else None
-    logging = bool_attribute(text, "LoggingEnabled", False if defaults else None)
+            changes[QUEUE_FIELDS[attribute.element]] = value
+    logging = bool_attribute(
+        fields("LoggingEnabled"), "LoggingEnabled", False if defaults else None
+    )
     if logging is not None:
         changes["logging_enabled"] = logging
     return changes
 
 
-def _queue_type(root: Element | None) -> QueueType | None:
-    text = child_text(root, "QueueType") if root is not None else None
+def queue_type(fields: Fields) -> QueueType | None:
+    text = fields("QueueType")
     return QueueType.parse(text) if text else None
 
 
-def new_queue_attributes(name: str, root: Element | None) -> QueueAttributes:
-    """CreateQueue's attributes: those sent, the service's defaults for the others."""
+def new_queue_attributes(root: Element | None) -> QueueAttributes:
+    """CreateQueue's attributes: those sent, the service's defaults for the others. The
+    dead-letter policy's targets are checked by the store, in the create's transaction."""
     update = dead_letters.parse_policy(root)
     policy = update.apply(None, receive_count=True) if update else None
-    dead_letters.check_not_own(name, policy)
+    fields = element_fields(root)
     return QueueAttributes(
-        **queue_attribute_changes(root, defaults=True),  # type: ignore[arg-type]
-        queue_type=_queue_type(root) or QueueType.NORMAL,
+        **attribute_values(fields, defaults=True),  # type: ignore[arg-type]
+        queue_type=queue_type(fields) or QueueType.NORMAL,
         dead_letter_policy=policy,
     )
 
 
 def changed_queue_attributes(root: Element | None) -> QueueChanges:
     """SetQueueAttributes: only what was sent."""
+    fields = element_fields(root)
     return QueueChanges(
-        queue_attribute_changes(root, defaults=False),
-        _queue_type(root),
+        attribute_values(fields, defaults=False),
+        queue_type(fields),
         dead_letters.parse_policy(root),
     )
 
@@ -143,10 +133,22 @@ def queue_nodes(queue: Queue, counts: MessageCounts | None) -> list[XmlNode]:
 
 # sending --------------------------------------------------------------------------------------
 def parse_new_message(element: Element) -> NewMessage:
-    body = message_body(element)
-    priority = PRIORITY.parse(child_text(element, "Priority"), PRIORITY.default)
-    delay = DELAY_SECONDS.parse(child_text(element, "DelaySeconds"), None)
-    return NewMessage(body, priority or PRIORITY.default, delay, parse_properties(element))
+    """A ``<Message>``: its fields (:func:`message_fields`), then its properties."""
+    return NewMessage(*message_fields(element_fields(element)), parse_properties(element))
+
+
+def new_message(fields: Fields) -> NewMessage:
+    """A message without properties from ``fields`` (:func:`message_fields`): the console's."""
+    return NewMessage(*message_fields(fields))
+
+
+def message_fields(fields: Fields) -> tuple[str, int, int | None]:
+    """MessageBody, Priority and DelaySeconds, checked in that order: the XML body's and the
+    console form's parser alike."""
+    body = require_body(fields("MessageBody"))
+    priority = PRIORITY.parse(fields("Priority"), PRIORITY.default)
+    delay = DELAY_SECONDS.parse(fields("DelaySeconds"), None)
+    return body, priority or PRIORITY.default, delay
 
 
 def parse_batch(root: Element) -> list[NewMessage | MNSError]:

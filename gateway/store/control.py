@@ -217,3 +217,12 @@ def give_created(
         tag_resource(conn, resource_type, name, tags)
     if rate_limit is not None:
         _set_rate_limit(conn, resource_type, name, rate_limit)
+
+
+def change_rate_limit(
+    conn: Connection, resource_type: str, name: str, rate_limit: RateLimitPolicy | None
+) -> None:
+    """The TenantRateLimitPolicy a SetQueueAttributes or SetSubscriptionAttributes sets, in its
+    own transaction (``None``: unchanged)."""
+    if rate_limit is not None:
+        _set_rate_limit(conn, resource_type, name, rate_limit)

@@ -40,7 +40,7 @@ from gateway.queues.records import (
 )
 from gateway.queues.states import visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
-from gateway.store.control import RateLimitPolicy, Tags, give_created
+from gateway.store.control import RateLimitPolicy, Tags, change_rate_limit, give_created
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queue_receiving import QueueReceiving, Received
 from gateway.store.queue_sending import QueueSending
@@ -135,9 +135,11 @@ class QueueStore:
         *,
         queue_type: QueueType | None = None,
         dead_letter_policy: PolicyUpdate | None = None,
+        rate_limit: RateLimitPolicy | None = None,
     ) -> Queue:
         """Change the attributes sent; QueueType only to what it is (it is set at creation), the
-        dead-letter policy field by field (docs/queues.md#the-dlqpolicy-element)."""
+        dead-letter policy field by field (docs/queues.md#the-dlqpolicy-element), and the
+        TenantRateLimitPolicy (the control plane's), all in one transaction."""
         now = int(self.clock())
 
         def work(conn: Connection) -> Queue:
@@ -150,6 +152,7 @@ class QueueStore:
                 _check_dead_letter_target(conn, name, policy)
             changed = replace(current, **changes, dead_letter_policy=policy)  # type: ignore[arg-type]
             sql.update_queue(conn, name, changed, now)
+            change_rate_limit(conn, "queue", name, rate_limit)
             return sql.require_queue(conn, name)
 
         queue = self.database.write(work)

@@ -11,11 +11,12 @@ from gateway.protocol.notify import NotifyStrategy
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.store.backends.database import Database
-from gateway.store.control import RateLimitPolicy, Tags, give_created
+from gateway.store.control import RateLimitPolicy, Tags, change_rate_limit, give_created
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.sql import topic_sql as sql
 from gateway.store.sql.connection import Connection
 from gateway.topics.records import (
+    PolicyChange,
     PublishDraft,
     Published,
     Subscription,
@@ -108,6 +109,30 @@ class TopicStore:
             return created
 
         return self.database.write(work)
+
+    def set_subscription_attributes(
+        self,
+        topic_name: str,
+        name: str,
+        *,
+        strategy: NotifyStrategy | None = None,
+        policy: PolicyChange | None = None,
+        rate_limit: RateLimitPolicy | None = None,
+    ) -> None:
+        """SetSubscriptionAttributes' changes in one transaction: the NotifyStrategy, the
+        dead-letter policy (``policy``, when it changes: its new value, ``None`` inside for
+        none), the TenantRateLimitPolicy (the control plane's); ``None``: unchanged."""
+        now = self.now_seconds()
+        resource = subscription_resource(topic_name, name)
+
+        def work(conn: Connection) -> None:
+            if strategy is not None:
+                sql.set_notify_strategy(conn, topic_name, name, strategy, now)
+            if policy is not None:
+                sql.set_dead_letter_policy(conn, topic_name, name, policy.policy, now)
+            change_rate_limit(conn, "subscription", resource, rate_limit)
+
+        self.database.write(work)
 
     def set_notify_strategy(self, topic_name: str, name: str, strategy: NotifyStrategy) -> None:
         now = self.now_seconds()

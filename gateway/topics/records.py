@@ -46,6 +46,14 @@ class Topic:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyChange:
+    """A subscription's dead-letter policy as SetSubscriptionAttributes sets it: ``policy``
+    ``None`` removes it (a request that leaves it as it is makes no change at all)."""
+
+    policy: DeadLetterPolicy | None
+
+
+@dataclass(frozen=True, slots=True)
 class Subscription:
     topic_name: str
     name: str

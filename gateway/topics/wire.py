@@ -18,7 +18,15 @@ from gateway.protocol.names import bool_attribute, int_attribute, render_bool, v
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.protocol.properties import message_body, parse_properties
 from gateway.protocol.text import storable
-from gateway.protocol.xml import XmlNode, child, child_text, local_name, unexpected_element
+from gateway.protocol.xml import (
+    Fields,
+    XmlNode,
+    child,
+    child_text,
+    element_fields,
+    local_name,
+    unexpected_element,
+)
 from gateway.queues import dlq_policy as dead_letters
 from gateway.topics.direct import validate_direct_attributes
 from gateway.topics.records import (
@@ -86,15 +94,29 @@ def content_format_for(endpoint: Endpoint, value: str | None) -> ContentFormat:
     return content_format
 
 
-def parse_subscription(topic_name: str, name: str, root: Element, now: int) -> Subscription:
+def parse_subscription(topic_name: str, name: str, root: Element, now: int = 0) -> Subscription:
+    """A Subscribe body as the subscription to create (its times are the operation's)."""
+    fields = element_fields(root)
+    return subscription_of(topic_name, name, fields, subscription_policy(root, None), now)
+
+
+def subscription_of(
+    topic_name: str,
+    name: str,
+    fields: Fields,
+    policy: dead_letters.DeadLetterPolicy | None,
+    now: int = 0,
+) -> Subscription:
+    """Subscribe's Endpoint, FilterTag, NotifyStrategy and NotifyContentFormat among
+    ``fields``, checked (:func:`new_subscription`): the XML body's and the console form's."""
     return new_subscription(
         topic_name,
         name,
-        endpoint=child_text(root, "Endpoint"),
-        filter_tag=child_text(root, "FilterTag"),
-        strategy=child_text(root, "NotifyStrategy"),
-        content_format=child_text(root, "NotifyContentFormat"),
-        policy=subscription_policy(root, None),
+        endpoint=fields("Endpoint"),
+        filter_tag=fields("FilterTag"),
+        strategy=fields("NotifyStrategy"),
+        content_format=fields("NotifyContentFormat"),
+        policy=policy,
         now=now,
     )
 
@@ -108,10 +130,11 @@ def new_subscription(
     strategy: str | None,
     content_format: str | None,
     policy: dead_letters.DeadLetterPolicy | None,
-    now: int,
+    now: int = 0,
 ) -> Subscription:
-    """Subscribe's fields as sent, checked: the rules of both APIs (the XML body's elements,
-    the control plane's parameters)."""
+    """Subscribe's fields as sent, checked: the rules of every front end (the XML body's
+    elements, the control plane's parameters, the console's form). The subscription is created
+    at the time :func:`gateway.operations.subscriptions.subscribe` gives it."""
     validate_name("topic", topic_name)
     validate_name("subscription", name)
     endpoint = storable((endpoint or "").strip(), "Endpoint")

@@ -138,3 +138,16 @@ def test_too_many_tags_is_the_control_planes_invalid_parameter() -> None:
         "InvalidParameter",
         'The specified parameter "Tag" is not valid: a queue has at most 20 tags.',
     )
+
+
+def test_a_command_ends_with_the_answers_line_and_exit_status() -> None:
+    """The command line renders the one mapping too (issue 48): a usage error exits 2, every
+    other failure 1, with the error's own words on one line."""
+    from gateway.errors.commands import CommandError, UsageError
+
+    usage = answer_for(UsageError("--until must be after --since"))
+    assert (usage.exit_code, usage.line) == (ExitCode.USAGE, "--until must be after --since")
+    assert answer_for(CommandError("no\nmore")).line == "no"
+    down = answer_for(StoreUnavailableError("connection refused to db.internal:5432"))
+    assert down.exit_code == ExitCode.FAILED and "db.internal" in down.line
+    assert answer_for(ValueError("bad")).line == "unexpected ValueError: bad"

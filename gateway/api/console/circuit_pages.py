@@ -1,7 +1,7 @@
 """Subscription endpoints' circuit breakers on the topic's page: each subscription's state,
 failure rate over the window, attempts skipped and next probe, and a form to force one closed,
 hold it open for maintenance, or let it decide (docs/delivery.md#endpoint-health). The documents
-and the override are those of the admin API and the CLI (:mod:`gateway.admin.endpoint_health`).
+and the override are those of the admin API and the CLI (:mod:`gateway.operations.endpoint_health`).
 """
 
 from __future__ import annotations
@@ -10,22 +10,24 @@ from typing import Any
 
 from flask import Response, request
 
-from gateway.admin import endpoint_health
-from gateway.api.console.web import blueprint, done, mns
+from gateway.api.console.web import blueprint, done
+from gateway.api.context import caller, operations
+from gateway.operations import endpoint_health
+from gateway.operator_documents.endpoint_health import health_document
 from gateway.protocol.names import validate_name
 
 
 def circuits(topic: str) -> dict[str, dict[str, Any]]:
     """The topic's subscriptions whose breaker is not simply closed and healthy, by name."""
-    listed = endpoint_health.health(mns().store.deliveries, topic)["Subscriptions"]
-    return {entry["SubscriptionName"]: entry for entry in listed}
+    listed = endpoint_health.endpoint_health(operations(), caller(), topic)
+    return {health.subscription_name: health_document(health) for health in listed}
 
 
 def open_circuits() -> list[dict[str, Any]]:
     """Every subscription whose breaker is not closed (open, half-open, held open): what the
     overview flags and the topic list marks."""
-    listed = endpoint_health.health(mns().store.deliveries)["Subscriptions"]
-    return [entry for entry in listed if entry["State"] != "closed"]
+    listed = endpoint_health.endpoint_health(operations(), caller())
+    return [health_document(h) for h in listed if h.breaker.effective().value != "closed"]
 
 
 def topics_with_open_circuits() -> set[str]:
@@ -40,7 +42,7 @@ def topic_circuit(name: str) -> Response:
     subscription = request.form.get("subscription", "")
     validate_name("subscription", subscription)
     mode = request.form.get("override", "")
-    store = mns().store
-    entry = endpoint_health.override(store.topics, store.deliveries, name, subscription, mode)
+    health = endpoint_health.override_circuit(operations(), caller(), name, subscription, mode)
+    entry = health_document(health)
     override = f" (override: {entry['Override']})" if entry["Override"] else ""
     return done(f"The circuit of {subscription} is {entry['State']}{override}.")

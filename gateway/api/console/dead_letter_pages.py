@@ -1,5 +1,6 @@
 """Dead letters: the list (filters: topic, subscription, dead since), a page per letter with its
-attempts, and replay of one or a selection through :func:`gateway.admin.dead_letters.replay`,
+attempts, and replay of one or a selection through
+:func:`gateway.operations.dead_letters.replay_dead_letter`,
 the same replay (and operation-log record) as the admin API's and the CLI's.
 
 The guard against replaying twice by mistake: a letter already replayed is only replayed again
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from flask import Response, abort, flash, g, redirect, render_template, request
+from flask import Response, abort, flash, redirect, render_template, request
 
-from gateway.admin import dead_letters
 from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.forms import decoded_body
 from gateway.api.console.web import back_to, blueprint, form_int, mns
+from gateway.api.context import caller, operations
 from gateway.errors.mns import MNSError
+from gateway.operations import dead_letters
 from gateway.topics.records import subscription_resource
 
 MAX_SELECTION = 100
@@ -44,11 +46,13 @@ def dead_letter_list() -> str:
     since = request.args.get("since", "")
     marker = request.args.get("marker", "")
     size = form_int("size", LIST_PAGE_SIZE, 1, 1000)
-    page = mns().store.deliveries.list_dead_letters(
+    page = dead_letters.list_dead_letters(
+        operations(),
+        caller(),
         marker,
         size,
         topic or None,
-        subscription_name=subscription or None,
+        subscription=subscription or None,
         since_ms=since_ms(since),
     )
     return render_template(
@@ -65,7 +69,7 @@ def dead_letter_list() -> str:
 
 @blueprint.get("/dead-letters/<letter_id>")
 def dead_letter_page(letter_id: str) -> str:
-    letter = mns().store.deliveries.get_dead_letter(letter_id)
+    letter = dead_letters.get_dead_letter(operations(), caller(), letter_id)
     decode = request.args.get("decode") == "base64"
     subscription = subscription_resource(letter.subscription.topic_name, letter.subscription.name)
     return render_template(
@@ -103,9 +107,6 @@ def dead_letter_replay() -> Response:
 
 
 def _replay(letter_id: str, seen_replayed_at: int) -> None:
-    dead_letters.replay(
-        mns().store.deliveries,
-        letter_id,
-        request_id=g.get("request_id", ""),
-        seen_replayed_at=seen_replayed_at,
+    dead_letters.replay_dead_letter(
+        operations(), caller(), letter_id, seen_replayed_at=seen_replayed_at
     )

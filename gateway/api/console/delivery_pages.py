@@ -4,15 +4,14 @@ the inbox of SMS and mail kept instead of sent."""
 
 from __future__ import annotations
 
-from flask import Response, abort, g, render_template, request, url_for
+from flask import Response, abort, render_template, request, url_for
 
-from gateway.admin import delivered_replays
 from gateway.api.console.circuit_pages import circuits
 from gateway.api.console.web import blueprint, done, mns
 from gateway.api.context import caller, operations
 from gateway.inbox.records import InboxKind, InboxQuery
-from gateway.operations import redeliveries
-from gateway.protocol.request_ids import new_request_id
+from gateway.operations import delivered_replays, redeliveries
+from gateway.operator_documents.delivered_replays import describe, document
 
 INBOX_PAGE = 100
 
@@ -61,19 +60,17 @@ def replay_delivered(name: str) -> Response:
     """The topic page's "Replay what was delivered" form: the admin API's replay, its window
     in the form's words; the flash says what was (or, dry, would be) queued and skipped."""
     subscription = request.form.get("subscription", "").strip()
-    context = mns()
-    replayed = delivered_replays.replay(
-        context.store.deliveries,
+    replayed = delivered_replays.replay_delivered_window(
+        operations(),
+        caller(),
         name,
         subscription,
         request.form.get("since", ""),
         request.form.get("until") or None,
-        request_id=g.get("request_id") or new_request_id(),
-        kept=delivered_replays.kept_seconds(context.settings),
         dry_run=request.form.get("dry_run") == "on",
         labels=("Since", "Until"),
     )
-    return done(delivered_replays.describe(replayed).replace("\n", "; ") + ".")
+    return done(describe(document(replayed)).replace("\n", "; ") + ".")
 
 
 @blueprint.get("/inbox")

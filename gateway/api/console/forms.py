@@ -1,91 +1,101 @@
-"""Console forms as the XML elements an SDK would send for the same operation.
+"""Console forms as the typed values the operations take (:mod:`gateway.operations`).
 
-The console hands these to the very parsers the API uses (:mod:`gateway.queues.wire`,
-:mod:`gateway.topics.wire`), so a form is validated by exactly the API's rules and refused with
-exactly its errors. Empty fields are left out, as an SDK leaves out attributes it was not given.
-Pure: a mapping of form fields in, an element out.
+A form's fields are read as the fields of the element an SDK would send for the same operation
+(:data:`~gateway.protocol.xml.Fields`) and handed to the field parsers the XML API's own parsers
+call (:mod:`gateway.queues.wire`, :mod:`gateway.topics.wire`, :mod:`gateway.queues.dlq_policy`),
+so a form is validated by exactly the API's rules and refused with exactly its errors. What XML
+cannot carry (control characters) is refused first, with the ``MalformedXML`` the API answers a
+document holding it with (:func:`~gateway.protocol.xml.as_xml_text`). Empty fields are left out,
+as an SDK leaves out attributes it was not given. Pure: a mapping of form fields in, a value out.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping
-from xml.etree.ElementTree import Element, SubElement, tostring
+from collections.abc import Mapping
+from typing import Final
 
-from gateway.protocol.xml import NAMESPACE, parse_document
+from gateway.protocol.properties import require_body
+from gateway.protocol.xml import as_xml_text
+from gateway.queues.dlq_policy import PolicyUpdate, parse_policy_fields
+from gateway.queues.records import NewMessage, QueueChanges
+from gateway.queues.wire import attribute_values, new_message
+from gateway.topics.records import PublishDraft, Subscription
+from gateway.topics.wire import new_draft, subscription_of
 
 Form = Mapping[str, str]
 
 
-def _element(
-    root: str, form: Form, fields: Iterable[tuple[str, str]], *, body: bool = False
-) -> Element:
-    element = Element(f"{{{NAMESPACE}}}{root}")
-    if body:  # kept exactly as typed, spaces and all; an empty one is the API's error too
-        SubElement(element, f"{{{NAMESPACE}}}MessageBody").text = form.get("body", "")
-    for form_name, element_name in fields:
-        value = form.get(form_name, "")
-        if value.strip():
-            SubElement(element, f"{{{NAMESPACE}}}{element_name}").text = value.strip()
-    return element
+def _texts(form: Form, names: Mapping[str, str]) -> dict[str, str]:
+    """The form's non-empty fields by element name (``names``: element -> form field), each
+    stripped and checked as XML text, all of them before any is parsed (as a document is read
+    whole before its elements are)."""
+    texts = {element: as_xml_text(form.get(field, "").strip()) for element, field in names.items()}
+    return {element: text for element, text in texts.items() if text}
 
 
-def _as_sent(element: Element) -> Element:
-    """The element as the API would read it from the wire: serialised and parsed again by the
-    API's own reader, so what XML cannot carry (control characters) is refused alike."""
-    root = element.tag.rsplit("}", 1)[-1]
-    return parse_document(tostring(element, encoding="utf-8"), root)
+def _body(form: Form) -> str:
+    """A message body kept exactly as typed, spaces and all (an empty one is the API's error
+    too)."""
+    return as_xml_text(form.get("body", ""))
 
 
-def queue_message(form: Form) -> Element:
+def queue_message(form: Form) -> NewMessage:
     """SendMessage: body, Priority, DelaySeconds."""
-    fields = (("priority", "Priority"), ("delay_seconds", "DelaySeconds"))
-    return _as_sent(_element("Message", form, fields, body=True))
+    body = _body(form)
+    texts = _texts(form, {"Priority": "priority", "DelaySeconds": "delay_seconds"})
+    return new_message({"MessageBody": body, **texts}.get)
 
 
-def topic_message(form: Form) -> Element:
+def topic_message(topic_name: str, form: Form) -> PublishDraft:
     """PublishMessage: body and MessageTag."""
-    return _as_sent(_element("Message", form, (("tag", "MessageTag"),), body=True))
+    body = _body(form)
+    tag = _texts(form, {"MessageTag": "tag"}).get("MessageTag")
+    return new_draft(topic_name, require_body(body), tag, {})
 
 
-QUEUE_ATTRIBUTE_FIELDS = (
-    ("delay_seconds", "DelaySeconds"),
-    ("maximum_message_size", "MaximumMessageSize"),
-    ("message_retention_period", "MessageRetentionPeriod"),
-    ("visibility_timeout", "VisibilityTimeout"),
-    ("polling_wait_seconds", "PollingWaitSeconds"),
-    ("logging_enabled", "LoggingEnabled"),
-)
+#: SetQueueAttributes' elements and the form fields that hold them.
+QUEUE_ATTRIBUTE_FIELDS: Final = {
+    "DelaySeconds": "delay_seconds",
+    "MaximumMessageSize": "maximum_message_size",
+    "MessageRetentionPeriod": "message_retention_period",
+    "VisibilityTimeout": "visibility_timeout",
+    "PollingWaitSeconds": "polling_wait_seconds",
+    "LoggingEnabled": "logging_enabled",
+}
 
 
-def queue_attributes(form: Form) -> Element:
-    """SetQueueAttributes: the numbers and LoggingEnabled, and a DlqPolicy when a target queue
-    is named."""
-    element = _element("Queue", form, QUEUE_ATTRIBUTE_FIELDS)
-    target = form.get("dlq_target", "").strip()
-    if target:
-        policy = SubElement(element, f"{{{NAMESPACE}}}DlqPolicy")
-        fields = (
-            ("DeadLetterTargetQueue", target),
-            ("MaxReceiveCount", form.get("dlq_max_receive_count", "").strip()),
-            ("Enabled", "true" if form.get("dlq_enabled") else "false"),
-        )
-        for name, value in fields:
-            if value:
-                SubElement(policy, f"{{{NAMESPACE}}}{name}").text = value
-    return _as_sent(element)
+def queue_attributes(form: Form) -> QueueChanges:
+    """SetQueueAttributes: the numbers and LoggingEnabled, and a dead-letter policy when a
+    target queue is named."""
+    texts = _texts(form, QUEUE_ATTRIBUTE_FIELDS)
+    policy = _texts(form, {"target": "dlq_target"})
+    if policy:
+        policy |= _texts(form, {"count": "dlq_max_receive_count"})
+    values = attribute_values(texts.get, defaults=False)
+    return QueueChanges(values, None, _policy(policy, enabled=bool(form.get("dlq_enabled"))))
 
 
-def subscription(form: Form) -> Element:
+def _policy(texts: dict[str, str], *, enabled: bool) -> PolicyUpdate | None:
+    if not texts:
+        return None
+    enabled_text = "true" if enabled else "false"
+    return parse_policy_fields(texts["target"], texts.get("count"), enabled_text)
+
+
+def subscription(topic_name: str, name: str, form: Form) -> Subscription:
     """Subscribe: Endpoint, FilterTag, NotifyStrategy, NotifyContentFormat."""
-    fields = (
-        ("endpoint", "Endpoint"),
-        ("filter_tag", "FilterTag"),
-        ("notify_strategy", "NotifyStrategy"),
-        ("notify_content_format", "NotifyContentFormat"),
+    texts = _texts(
+        form,
+        {
+            "Endpoint": "endpoint",
+            "FilterTag": "filter_tag",
+            "NotifyStrategy": "notify_strategy",
+            "NotifyContentFormat": "notify_content_format",
+        },
     )
-    return _as_sent(_element("Subscription", form, fields))
+    return subscription_of(topic_name, name, texts.get, None)
 
 
 def decoded_body(body: str) -> str | None:

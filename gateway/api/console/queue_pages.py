@@ -1,9 +1,10 @@
 """Queues: the list (prefix filter, paging by marker past any number of queues) and a queue's
 page (attributes and their edit, send, peek, delete by receipt handle, redrive).
 
-Actions call the API's own operations (:mod:`gateway.api.queues`, :mod:`gateway.api.messages`)
-with the element an SDK would have sent (:mod:`gateway.api.console.forms`), so they are validated,
-refused and logged exactly as the API's.
+Actions call the operations every front end calls (:mod:`gateway.operations.queues`,
+:mod:`gateway.operations.messages`) with the form's values parsed by the API's own field
+parsers (:mod:`gateway.api.console.forms`), so they are validated, refused and logged exactly as
+the API's.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from gateway.api.console import forms
 from gateway.api.console.display import LIST_PAGE_SIZE
 from gateway.api.console.web import blueprint, console, done, form_int, mns
 from gateway.api.context import caller, operations
-from gateway.api.queues import set_queue_attributes
-from gateway.operations import messages, redrive
+from gateway.operations import messages, queues, redrive
+from gateway.protocol.listing import PageQuery
 from gateway.protocol.names import validate_name
 from gateway.queues.records import BATCH_SIZE
-from gateway.queues.wire import parse_new_message
 
 #: The control plane's resource type of a queue's tags.
 TAGGED = "queue"
@@ -29,7 +29,7 @@ def queue_list() -> str:
     prefix = request.args.get("prefix", "")
     marker = request.args.get("marker", "")
     size = form_int("size", LIST_PAGE_SIZE, 1, 1000)
-    page = mns().store.queues.list_queues(prefix, marker, size)
+    page = queues.list_queues(operations(), caller(), PageQuery(prefix, marker, size))
     names = [q.name for q in page.items]
     return render_template(
         "queues.html",
@@ -44,12 +44,12 @@ def queue_list() -> str:
 
 def _queue_page(name: str, *, peek_only: bool) -> str:
     validate_name("queue", name)
-    store = mns().store.queues
+    ops, who = operations(), caller()
     count = form_int("peek", 0, 0, BATCH_SIZE.high)
     decode = request.args.get("decode") == "base64"
-    peeked = store.peek(name, count)[1] if count else []
+    peeked = messages.peek(ops, who, name, count) if count else []
     bodies = {m.message_id: forms.decoded_body(m.body) if decode else None for m in peeked}
-    queue, counts = store.get_queue(name)
+    queue, counts = queues.get_queue(ops, who, name)
     if peek_only:
         return render_template(
             "_peek.html", peeked=peeked, peek=count, decode=decode, decoded=bodies
@@ -84,15 +84,14 @@ def queue_peek(name: str) -> str:
 @blueprint.post("/queues/<name>/attributes")
 def queue_attributes(name: str) -> Response:
     validate_name("queue", name)
-    set_queue_attributes(name, forms.queue_attributes(request.form))
+    queues.set_queue_attributes(operations(), caller(), name, forms.queue_attributes(request.form))
     return done("Attributes saved.")
 
 
 @blueprint.post("/queues/<name>/send")
 def queue_send(name: str) -> Response:
     validate_name("queue", name)
-    draft = parse_new_message(forms.queue_message(request.form))
-    sent = messages.send(operations(), caller(), name, draft)
+    sent = messages.send(operations(), caller(), name, forms.queue_message(request.form))
     return done(f"Sent message {sent.message_id}.")
 
 

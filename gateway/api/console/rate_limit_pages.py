@@ -2,11 +2,12 @@
 MaxReceivesPerSecond), set from the queue's page and the topic's page.
 
 A form is read by the control plane's own parser (:func:`gateway.api.control.policies.rate_limit`,
-given the JSON a control-plane client sends) and stored by its store operation
-(:meth:`gateway.store.control.ControlStore.set_rate_limit`), so the bounds and the refusal's
-text are the control plane's. Like the control plane's SetQueueAttributes and
-SetSubscriptionAttributes it writes no operation-log record: the operation log holds message
-operations (docs/protocol.md#operation-log-fields), not changes of attributes.
+given the JSON a control-plane client sends) and set by the control plane's operations,
+SetQueueAttributes and SetSubscriptionAttributes with the policy alone
+(:mod:`gateway.operations.queues`, :mod:`gateway.operations.subscriptions`), so the bounds,
+the refusal's text and a missing queue's or subscription's error are the control plane's. Like
+them it writes no operation-log record: the operation log holds message operations
+(docs/protocol.md#operation-log-fields), not changes of attributes.
 """
 
 from __future__ import annotations
@@ -17,16 +18,15 @@ from collections.abc import Mapping
 from flask import Response, request
 
 from gateway.api.console.refused import refused_page
-from gateway.api.console.web import back_to, blueprint, done, mns
+from gateway.api.console.web import back_to, blueprint, done
+from gateway.api.context import caller, operations
 from gateway.api.control import policies
 from gateway.api.control.params import Params
 from gateway.errors.control import ControlError
+from gateway.operations import queues, subscriptions
 from gateway.protocol.names import validate_name
+from gateway.queues.records import QueueChanges
 from gateway.store.control import RateLimitPolicy
-from gateway.topics.records import subscription_resource
-
-QUEUE = "queue"
-SUBSCRIPTION = "subscription"
 
 
 def policy_of(form: Mapping[str, str]) -> RateLimitPolicy:
@@ -59,9 +59,7 @@ def control_error(error: ControlError) -> Response:
 def queue_rate_limit(name: str) -> Response:
     validate_name("queue", name)
     policy = policy_of(request.form)
-    store = mns().store
-    store.queues.get_queue(name)  # QueueNotExist, as the control plane answers
-    store.control.set_rate_limit(QUEUE, name, policy)
+    queues.set_queue_attributes(operations(), caller(), name, QueueChanges(), rate_limit=policy)
     return done(f"Rate limit of {name}: {described(policy)}.")
 
 
@@ -71,7 +69,7 @@ def subscription_rate_limit(name: str) -> Response:
     subscription = request.form.get("subscription", "").strip()
     validate_name("subscription", subscription)
     policy = policy_of(request.form)
-    store = mns().store
-    store.topics.get_subscription(name, subscription)  # SubscriptionNotExist, as the control plane
-    store.control.set_rate_limit(SUBSCRIPTION, subscription_resource(name, subscription), policy)
+    subscriptions.set_subscription_attributes(
+        operations(), caller(), name, subscription, None, None, rate_limit=policy
+    )
     return done(f"Rate limit of {subscription}: {described(policy)}.")

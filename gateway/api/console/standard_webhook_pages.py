@@ -1,7 +1,7 @@
 """Standard Webhooks signatures on the topic's page (docs/console.md,
 docs/delivery.md#standard-webhooks-signatures): whether each subscription has them on and when a
 rotated-out secret stops signing, and a form to turn them on, off or rotate the secret. The
-switch is the admin API's and the CLI's (:mod:`gateway.admin.standard_webhooks`).
+switch is the admin API's and the CLI's (:mod:`gateway.operations.standard_webhooks`).
 
 The secret is shown once, on the page that answers ``on`` or ``rotate`` (never stored in the
 session as a flash would be, never cached), and nowhere else.
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from flask import Response, render_template, request, url_for
 
-from gateway.admin import standard_webhooks
 from gateway.api.console.web import blueprint, done, mns
+from gateway.api.context import caller, operations
+from gateway.operations import standard_webhooks
+from gateway.operator_documents.standard_webhooks import document
 from gateway.protocol.names import validate_name
 from gateway.store.standard_webhooks import WebhookState
 
@@ -29,7 +31,8 @@ def topic_standard_webhooks(name: str) -> Response:
     subscription = request.form.get("subscription", "")
     validate_name("subscription", subscription)
     action = request.form.get("action", "")
-    entry = standard_webhooks.switch(mns().store.standard_webhooks, name, subscription, action)
+    switched = standard_webhooks.switch_webhooks(operations(), caller(), name, subscription, action)
+    entry = document(switched)
     if "Secret" not in entry:
         return done(f"Standard Webhooks signatures of {subscription} are off.")
     page = render_template(

@@ -9,35 +9,28 @@ from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params
-from gateway.errors.control import invalid
-from gateway.store.control import ACCOUNT_SETTING
-
-DEFAULTS: Final[dict[str, Any]] = {
-    "LogEnabled": False,
-    "ProjectName": "",
-    "LogStoreName": "",
-    "MessageTraceEnabled": False,
-}
-MAX_NAME: Final = 128
+from gateway.operations import account as operations
+from gateway.operations.account import AccountChanges
 
 
 def get_account_attributes(params: Params, ctx: ControlContext) -> Any:
-    return {**DEFAULTS, **ctx.store.control.document(ACCOUNT_SETTING)}
+    found = operations.get_account_attributes(ctx.operations, ctx.caller)
+    return {
+        "LogEnabled": found.log_enabled,
+        "ProjectName": found.project_name,
+        "LogStoreName": found.log_store_name,
+        "MessageTraceEnabled": found.message_trace_enabled,
+    }
 
 
 def set_account_attributes(params: Params, ctx: ControlContext) -> Any:
-    changes: dict[str, Any] = {}
-    for name in ("LogEnabled", "MessageTraceEnabled"):
-        value = params.boolean(name)
-        if value is not None:
-            changes[name] = value
-    for name in ("ProjectName", "LogStoreName"):
-        text = params.optional(name)
-        if text is not None:
-            if len(text) > MAX_NAME:
-                raise invalid(name, f"at most {MAX_NAME} characters.")
-            changes[name] = text
-    ctx.store.control.change_document(ACCOUNT_SETTING, lambda current: {**current, **changes})
+    changes = AccountChanges(
+        log_enabled=params.boolean("LogEnabled"),
+        project_name=params.optional("ProjectName"),
+        log_store_name=params.optional("LogStoreName"),
+        message_trace_enabled=params.boolean("MessageTraceEnabled"),
+    )
+    operations.set_account_attributes(ctx.operations, ctx.caller, changes)
     return None
 
 

@@ -30,9 +30,10 @@ from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params
 from gateway.api.control.requests import RpcCall, parse_call
 from gateway.api.environ import REFUSAL, size_body
-from gateway.errors import Answer, TryAgainError, answer_for
+from gateway.errors import Answer, answer_for
 from gateway.errors.control import ControlError
 from gateway.errors.mns import MNSError, body_too_large
+from gateway.operations import Caller
 from gateway.protocol.host_ids import host_id_for
 from gateway.protocol.request_ids import new_request_id
 
@@ -40,8 +41,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
     from gateway.auth.temporary_credentials import AccessKeys
-    from gateway.config.settings import Settings
-    from gateway.store.base import Store
+    from gateway.operations import Operations
 
 log = logging.getLogger(__name__)
 
@@ -88,30 +88,30 @@ def failure(request_id: str, error: Answer, host: str) -> dict[str, Any]:
 
 
 class ControlPlaneApp:
-    """The control plane as a WSGI app over ``store``, authenticating against ``keys``."""
+    """The control plane as a WSGI app over the operation layer, authenticating against
+    ``keys``. Its calls go through the operations' hooks (an outage is counted by the outage
+    hook, as for every front end)."""
 
     def __init__(
         self,
-        settings: Settings,
-        store: Store,
+        operations: Operations,
         keys: AccessKeys,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.context = ControlContext(store, settings)
+        self.operations = operations
         self.keys = keys
         self.clock = clock
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         request_id = new_request_id()
         headers = [("Content-Type", JSON_TYPE), ("x-acs-request-id", request_id)]
+        caller = Caller(request_id=request_id, remote_address=str(environ.get("REMOTE_ADDR", "")))
         try:
-            status, document = 200, success(request_id, self.handle(environ))
+            status, document = 200, success(request_id, self.handle(environ, caller))
         except Exception as exc:
             answer = answer_for(_as_control(exc))
             if answer.log_traceback:
                 log.exception("unhandled error in a control-plane call")
-            elif isinstance(exc, TryAgainError):
-                self.context.store.database.outage.request_failed()
             if answer.retry_after is not None:
                 headers.append(("Retry-After", str(answer.retry_after)))
             status, document = answer.status, failure(request_id, answer, self._host(environ))
@@ -120,11 +120,12 @@ class ControlPlaneApp:
         start_response(f"{status} {'OK' if status == 200 else 'Error'}", headers)
         return [body]
 
-    def handle(self, environ: WSGIEnvironment) -> Any:
+    def handle(self, environ: WSGIEnvironment, caller: Caller) -> Any:
         refusal = environ.get(REFUSAL)
         if refusal is not None:
             raise refusal
-        call = _read_call(environ, self.context.settings.max_body_bytes)
+        settings = self.operations.settings
+        call = _read_call(environ, settings.max_body_bytes)
         if call.version != VERSION:
             raise ControlError("InvalidVersion")
         operation = OPERATIONS.get(call.action)
@@ -132,7 +133,8 @@ class ControlPlaneApp:
             raise ControlError("InvalidAction.NotFound")
         signer = verify(call, self._secret_for, self.clock())
         self._check_signer(signer)
-        return operation(Params(call.operation_params()), self.context)
+        context = ControlContext(self.operations, caller)
+        return operation(Params(call.operation_params()), context)
 
     def _secret_for(self, key_id: str, token: str | None) -> str:
         try:
@@ -143,16 +145,16 @@ class ControlPlaneApp:
             raise
 
     def _check_signer(self, signer: Signer) -> None:
-        store = self.context.store.control
-        if not store.remember_nonce(signer.key_id, signer.nonce, signer.remember_until):
+        control = self.operations.store.control
+        if not control.remember_nonce(signer.key_id, signer.nonce, signer.remember_until):
             raise ControlError("SignatureNonceUsed")
-        allowed = self.context.settings.admin_access_keys
+        allowed = self.operations.settings.admin_access_keys
         if allowed and signer.key_id not in allowed:
             raise ControlError("Forbidden.RAM")
 
     def _host(self, environ: WSGIEnvironment) -> str:
         """The data API's ``HostId``, never the raw Host header."""
-        return host_id_for(self.context.settings.base_url, str(environ.get("HTTP_HOST", "")))
+        return host_id_for(self.operations.settings.base_url, str(environ.get("HTTP_HOST", "")))
 
 
 def _as_control(error: Exception) -> Exception:

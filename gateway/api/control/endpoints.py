@@ -8,8 +8,9 @@ from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import MAX_ITEMS, Params
-from gateway.auth.endpoint_acl import ACL_STRATEGIES, ENDPOINT_TYPES, EndpointAcl, normalized_cidr
+from gateway.auth.endpoint_acl import ACL_STRATEGIES, ENDPOINT_TYPES, normalized_cidr
 from gateway.errors.control import invalid, missing
+from gateway.operations import endpoints as operations
 
 
 def _endpoint_type(params: Params) -> str:
@@ -40,19 +41,19 @@ def _acl_change(params: Params) -> tuple[str, list[str]]:
 
 def enable_endpoint(params: Params, ctx: ControlContext) -> Any:
     _endpoint_type(params)
-    ctx.store.control.change_endpoint(lambda acl: EndpointAcl(True, acl.rules))
+    operations.switch_endpoint(ctx.operations, ctx.caller, True)
     return None
 
 
 def disable_endpoint(params: Params, ctx: ControlContext) -> Any:
     _endpoint_type(params)
-    ctx.store.control.change_endpoint(lambda acl: EndpointAcl(False, acl.rules))
+    operations.switch_endpoint(ctx.operations, ctx.caller, False)
     return None
 
 
 def get_endpoint_attribute(params: Params, ctx: ControlContext) -> Any:
     _endpoint_type(params)
-    acl = ctx.store.control.endpoint()
+    acl = operations.get_endpoint(ctx.operations, ctx.caller)
     return {
         "EndpointEnabled": acl.enabled,
         "CidrList": [
@@ -64,14 +65,13 @@ def get_endpoint_attribute(params: Params, ctx: ControlContext) -> Any:
 
 def authorize_endpoint_acl(params: Params, ctx: ControlContext) -> Any:
     strategy, cidrs = _acl_change(params)
-    now = int(ctx.store.control.clock())
-    ctx.store.control.change_endpoint(lambda acl: acl.authorize(cidrs, strategy, now))
+    operations.authorize_cidrs(ctx.operations, ctx.caller, cidrs, strategy)
     return None
 
 
 def revoke_endpoint_acl(params: Params, ctx: ControlContext) -> Any:
     _, cidrs = _acl_change(params)
-    ctx.store.control.change_endpoint(lambda acl: acl.revoke(cidrs))
+    operations.revoke_cidrs(ctx.operations, ctx.caller, cidrs)
     return None
 
 

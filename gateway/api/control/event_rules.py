@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params, page_data
-from gateway.errors.control import ControlError, invalid
+from gateway.errors.control import invalid
+from gateway.operations import event_rules as operations
 from gateway.protocol.text import is_storable
-from gateway.store.control import EVENT_RULES_SETTING
 
 PRODUCTS: Final = ("oss",)
 _RULE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -24,10 +24,6 @@ _MATCH_FIELDS: Final = ("Name", "Prefix", "Suffix", "MatchState")
 #: Bounds of what one rule keeps: lists of at most this many, texts of at most MAX_TEXT.
 MAX_MATCH_GROUPS: Final = 100
 MAX_TEXT: Final = 1024
-
-
-def _key(product: str, name: str) -> str:
-    return f"{product}:{name}"
 
 
 def _product(params: Params) -> str:
@@ -110,50 +106,37 @@ def parse_rule(params: Params) -> dict[str, Any]:
 
 
 def create_event_rule(params: Params, ctx: ControlContext) -> Any:
-    key = _key(_product(params), _rule_name(params))
-    rule = parse_rule(params)
-
-    def add(rules: dict[str, Any]) -> dict[str, Any]:
-        # The same rule again (a retried call) is accepted; another under that name is not.
-        if key in rules and rules[key] != rule:
-            raise ControlError("EventRuleAlreadyExist")
-        return {**rules, key: rule}
-
-    ctx.store.control.change_document(EVENT_RULES_SETTING, add)
-    return rule["RuleName"]
+    product = _product(params)
+    _rule_name(params)
+    return operations.create_event_rule(ctx.operations, ctx.caller, product, parse_rule(params))
 
 
 def delete_event_rule(params: Params, ctx: ControlContext) -> Any:
-    key = _key(_product(params), _rule_name(params))
-    ctx.store.control.change_document(
-        EVENT_RULES_SETTING, lambda rules: {k: v for k, v in rules.items() if k != key}
-    )
+    product, name = _product(params), _rule_name(params)
+    operations.delete_event_rule(ctx.operations, ctx.caller, product, name)
     return None
 
 
 def get_event_rule(params: Params, ctx: ControlContext) -> Any:
-    key = _key(_product(params), _rule_name(params))
-    rule = ctx.store.control.document(EVENT_RULES_SETTING).get(key)
-    if rule is None:
-        raise ControlError("EventRuleNotExist")
-    return rule
+    product, name = _product(params), _rule_name(params)
+    return operations.get_event_rule(ctx.operations, ctx.caller, product, name)
 
 
 def list_event_rules(params: Params, ctx: ControlContext) -> Any:
     product = _product(params)
     prefix = params.optional("RuleName") or ""
     number, size = params.page()
-    rules = ctx.store.control.document(EVENT_RULES_SETTING)
-    matching = [
-        rule
-        for key, rule in sorted(rules.items())
-        if key.startswith(f"{product}:") and rule["RuleName"].startswith(prefix)
-    ]
-    page = matching[(number - 1) * size : number * size]
+    found = operations.list_event_rules(
+        ctx.operations, ctx.caller, product, prefix, (number - 1) * size, size
+    )
     # ListEventRules pages by PageNum and PageSize: the service's SDK marks its NextToken and
     # MaxResults deprecated, in the request (ignored here) and in the answer (kept for clients
     # that read them: no token, the page size).
-    return {**page_data(page, len(matching), number, size), "NextToken": "", "MaxResults": size}
+    return {
+        **page_data(found.rules, found.total, number, size),
+        "NextToken": "",
+        "MaxResults": size,
+    }
 
 
 OPERATIONS: Final[dict[str, Operation]] = {

@@ -1,8 +1,9 @@
 """Queue operations of the control plane: CreateQueue, DeleteQueue, GetQueueAttributes,
 SetQueueAttributes, ListQueue.
 
-The same store operations as the XML API's (:mod:`gateway.api.queues`) change the same rows, with
-the same checks: a queue created here is the queue ``/queues/<name>`` answers for.
+Its parameters parsed, then the operations of every front end (:mod:`gateway.operations.queues`,
+the XML API's too): a queue created here is the queue ``/queues/<name>`` answers for, checked by
+the same rules.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any, Final
 from gateway.api.control import documents, policies
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params, page_data
-from gateway.queues import dlq_policy as dead_letters
-from gateway.queues.records import QUEUE_RANGES, QueueAttributes, QueueType
+from gateway.operations import queues as operations
+from gateway.operations import tags
+from gateway.queues.records import QUEUE_RANGES, QueueAttributes, QueueChanges, QueueType
 from gateway.store import ListQuery
 
 RESOURCE: Final = "queue"
@@ -43,8 +45,9 @@ def attribute_changes(params: Params) -> dict[str, int | bool]:
 def create_queue(params: Params, ctx: ControlContext) -> Any:
     name = params.name("queue", "QueueName")
     update = policies.dead_letter_update(params)
+    # Not the queue itself, and a queue that exists: checked once, by the store, inside the
+    # create's transaction (gateway.store.queues).
     policy = update.apply(None, receive_count=True) if update else None
-    dead_letters.check_not_own(name, policy)
     queue_type = params.optional("QueueType")
     attributes = QueueAttributes(
         **attribute_changes(params),  # type: ignore[arg-type]
@@ -53,34 +56,38 @@ def create_queue(params: Params, ctx: ControlContext) -> Any:
     )
     # Everything is checked before anything is written; the queue, its tags and its policy are
     # then one transaction (an identical queue again: its tags and policy set as asked).
-    ctx.store.queues.create_queue(
-        name, attributes, tags=params.tags(), rate_limit=policies.rate_limit(params)
+    operations.create_queue(
+        ctx.operations,
+        ctx.caller,
+        name,
+        attributes,
+        tags=params.tags(),
+        rate_limit=policies.rate_limit(params),
     )
     return documents.DONE
 
 
 def set_queue_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("queue", "QueueName")
-    changes = attribute_changes(params)
-    update = policies.dead_letter_update(params)
+    changes = QueueChanges(
+        attribute_changes(params), dead_letter_policy=policies.dead_letter_update(params)
+    )
     rate_limit = policies.rate_limit(params)
-    ctx.store.queues.set_queue_attributes(name, changes, dead_letter_policy=update)
-    if rate_limit is not None:
-        ctx.store.control.set_rate_limit(RESOURCE, name, rate_limit)
+    operations.set_queue_attributes(
+        ctx.operations, ctx.caller, name, changes, rate_limit=rate_limit
+    )
     return documents.DONE
 
 
 def get_queue_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("queue", "QueueName")
-    queue, counts = ctx.store.queues.get_queue(name)
-    control = ctx.store.control
-    return documents.queue(
-        queue, counts, control.tags(RESOURCE, name), control.rate_limit(RESOURCE, name)
-    )
+    queue, counts = operations.get_queue(ctx.operations, ctx.caller, name)
+    extras = tags.extras(ctx.operations, ctx.caller, RESOURCE, [name])
+    return documents.queue(queue, counts, extras.tags.get(name, []), extras.rate_limits.get(name))
 
 
 def delete_queue(params: Params, ctx: ControlContext) -> Any:
-    ctx.store.queues.delete_queue(params.name("queue", "QueueName"))
+    operations.delete_queue(ctx.operations, ctx.caller, params.name("queue", "QueueName"))
     return documents.DONE
 
 
@@ -94,12 +101,12 @@ def list_queue(params: Params, ctx: ControlContext) -> Any:
         (number - 1) * size,
         size,
     )
-    control = ctx.store.control
-    listing = control.list_queues(query, wanted)
+    listing = operations.list_queues(ctx.operations, ctx.caller, query, queue_type=wanted)
     names = [q.name for q in listing.items]
-    tags, limits = control.tags_by_name(RESOURCE, names), control.rate_limits(RESOURCE, names)
+    extras = tags.extras(ctx.operations, ctx.caller, RESOURCE, names)
     items = [
-        documents.queue(q, None, tags.get(q.name, []), limits.get(q.name)) for q in listing.items
+        documents.queue(q, None, extras.tags.get(q.name, []), extras.rate_limits.get(q.name))
+        for q in listing.items
     ]
     return page_data(items, listing.total, number, size)
 

@@ -1,10 +1,11 @@
 """Subscription operations of the control plane: Subscribe, Unsubscribe,
-GetSubscriptionAttributes, SetSubscriptionAttributes, ListSubscriptionByTopic, with the XML API's
-checks (:func:`gateway.topics.wire.new_subscription`, :mod:`gateway.topics.queue_targets`)."""
+GetSubscriptionAttributes, SetSubscriptionAttributes, ListSubscriptionByTopic: its parameters
+parsed with the XML API's field checks (:func:`gateway.topics.wire.new_subscription`), then the
+operations of every front end (:mod:`gateway.operations.subscriptions`, which check the queue
+targets once)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Final
 
 from gateway.api.control import documents, policies
@@ -12,6 +13,8 @@ from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.endpoint_filters import endpoint_filter
 from gateway.api.control.params import Params, page_data
 from gateway.errors.control import invalid
+from gateway.operations import subscriptions as operations
+from gateway.operations import tags
 from gateway.protocol.endpoints import (
     Endpoint,
     HttpEndpoint,
@@ -23,7 +26,6 @@ from gateway.protocol.endpoints import (
 from gateway.protocol.notify import NotifyStrategy
 from gateway.store import ListQuery
 from gateway.topics import wire
-from gateway.topics.queue_targets import check_queue_targets
 from gateway.topics.records import Subscription, subscription_resource
 
 RESOURCE: Final = "subscription"
@@ -65,51 +67,46 @@ def subscribe(params: Params, ctx: ControlContext) -> Any:
         strategy=params.optional("NotifyStrategy"),
         content_format=params.optional("NotifyContentFormat"),
         policy=update.apply(None, receive_count=False) if update else None,
-        now=ctx.store.topics.now_seconds(),
     )
     rate_limit = policies.rate_limit(params)
-    check_queue_targets(subscription, ctx.settings, ctx.store.queues.queue_exists)
-    ctx.store.topics.subscribe(subscription, rate_limit=rate_limit)  # one transaction
+    operations.subscribe(ctx.operations, ctx.caller, subscription, rate_limit=rate_limit)
     return f"{ctx.settings.base_url}/topics/{topic_name}/subscriptions/{name}"
 
 
 def set_subscription_attributes(params: Params, ctx: ControlContext) -> Any:
     topic_name, name = _names(params)
-    topics = ctx.store.topics
-    current = topics.get_subscription(topic_name, name)
     strategy = params.optional("NotifyStrategy")
     update = policies.dead_letter_update(params)
     rate_limit = policies.rate_limit(params)
-    policy = current.dead_letter_policy
-    if update is not None:
-        policy = update.apply(current.dead_letter_policy, receive_count=False)
-        check_queue_targets(
-            replace(current, dead_letter_policy=policy),
-            ctx.settings,
-            ctx.store.queues.queue_exists,
-        )
-    if strategy is not None:
-        topics.set_notify_strategy(topic_name, name, NotifyStrategy.parse(strategy))
-    if policy != current.dead_letter_policy:
-        topics.set_dead_letter_policy(topic_name, name, policy)
-    if rate_limit is not None:
-        resource = subscription_resource(topic_name, name)
-        ctx.store.control.set_rate_limit(RESOURCE, resource, rate_limit)
+    operations.set_subscription_attributes(
+        ctx.operations,
+        ctx.caller,
+        topic_name,
+        name,
+        NotifyStrategy.parse(strategy) if strategy is not None else None,
+        update,
+        rate_limit=rate_limit,
+    )
     return documents.DONE
 
 
-def _document(subscription: Subscription, ctx: ControlContext) -> dict[str, Any]:
-    resource = subscription_resource(subscription.topic_name, subscription.name)
-    policy = ctx.store.control.rate_limit(RESOURCE, resource)
-    return documents.subscription(subscription, ctx.settings.account_id, policy)
+def _documents(subscriptions: list[Subscription], ctx: ControlContext) -> list[dict[str, Any]]:
+    resources = [subscription_resource(s.topic_name, s.name) for s in subscriptions]
+    limits = tags.extras(ctx.operations, ctx.caller, RESOURCE, resources).rate_limits
+    account = ctx.settings.account_id
+    return [
+        documents.subscription(subscription, account, limits.get(resource))
+        for subscription, resource in zip(subscriptions, resources, strict=True)
+    ]
 
 
 def get_subscription_attributes(params: Params, ctx: ControlContext) -> Any:
-    return _document(ctx.store.topics.get_subscription(*_names(params)), ctx)
+    found = operations.get_subscription(ctx.operations, ctx.caller, *_names(params))
+    return _documents([found], ctx)[0]
 
 
 def unsubscribe(params: Params, ctx: ControlContext) -> Any:
-    ctx.store.topics.unsubscribe(*_names(params))
+    operations.unsubscribe(ctx.operations, ctx.caller, *_names(params))
     return documents.DONE
 
 
@@ -117,11 +114,11 @@ def list_subscription_by_topic(params: Params, ctx: ControlContext) -> Any:
     topic_name = params.name("topic", "TopicName")
     number, size = params.page()
     endpoints = endpoint_filter(params)
-    ctx.store.topics.get_topic(topic_name)  # TopicNotExist for a missing topic
     query = ListQuery(params.optional("SubscriptionName") or "", (), (number - 1) * size, size)
-    listing = ctx.store.control.list_subscriptions(topic_name, query, endpoints)
-    items = [_document(s, ctx) for s in listing.items]
-    return page_data(items, listing.total, number, size)
+    listing = operations.list_subscriptions(
+        ctx.operations, ctx.caller, topic_name, query, endpoints=endpoints
+    )
+    return page_data(_documents(list(listing.items), ctx), listing.total, number, size)
 
 
 OPERATIONS: Final[dict[str, Operation]] = {

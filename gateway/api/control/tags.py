@@ -13,9 +13,9 @@ from gateway.api.control import documents, next_token
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params
 from gateway.errors.control import invalid, missing
-from gateway.store.control import MAX_TAGS
+from gateway.operations import tags as operations
+from gateway.operations.tags import RESOURCE_TYPES
 
-RESOURCE_TYPES: Final = ("queue", "topic")
 #: ListTagResources: entries in one page, when MaxResults asks for no fewer.
 MAX_TAG_RESULTS: Final = 50
 
@@ -40,8 +40,7 @@ def tag_resources(params: Params, ctx: ControlContext) -> Any:
     tags = params.tags()
     if not tags:
         raise missing("Tag.1.Key")
-    # One transaction: every resource exists and stays within MAX_TAGS, or nothing changes.
-    ctx.store.control.tag(resource_type, names, tags, MAX_TAGS)
+    operations.tag_resources(ctx.operations, ctx.caller, resource_type, names, tags)
     return documents.DONE
 
 
@@ -52,8 +51,9 @@ def untag_resources(params: Params, ctx: ControlContext) -> Any:
     keys = params.numbered("TagKey")
     if not keys and not remove_all:
         raise missing("TagKey.1")
-    # Untagging a resource that no longer exists is not an error: destroy may run after it.
-    ctx.store.control.untag(resource_type, names, None if remove_all else keys)
+    operations.untag_resources(
+        ctx.operations, ctx.caller, resource_type, names, None if remove_all else keys
+    )
     return documents.DONE
 
 
@@ -69,9 +69,10 @@ def list_tag_resources(params: Params, ctx: ControlContext) -> Any:
     token = params.optional("NextToken")
     after = next_token.decode(token, resource_type) if token else None
     size = _max_results(params)
-    rows = ctx.store.control.tagged(resource_type, names, filters, after=after, limit=size + 1)
-    page = rows[:size]
-    more = len(rows) > size
+    found = operations.list_tag_resources(
+        ctx.operations, ctx.caller, resource_type, names, filters, after=after, size=size
+    )
+    page, more = found.rows, found.more
     return {
         "TagResources": [
             {"ResourceType": resource_type, "ResourceId": name, "TagKey": k, "TagValue": v}

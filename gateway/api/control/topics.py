@@ -1,6 +1,6 @@
 """Topic operations of the control plane: CreateTopic, DeleteTopic, GetTopicAttributes,
-SetTopicAttributes, ListTopic, over the same store operations as the XML API's
-(:mod:`gateway.api.topics`)."""
+SetTopicAttributes, ListTopic: its parameters parsed, then the operations of every front end
+(:mod:`gateway.operations.topics`), and its documents rendered."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from gateway.api.control import documents
 from gateway.api.control.context import ControlContext, Operation
 from gateway.api.control.params import Params, page_data
 from gateway.errors.control import invalid
+from gateway.operations import tags
+from gateway.operations import topics as operations
 from gateway.store import ListQuery
 from gateway.topics.records import MAX_MESSAGE_SIZE, MIN_MESSAGE_SIZE
 
@@ -33,25 +35,27 @@ def create_topic(params: Params, ctx: ControlContext) -> Any:
     _check_type(params)
     size = _size(params) or MAX_MESSAGE_SIZE
     logging = bool(params.boolean("EnableLogging"))
-    ctx.store.topics.create_topic(name, size, logging, tags=params.tags())  # one transaction
+    operations.create_topic(ctx.operations, ctx.caller, name, size, logging, tags=params.tags())
     return documents.DONE
 
 
 def set_topic_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("topic", "TopicName")
-    ctx.store.topics.set_topic_attributes(name, _size(params), params.boolean("EnableLogging"))
+    operations.set_topic_attributes(
+        ctx.operations, ctx.caller, name, _size(params), params.boolean("EnableLogging")
+    )
     return documents.DONE
 
 
 def get_topic_attributes(params: Params, ctx: ControlContext) -> Any:
     name = params.name("topic", "TopicName")
-    topic, count = ctx.store.topics.get_topic(name)
-    tags = ctx.store.control.tags(RESOURCE, name)
-    return documents.topic(topic, count, tags, ctx.settings.base_url)
+    topic, count = operations.get_topic(ctx.operations, ctx.caller, name)
+    found = tags.extras(ctx.operations, ctx.caller, RESOURCE, [name]).tags.get(name, [])
+    return documents.topic(topic, count, found, ctx.settings.base_url)
 
 
 def delete_topic(params: Params, ctx: ControlContext) -> Any:
-    ctx.store.topics.delete_topic(params.name("topic", "TopicName"))
+    operations.delete_topic(ctx.operations, ctx.caller, params.name("topic", "TopicName"))
     return documents.DONE
 
 
@@ -64,11 +68,12 @@ def list_topic(params: Params, ctx: ControlContext) -> Any:
         (number - 1) * size,
         size,
     )
-    listing = ctx.store.control.list_topics(query)
-    tags = ctx.store.control.tags_by_name(RESOURCE, [t.name for t in listing.items])
+    listing = operations.list_topics(ctx.operations, ctx.caller, query)
+    names = [t.name for t in listing.items]
+    found = tags.extras(ctx.operations, ctx.caller, RESOURCE, names).tags
     # ListTopic's entries carry no message count (as ListQueue's carry none).
     items = [
-        documents.topic(t, 0, tags.get(t.name, []), ctx.settings.base_url) for t in listing.items
+        documents.topic(t, 0, found.get(t.name, []), ctx.settings.base_url) for t in listing.items
     ]
     return page_data(items, listing.total, number, size)
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import html
 import re
 
-from gateway.admin import endpoint_health
 from gateway.delivery.breaker import State
+from gateway.operations import endpoint_health
+from gateway.operations.calls import local_caller
+from gateway.operator_documents.endpoint_health import describe, health_document
 from tests.gateway.api.console.conftest import Console
 from tests.gateway.api.console.test_circuit_forms import TOPIC_PAGE, _fail_billing, _row, _topic
 
@@ -88,12 +90,11 @@ def test_a_circuit_held_open_shows_no_next_probe(signed_in: Console) -> None:
     _hold_open(signed_in, "billing")
     row = _row(signed_in.client.get(TOPIC_PAGE).text, "billing")
     assert row == "open (override: open) 100% 10 none: held open", row
-    store = signed_in.store
-    document = endpoint_health.subscription_health(
-        store.topics, store.deliveries, "orders", "billing"
-    )
+    operations = signed_in.app.extensions["mns"].operations
+    health = endpoint_health.subscription_health(operations, local_caller(), "orders", "billing")
+    document = health_document(health)
     assert document["NextProbeTime"] is None
-    assert "next probe" not in endpoint_health.describe(document)
+    assert "next probe" not in describe(document)
     overview = _text(signed_in.client.get("/console/").text)
     assert "orders/billing : open, held open by an operator, 10 waiting" in overview
     assert NEXT_PROBE not in overview

@@ -1,23 +1,15 @@
-"""Dead letters as operators see them: the documents both the admin API and the CLI answer with,
-and the one replay that both run.
-
-A dead letter is a message whose subscription's retries ran out (docs/protocol.md#retry-schedules).
-Listing, showing and replaying it are the same operations whether they come from
-``/admin/dead-letters`` or from ``mns-gateway dead-letters``; keeping them here means the two
-cannot drift apart (a CLI replay and an admin one lead to the same ``Replay`` operation-log record,
-written by the delivery worker that pushes it).
-"""
+"""Dead letters as operators see them: the documents the admin API answers with and
+``mns-gateway dead-letters`` prints (``--json``, or described for people), local or remote."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.admin.text import iso_utc
 from gateway.delivery.error_text import error_excerpt
 from gateway.delivery.records import Attempt, DeadLetter
-from gateway.protocol.request_ids import new_request_id
-from gateway.store.deliveries import DeliveryStore
+from gateway.operator_documents.times import iso_utc
+from gateway.protocol.listing import Page
 
 
 def summary(letter: DeadLetter) -> dict[str, Any]:
@@ -70,54 +62,12 @@ def attempt_document(attempt: Attempt) -> dict[str, Any]:
     }
 
 
-#: How many dead letters one listing may ask for, through ``/admin/dead-letters`` and
-#: ``mns-gateway dead-letters list --limit`` alike.
-LIMITS = (1, 1000)
-
-
-def listing(store: DeliveryStore, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
-    page = store.list_dead_letters(marker, limit, topic)
+def listing(page: Page[DeadLetter]) -> dict[str, Any]:
     return {"DeadLetters": [summary(d) for d in page.items], "NextMarker": page.next_marker}
 
 
-def replay(
-    store: DeliveryStore,
-    letter_id: str,
-    *,
-    request_id: str,
-    force: bool = False,
-    seen_replayed_at: int | None = None,
-) -> dict[str, Any]:
-    """Deliver a dead letter again (same MessageId); refused for one replayed before unless
-    ``force`` (``DeadLetterAlreadyReplayed``), so a retried command never silently starts a
-    second delivery chain.
-
-    The store wakes the delivery workers of every process sharing the database; the worker that
-    makes the first attempt writes the ``Replay`` operation-log record, with ``request_id``, to
-    its gateway's log, whichever process asked. The web console passes ``seen_replayed_at``, the
-    last replay its page showed (0: none), to replay again only a letter nobody replayed
-    meanwhile (:func:`gateway.store.sql.dead_letter_sql.replay`).
-    """
-    guard = None if force else (seen_replayed_at or 0)
-    delivery_id = store.replay_dead_letter(letter_id, request_id, if_replayed_at=guard)
+def replayed(letter_id: str, delivery_id: str) -> dict[str, Any]:
     return {"Id": letter_id, "DeliveryId": delivery_id}
-
-
-class LocalDeadLetters:
-    """The dead-letter operations on this machine's store, as ``mns-gateway dead-letters`` runs
-    them: a replay carries this command's own request id."""
-
-    def __init__(self, store: DeliveryStore) -> None:
-        self._store = store
-
-    def listing(self, marker: str, limit: int, topic: str | None) -> dict[str, Any]:
-        return listing(self._store, marker, limit, topic)
-
-    def detail(self, letter_id: str) -> dict[str, Any]:
-        return detail(self._store.get_dead_letter(letter_id))
-
-    def replay(self, letter_id: str, force: bool = False) -> dict[str, Any]:
-        return replay(self._store, letter_id, request_id=new_request_id(), force=force)
 
 
 def describe_listing(document: Mapping[str, Any]) -> str:

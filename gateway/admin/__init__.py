@@ -1,1 +1,0 @@
-"""What operators do through the admin API and the CLI alike (dead letters)."""
