@@ -60,7 +60,7 @@ SECONDS: Final = {
     "tests/helm/test_docs.py": 167,
     "tests/gateway/testing/test_plugin.py": 167,
     "tests/gateway/cli/test_cli_listings.py": 166,
-    "tests/gateway/admin/test_endpoint_health.py": 159,
+    "tests/gateway/operations/test_endpoint_health_served.py": 159,
     "tests/gateway/store/test_durability.py": 150,
     "tests/gateway/api/console/test_console_in_browser.py": 149,
     "tests/gateway/cli/test_cli.py": 149,

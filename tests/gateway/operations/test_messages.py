@@ -98,7 +98,9 @@ class Stamping(Hook):
 
         carrier = {"traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01"}
         if isinstance(drafts[0], PublishDraft):
-            return [replace(d, attributes=with_trace_context(d.attributes, carrier)) for d in drafts]
+            return [
+                replace(d, attributes=with_trace_context(d.attributes, carrier)) for d in drafts
+            ]
         return [replace(d, properties=with_trace_context(d.properties, carrier)) for d in drafts]
 
 
