@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gateway.delivery.records import PushOutcome
 from gateway.errors.mns import MNSError
 from gateway.observability.operations import Action, Field
 from gateway.topics.records import subscription_names
@@ -129,13 +130,13 @@ class Transition:
     operator: str | None = None
 
 
-def counts_as_failure(outcome: str, status_code: int | None) -> bool | None:
+def counts_as_failure(outcome: PushOutcome, status_code: int | None) -> bool | None:
     """How an attempt counts: ``True`` a failure (a 5xx, a 429, no connection, a timeout),
     ``False`` an endpoint that answered, ``None`` not at all (refused before it was sent:
     an egress policy, or a :class:`~gateway.delivery.PermanentDeliveryError`)."""
-    if outcome in ("timeout", "connection_error"):
+    if outcome is PushOutcome.TIMEOUT or outcome is PushOutcome.CONNECTION_ERROR:
         return True
-    if outcome in ("refused_by_policy", "rejected"):
+    if outcome is PushOutcome.REFUSED_BY_POLICY or outcome is PushOutcome.REJECTED:
         return None
     return status_code is not None and (status_code >= 500 or status_code == 429)
 

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gateway.delivery.records import DeliveryJob, Settlement
+from gateway.delivery.records import DeliveryJob, PushOutcome, Settlement
 from gateway.observability import messaging_spans as names
 from gateway.observability.tracing import Span, SpanKind, Tracing
 from gateway.protocol.properties import trace_context
-
-#: Outcomes that are the endpoint's answer rather than an error of the push itself.
-_SUCCESS = "success"
 
 
 def attempt_span(tracing: Tracing, job: DeliveryJob) -> Span:
@@ -55,7 +52,7 @@ def end_attempt_span(span: Span, settlement: Settlement | None) -> None:
                 names.PUSH_RETRY_AT: settlement.retry_at_ms,
             }
         )
-        if attempt.outcome != _SUCCESS:
+        if attempt.outcome is not PushOutcome.SUCCESS:
             span.fail(attempt.outcome, attempt.error or "")
     finally:
         span.end()

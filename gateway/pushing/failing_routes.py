@@ -38,7 +38,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Container, Mapping
 
 from gateway.delivery.breaker import counts_as_failure
-from gateway.delivery.records import DeliveryJob, Settlement
+from gateway.delivery.records import DeliveryJob, PushOutcome, Settlement
 
 #: Routes whose last failure a worker remembers at most (about 200 bytes each).
 MAX_ROUTES = 10_000
@@ -54,7 +54,7 @@ def waits_for_wave(settlement: Settlement) -> bool:
     """Whether ``settlement``'s failure also keeps its route paused while the pushes it had in
     flight then are out: a timeout (its siblings, sent about when it was, hang too)."""
     attempt = settlement.attempt
-    return attempt is not None and attempt.outcome == "timeout"
+    return attempt is not None and attempt.outcome is PushOutcome.TIMEOUT
 
 
 class FailingRoutes:

@@ -33,7 +33,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from types import TracebackType
 from typing import Final, Self
@@ -42,6 +41,7 @@ from urllib.parse import urlsplit
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import push_path
 from gateway.delivery.proxy import ProxyRoutes, PushProxy, absolute_target
+from gateway.delivery.records import PushOutcome
 from gateway.errors import DeliveryError
 from gateway.errors.delivery import EgressRefusedError, ProxyError, PushTimeoutError
 from gateway.pushing.pools import OriginPool
@@ -60,14 +60,6 @@ _ERROR_EXCERPT_CHARS: Final = 200
 #: hostname at any address without touching DNS.
 Resolver = Callable[[str, int], Sequence[str]]
 Clock = Callable[[], float]
-
-
-class PushOutcome(StrEnum):
-    SUCCESS = "success"
-    HTTP_ERROR = "http_error"
-    TIMEOUT = "timeout"
-    CONNECTION_ERROR = "connection_error"
-    REFUSED_BY_POLICY = "refused_by_policy"
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from gateway.delivery.breaker import Transition, circuit_record
 from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.push_records import PushFacts, push_record
-from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
+from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.errors import PermanentDeliveryError, StoreUnavailableError
 from gateway.observability.metrics import GatewayMetrics
@@ -319,11 +319,11 @@ class DeliveryWorker:
         try:
             result = self.senders.for_route(job.route).send(job)
         except PermanentDeliveryError as exc:
-            attempt = Attempt(number, started_ms, "rejected", None, str(exc), None)
+            attempt = Attempt(number, started_ms, PushOutcome.REJECTED, None, str(exc), None)
             self._log(job, attempt)
             return Settlement(job, attempt, dead_reason=str(exc))
         attempt = Attempt(
-            number, started_ms, result.outcome.value, result.status, result.error, result.latency_ms
+            number, started_ms, result.outcome, result.status, result.error, result.latency_ms
         )
         self._count(result)
         if result.ok:
