@@ -5,15 +5,31 @@ deliveries to the context a message was created in."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from gateway.delivery.records import DeliveryJob, PushOutcome, Settlement
 from gateway.observability import messaging_spans as names
-from gateway.observability.tracing import Span, SpanKind, Tracing
+from gateway.observability.tracing import TRACEPARENT, Carrier, Span, SpanKind, Tracing
 from gateway.protocol.properties import trace_context
 
+#: The creation context's ``traceparent`` of the attempt under way in this context (thread or
+#: greenlet), read once when its span starts: the senders put it in the push's headers.
+_CREATION: ContextVar[str | None] = ContextVar("push-creation-traceparent", default=None)
 
-def attempt_span(tracing: Tracing, job: DeliveryJob) -> Span:
-    creation = trace_context(job.message.attributes)
+
+def creation_traceparent(job: DeliveryJob) -> str | None:
+    """The message's creation ``traceparent`` for ``job``'s push: the one its attempt's span
+    read (:func:`traced_attempt`); outside an attempt, read from the message."""
+    known = _CREATION.get()
+    if known is not None:
+        return known or None
+    return trace_context(job.message.attributes).get(TRACEPARENT)
+
+
+def attempt_span(tracing: Tracing, job: DeliveryJob, creation: Carrier | None = None) -> Span:
+    """The attempt's span; ``creation``, the message's creation context, if already read."""
+    if creation is None:
+        creation = trace_context(job.message.attributes)
     message = job.message
     return tracing.start(
         names.span_name("push", job.subscription.name),
@@ -63,10 +79,13 @@ def traced_attempt(
 ) -> Settlement:
     """``push(job)`` inside its attempt's span, current on this thread while it runs: the
     senders read it for the headers they send."""
-    span = attempt_span(tracing, job)
+    creation = trace_context(job.message.attributes)
+    span = attempt_span(tracing, job, creation)
+    token = _CREATION.set(creation.get(TRACEPARENT, ""))
     settlement = None
     try:
         settlement = push(job)
     finally:
+        _CREATION.reset(token)
         end_attempt_span(span, settlement)
     return settlement
