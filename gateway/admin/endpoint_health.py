@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.admin.text import iso_utc
-from gateway.delivery.breaker import Breaker, Override
+from gateway.breaker.state import Breaker, Override
 from gateway.errors.mns import MNSError
 from gateway.store.deliveries import DeliveryStore
 from gateway.store.topics import TopicStore

@@ -24,7 +24,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from gateway.delivery.breaker import Transition, circuit_record
+from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
+from gateway.breaker.events import circuit_record
+from gateway.breaker.state import Transition
 from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.push_records import PushFacts, push_record
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
@@ -34,7 +36,6 @@ from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
 from gateway.pushing.attempt_spans import traced_attempt
-from gateway.pushing.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
@@ -159,7 +160,7 @@ class DeliveryWorker:
 
     # dispatching --------------------------------------------------------------------------
     # Claimed deliveries wait in the buffer (still leased) until a thread and a slot on their
-    # route are free (gateway/pushing/dispatch_buffer.py says what is claimed and started when).
+    # route are free (gateway/breaker/dispatch_buffer.py says what is claimed and started when).
 
     def _give_back(self, unstarted: list[DeliveryJob]) -> None:
         """Hand claimed deliveries back untried, due as they were, for any process to take."""

@@ -3,7 +3,7 @@ clock passed in as milliseconds."""
 
 from __future__ import annotations
 
-from gateway.delivery.breaker import (
+from gateway.breaker.state import (
     Breaker,
     BreakerPolicy,
     Override,

@@ -12,7 +12,7 @@ import html
 import re
 
 from gateway.admin import endpoint_health
-from gateway.delivery.breaker import State
+from gateway.breaker.state import State
 from tests.gateway.api.console.conftest import Console
 from tests.gateway.api.console.test_circuit_forms import TOPIC_PAGE, _fail_billing, _row, _topic
 
