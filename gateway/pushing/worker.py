@@ -36,10 +36,10 @@ from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import Action, NullOperationLog, OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
 from gateway.pushing.attempt_spans import traced_attempt
+from gateway.pushing.push_store import PushStore
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 from gateway.pushing.transport import PushResult
-from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class WorkerOptions:
 class DeliveryWorker:
     def __init__(
         self,
-        store: DeliveryStore,
+        store: PushStore,
         senders: SenderRegistry,
         options: WorkerOptions = WorkerOptions(),
         *,
