@@ -4,13 +4,13 @@ deliveries to the context a message was created in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextvars import ContextVar
 
 from gateway.delivery.records import DeliveryJob, PushOutcome, Settlement
 from gateway.observability import messaging_spans as names
 from gateway.observability.tracing import TRACEPARENT, Carrier, Span, SpanKind, Tracing
 from gateway.protocol.properties import trace_context
+from gateway.pushing.hooks import Push, PushHook
 
 #: The creation context's ``traceparent`` of the attempt under way in this context (thread or
 #: greenlet), read once when its span starts: the senders put it in the push's headers.
@@ -19,7 +19,7 @@ _CREATION: ContextVar[str | None] = ContextVar("push-creation-traceparent", defa
 
 def creation_traceparent(job: DeliveryJob) -> str | None:
     """The message's creation ``traceparent`` for ``job``'s push: the one its attempt's span
-    read (:func:`traced_attempt`); outside an attempt, read from the message."""
+    read (:class:`TracingHook`); outside an attempt, read from the message."""
     known = _CREATION.get()
     if known is not None:
         return known or None
@@ -74,18 +74,22 @@ def end_attempt_span(span: Span, settlement: Settlement | None) -> None:
         span.end()
 
 
-def traced_attempt(
-    tracing: Tracing, job: DeliveryJob, push: Callable[[DeliveryJob], Settlement]
-) -> Settlement:
-    """``push(job)`` inside its attempt's span, current on this thread while it runs: the
-    senders read it for the headers they send."""
-    creation = trace_context(job.message.attributes)
-    span = attempt_span(tracing, job, creation)
-    token = _CREATION.set(creation.get(TRACEPARENT, ""))
-    settlement = None
-    try:
-        settlement = push(job)
-    finally:
-        _CREATION.reset(token)
-        end_attempt_span(span, settlement)
-    return settlement
+class TracingHook(PushHook):
+    """A span per attempt, current on this thread while it runs (the senders read it for the
+    headers they send), with the message's creation context read once for it and its headers."""
+
+    def __init__(self, tracing: Tracing) -> None:
+        self._tracing = tracing
+
+    def before(self, push: Push) -> None:
+        creation = trace_context(push.job.message.attributes)
+        push.span = attempt_span(self._tracing, push.job, creation)
+        push.trace_id = push.span.trace_id
+        token = _CREATION.set(creation.get(TRACEPARENT, ""))
+        push.undo = lambda: _CREATION.reset(token)
+
+    def after(self, push: Push, result: Settlement | None, error: BaseException | None) -> None:
+        if push.undo is not None:
+            push.undo()
+        if push.span is not None:
+            end_attempt_span(push.span, result)
