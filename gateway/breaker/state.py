@@ -127,13 +127,18 @@ class Transition:
     operator: str | None = None
 
 
+#: Outcomes the breaker counts as failures whatever the status, and those it does not count.
+_FAILED = frozenset({PushOutcome.TIMEOUT, PushOutcome.CONNECTION_ERROR})
+_NOT_COUNTED = frozenset({PushOutcome.REFUSED_BY_POLICY, PushOutcome.REJECTED})
+
+
 def counts_as_failure(outcome: PushOutcome, status_code: int | None) -> bool | None:
     """How an attempt counts: ``True`` a failure (a 5xx, a 429, no connection, a timeout),
     ``False`` an endpoint that answered, ``None`` not at all (refused before it was sent:
     an egress policy, or a :class:`~gateway.delivery.PermanentDeliveryError`)."""
-    if outcome is PushOutcome.TIMEOUT or outcome is PushOutcome.CONNECTION_ERROR:
+    if outcome in _FAILED:
         return True
-    if outcome is PushOutcome.REFUSED_BY_POLICY or outcome is PushOutcome.REJECTED:
+    if outcome in _NOT_COUNTED:
         return None
     return status_code is not None and (status_code >= 500 or status_code == 429)
 

@@ -23,7 +23,7 @@ def job(delivery_id: str, route: str = "http://127.0.0.1:9/") -> DeliveryJob:
 
 
 def worker_over(store: PushStore, sender: ScriptedSender) -> DeliveryWorker:
-    options = WorkerOptions(threads=4, max_per_route=2, lease_seconds=30)
+    options = WorkerOptions(threads=4, max_per_route=4, lease_seconds=30)
     return DeliveryWorker(store, SenderRegistry(sender), options, rng=random.Random(7))
 
 
