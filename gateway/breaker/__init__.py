@@ -21,12 +21,14 @@ leases the deliveries; a settle counts the outcomes into the breakers and gives 
 backlog back in the transaction that records them. So every worker and replica shares each
 breaker exactly (no push is admitted past a breaker another process just opened, no backlog is
 held behind one another just closed), an operator event is published once, by the transaction
-that made its transition, and a crash leaves nothing half done. The price is paid there: a claim
-while some breaker is not closed takes a few more statements and row locks (a claim of healthy
-endpoints' deliveries alone reads one indexed empty range), and a settle locks the breaker rows
-of the subscriptions it counts failures for, so settles of one failing endpoint's outcomes queue
-behind each other. A breaker kept apart (in memory, or its own transaction) would cost claims
-nothing and be wrong across replicas; docs/benchmarks.md#endpoint-health has the measurements.
+that made its transition, and a crash leaves nothing half done. The price is paid there: every claim
+reads the breakers that are not closed (``push_breakers`` keeps no row for a healthy one, so
+with none open that read finds nothing), and while some breaker is not closed a claim takes a
+few more statements and row locks; a settle reads, locked, the breaker rows of the
+subscriptions whose outcomes it counts, so the settles of one failing endpoint's outcomes queue
+behind each other, and a claim holding or admitting for it waits for them. A breaker kept apart
+(in memory, or in its own transaction) would cost claims nothing and be wrong across replicas;
+docs/benchmarks.md#endpoint-health has the measurements.
 
 The worker side (route pause, first share) is per process and only saves attempts between a
 failure and its record; the store's breaker decides.
