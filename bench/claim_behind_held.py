@@ -27,9 +27,9 @@ from pathlib import Path
 
 from backends import Backend, add_database_arguments, backends
 
+from gateway.breaker.state import Override
 from gateway.composition import open_store
 from gateway.config.settings import Settings
-from gateway.delivery.breaker import Override
 from gateway.store.base import Store
 from gateway.store.sql import delivery_sql, held_sql
 from gateway.store.sql.connection import Connection

@@ -45,7 +45,7 @@ STEPS: list[tuple[str, str]] = [
         r"content_md5|_header|http_date|_http_date|new_request_id|cert_url|"
         r"HttpSender\._signing_key)(\.[\w.<>]+)? ",
     ),
-    ("push path (computed twice)", r"^(push_path|origin_of)(\.[\w.<>]+)? "),
+    ("push path", r"^(push_path|origin_of)(\.[\w.<>]+)? "),
     (
         "rendering body",
         r"^(render|_render_xml|_fields|message_md5|notification_of|"
@@ -53,14 +53,14 @@ STEPS: list[tuple[str, str]] = [
     ),
     (
         "tracing hooks (trace context)",
-        r"^(traced_headers|trace_context|traced_attempt|"
+        r"^(traced_headers|trace_context|TracingHook\.\w+|creation_traceparent|"
         r"trace_id_of|current_carrier|_trace_properties)(\.[\w.<>]+)? ",
     ),
     (
         "metrics hooks",
-        r"^(DeliveryWorker\._count|DeliveryWorker\._count_dead_letter_queue)(\.[\w.<>]+)? ",
+        r"^(MetricsHook\.\w+|DeliveryWorker\._count_dead_letter_queue)(\.[\w.<>]+)? ",
     ),
-    ("operation log", r"^(DeliveryWorker\._log|push_record)(\.[\w.<>]+)? |oplog"),
+    ("operation log", r"^(OperationLogHook\.\w+|push_record)(\.[\w.<>]+)? |oplog"),
     (
         "HTTP send + response parse",
         r"^(PushTransport\.\w+|_round_trip|read_response|"
@@ -70,7 +70,7 @@ STEPS: list[tuple[str, str]] = [
     ("live figures in the settle (rates_sql)", r"\(.*rates_sql\.py"),
     (
         "breaker bookkeeping (breaker_sql, dispatch buffer, failing routes)",
-        r"\(.*(breaker_sql|breaker|failing_routes|dispatch_buffer)\.py",
+        r"\(.*(breaker_sql|held_sql|breaker/\w+|store/breakers|failing_routes|dispatch_buffer)\.py",
     ),
     (
         "settle SQL",

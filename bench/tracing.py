@@ -77,6 +77,8 @@ TRACING_FILES = ("gateway/observability/", "opentelemetry/")
 TRACING_FUNCTIONS = (
     "attempt_span ",
     "end_attempt_span ",
+    "TracingHook.",
+    "creation_traceparent ",
     "HttpSender.traced_headers ",
     "trace_context ",
     "trace_id_of ",
@@ -157,7 +159,7 @@ def drain_to_exit(
 
 def is_tracing(frame: str) -> bool:
     """Whether a py-spy frame (``function (file:line)``) is tracing's own code; not
-    ``traced_attempt``, which wraps the whole push."""
+    the hooks' runner, which wraps the whole push."""
     return any(part in frame for part in TRACING_FILES) or frame.startswith(TRACING_FUNCTIONS)
 
 

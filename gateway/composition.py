@@ -21,8 +21,8 @@ from flask import Flask
 
 from gateway.api.app import create_app
 from gateway.auth.generated_keys import announce_generated_keys, resolve_access_keys
+from gateway.breaker.state import BreakerPolicy
 from gateway.config.settings import Settings
-from gateway.delivery.breaker import BreakerPolicy
 from gateway.delivery.egress import EgressPolicy
 from gateway.errors import StoreUnavailableError
 from gateway.observability.metrics import CircuitFigures, GatewayMetrics

@@ -16,11 +16,13 @@ One attempt, as the delivery worker performs it::
     rendered = render(notification, subscription.notify_content_format)  # a ContentFormat
     headers = push_headers(notification, rendered, date=http_date(now), request_id=new_id,
                            signing_cert_url=cert_url(public_url, key.key_id))
-    headers = sign_headers(key, headers, push_path(endpoint_url))
-    result = transport.send(endpoint_url, headers, rendered.body, timeout=push_timeout)
+    path = push_path(endpoint_url)
+    headers = sign_headers(key, headers, path)
+    result = transport.send(endpoint_url, headers, rendered.body, push_timeout, path=path)
     delay = None if result.ok else retry_delay(strategy, retries_done, rng=rng, scale=scale)
 
-(:func:`~gateway.delivery.signing.build_signed_push` does the middle three steps in one call.)
+(:func:`~gateway.delivery.signing.build_signed_push` does the middle steps in one call, and
+``transport.send_signed(endpoint_url, push)`` sends its path, headers and body as signed.)
 
 Every error raised on purpose by this package derives from
 :class:`gateway.errors.DeliveryError` (:mod:`gateway.errors.delivery`), so callers can tell our

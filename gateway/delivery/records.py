@@ -4,10 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any
 
 from gateway.delivery.standard_webhooks import WebhookSecrets
 from gateway.topics.records import Subscription, TopicMessage
+
+
+class PushOutcome(StrEnum):
+    """How one attempt went, one typed value from the sender to the breaker, the settle, the
+    operation log and the metrics (the strings are what the store, the operation log's
+    ``Outcome`` and the metrics' labels keep)."""
+
+    SUCCESS = "success"  # the endpoint took it (HTTP 2xx, message enqueued, mail accepted)
+    HTTP_ERROR = "http_error"  # the endpoint answered with a refusal (non-2xx, SMTP >= 400)
+    TIMEOUT = "timeout"  # no complete answer within the push timeout
+    CONNECTION_ERROR = "connection_error"  # DNS, TCP, TLS failure before an answer
+    REFUSED_BY_POLICY = "refused_by_policy"  # the gateway refused the address (egress)
+    #: Never sent: the message cannot be rendered or the endpoint kind cannot be reached
+    #: (a :class:`~gateway.errors.PermanentDeliveryError`); dead-lettered at once.
+    REJECTED = "rejected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,10 +32,16 @@ class Attempt:
 
     attempt: int
     attempted_at_ms: int
-    outcome: str
+    outcome: PushOutcome
     status_code: int | None = None
     error: str | None = None
     latency_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        # Read back from the store or a dead letter's JSON as text: typed here, once, so that
+        # every reader compares values (``is PushOutcome.TIMEOUT``), never strings.
+        if type(self.outcome) is not PushOutcome:
+            object.__setattr__(self, "outcome", PushOutcome(self.outcome))
 
     def fields(self) -> dict[str, Any]:
         """As a dead letter's JSON history keeps it (and ``Attempt(**fields)`` reads it back)."""

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from gateway.delivery.breaker import Breaker, Override
+from gateway.breaker.state import Breaker, Override
 from gateway.errors.mns import MNSError
 from gateway.observability.operations import Field
 from gateway.operations.calls import Call, Caller

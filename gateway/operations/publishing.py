@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.delivery.breaker import refuse_forged_event
+from gateway.breaker.events import refuse_forged_event
 from gateway.observability.operations import Action, Field, RequestFacts
 from gateway.operations.calls import Call, Caller
 from gateway.operations.wiring import Operations

@@ -4,19 +4,32 @@ deliveries to the context a message was created in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from contextvars import ContextVar
 
-from gateway.delivery.records import DeliveryJob, Settlement
+from gateway.delivery.records import DeliveryJob, PushOutcome, Settlement
 from gateway.observability import messaging_spans as names
-from gateway.observability.tracing import Span, SpanKind, Tracing
+from gateway.observability.tracing import TRACEPARENT, Carrier, Span, SpanKind, Tracing
 from gateway.protocol.properties import trace_context
+from gateway.pushing.hooks import Push, PushHook
 
-#: Outcomes that are the endpoint's answer rather than an error of the push itself.
-_SUCCESS = "success"
+#: The creation context's ``traceparent`` of the attempt under way in this context (thread or
+#: greenlet), read once when its span starts: the senders put it in the push's headers.
+_CREATION: ContextVar[str | None] = ContextVar("push-creation-traceparent", default=None)
 
 
-def attempt_span(tracing: Tracing, job: DeliveryJob) -> Span:
-    creation = trace_context(job.message.attributes)
+def creation_traceparent(job: DeliveryJob) -> str | None:
+    """The message's creation ``traceparent`` for ``job``'s push: the one its attempt's span
+    read (:class:`TracingHook`); outside an attempt, read from the message."""
+    known = _CREATION.get()
+    if known is not None:
+        return known or None
+    return trace_context(job.message.attributes).get(TRACEPARENT)
+
+
+def attempt_span(tracing: Tracing, job: DeliveryJob, creation: Carrier | None = None) -> Span:
+    """The attempt's span; ``creation``, the message's creation context, if already read."""
+    if creation is None:
+        creation = trace_context(job.message.attributes)
     message = job.message
     return tracing.start(
         names.span_name("push", job.subscription.name),
@@ -55,21 +68,28 @@ def end_attempt_span(span: Span, settlement: Settlement | None) -> None:
                 names.PUSH_RETRY_AT: settlement.retry_at_ms,
             }
         )
-        if attempt.outcome != _SUCCESS:
+        if attempt.outcome is not PushOutcome.SUCCESS:
             span.fail(attempt.outcome, attempt.error or "")
     finally:
         span.end()
 
 
-def traced_attempt(
-    tracing: Tracing, job: DeliveryJob, push: Callable[[DeliveryJob], Settlement]
-) -> Settlement:
-    """``push(job)`` inside its attempt's span, current on this thread while it runs: the
-    senders read it for the headers they send."""
-    span = attempt_span(tracing, job)
-    settlement = None
-    try:
-        settlement = push(job)
-    finally:
-        end_attempt_span(span, settlement)
-    return settlement
+class TracingHook(PushHook):
+    """A span per attempt, current on this thread while it runs (the senders read it for the
+    headers they send), with the message's creation context read once for it and its headers."""
+
+    def __init__(self, tracing: Tracing) -> None:
+        self._tracing = tracing
+
+    def before(self, push: Push) -> None:
+        creation = trace_context(push.job.message.attributes)
+        push.span = attempt_span(self._tracing, push.job, creation)
+        push.trace_id = push.span.trace_id
+        token = _CREATION.set(creation.get(TRACEPARENT, ""))
+        push.undo = lambda: _CREATION.reset(token)
+
+    def after(self, push: Push, result: Settlement | None, error: BaseException | None) -> None:
+        if push.undo is not None:
+            push.undo()
+        if push.span is not None:
+            end_attempt_span(push.span, result)

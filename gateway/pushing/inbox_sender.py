@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 
 from gateway.delivery.directmail import prepare_mail
-from gateway.delivery.records import DeliveryJob
+from gateway.delivery.records import DeliveryJob, PushOutcome
 from gateway.delivery.sms import prepare_sms
 from gateway.inbox.records import InboxEntry, InboxKind, mail_entry, sms_entries
-from gateway.pushing.transport import PushOutcome, PushResult
+from gateway.pushing.transport import PushResult
 from gateway.store.inbox import InboxStore
 
 

@@ -35,11 +35,11 @@ from urllib.parse import unquote, urlsplit
 
 from gateway.config.settings import Settings
 from gateway.delivery.directmail import ADDRESS, OutgoingMail, prepare_mail
-from gateway.delivery.records import DeliveryJob
+from gateway.delivery.records import DeliveryJob, PushOutcome
 from gateway.errors import DeliveryError, PermanentDeliveryError
 from gateway.errors.delivery import SmtpConfigError
 from gateway.observability.tracing import NO_TRACING, Tracing
-from gateway.pushing.transport import PushOutcome, PushResult
+from gateway.pushing.transport import PushResult
 
 #: smtplib re-raises a read timeout as SMTPServerDisconnected; how far to look for the cause.
 _MAX_CAUSE_DEPTH: Final = 5

@@ -23,14 +23,14 @@ from typing import Any
 from gateway.auth.signatures import IncomingRequest, sign, string_to_sign
 from gateway.delivery.formats import http_date
 from gateway.delivery.notifications import queue_message_body
-from gateway.delivery.records import DeliveryJob
+from gateway.delivery.records import DeliveryJob, PushOutcome
 from gateway.errors import PermanentDeliveryError
 from gateway.errors.mns import MNSError
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.endpoints import QueueEndpoint, parse_endpoint
 from gateway.protocol.properties import carried_properties, property_nodes
 from gateway.protocol.xml import XmlNode, render_document
-from gateway.pushing.transport import PushOutcome, PushResult, PushTransport
+from gateway.pushing.transport import PushResult, PushTransport
 from gateway.store.deliveries import DeliveryStore
 
 

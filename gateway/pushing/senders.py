@@ -19,8 +19,8 @@ from gateway.delivery.signing import SigningKey, build_signed_push
 from gateway.delivery.standard_webhooks import standard_webhook
 from gateway.errors import DeliveryError, PermanentDeliveryError
 from gateway.observability.tracing import CREATION_HEADER, NO_TRACING, Tracing
-from gateway.protocol.properties import trace_context
 from gateway.protocol.request_ids import new_request_id
+from gateway.pushing.attempt_spans import creation_traceparent
 from gateway.pushing.keyring import KeyRing
 from gateway.pushing.transport import PushResult, PushTransport
 
@@ -91,9 +91,7 @@ class HttpSender:
             )
         except (DeliveryError, ValueError) as exc:
             raise PermanentDeliveryError(f"cannot render the push: {exc}") from exc
-        return self.transport.send(
-            job.subscription.endpoint, signed.headers, signed.body, self.timeout
-        )
+        return self.transport.send_signed(job.subscription.endpoint, signed, self.timeout)
 
     def traced_headers(self, job: DeliveryJob) -> dict[str, str]:
         """W3C ``traceparent``/``tracestate`` of this attempt's span (the worker's, current on
@@ -102,7 +100,7 @@ class HttpSender:
         string to sign and every receiver's check stay as they were; checked with the signed
         headers (:func:`gateway.delivery.formats.push_headers`)."""
         headers = self.tracing.current_carrier()
-        creation = trace_context(job.message.attributes).get("traceparent")
+        creation = creation_traceparent(job)  # read once per attempt, when its span started
         if creation:
             headers[CREATION_HEADER] = creation
         return headers

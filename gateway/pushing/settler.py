@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from gateway.delivery.records import Filed, Settlement
 from gateway.errors import StoreUnavailableError
-from gateway.store.deliveries import DeliveryStore
+from gateway.pushing.push_store import PushStore
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ _STOP = object()
 class Settler:
     def __init__(
         self,
-        store: DeliveryStore,
+        store: PushStore,
         owner: str,
         on_settled: Callable[[list[Settlement], list[Filed | None]], None],
         max_batch: int = 512,

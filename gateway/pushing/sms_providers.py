@@ -20,14 +20,13 @@ from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
 from gateway.auth.acs3 import acs_date, sign_rpc
-from gateway.delivery.records import DeliveryJob
+from gateway.delivery.records import DeliveryJob, PushOutcome
 from gateway.delivery.sms import OutgoingSms, prepare_sms
 from gateway.errors import DeliveryError, PermanentDeliveryError
 from gateway.errors.delivery import SmsConfigError
 from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.transport import (
     Origin,
-    PushOutcome,
     PushResult,
     PushTransport,
     origin_of,

@@ -33,7 +33,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from types import TracebackType
 from typing import Final, Self
@@ -42,6 +41,8 @@ from urllib.parse import urlsplit
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import push_path
 from gateway.delivery.proxy import ProxyRoutes, PushProxy, absolute_target
+from gateway.delivery.records import PushOutcome
+from gateway.delivery.signing import SignedPush
 from gateway.errors import DeliveryError
 from gateway.errors.delivery import EgressRefusedError, ProxyError, PushTimeoutError
 from gateway.pushing.pools import OriginPool
@@ -60,14 +61,6 @@ _ERROR_EXCERPT_CHARS: Final = 200
 #: hostname at any address without touching DNS.
 Resolver = Callable[[str, int], Sequence[str]]
 Clock = Callable[[], float]
-
-
-class PushOutcome(StrEnum):
-    SUCCESS = "success"
-    HTTP_ERROR = "http_error"
-    TIMEOUT = "timeout"
-    CONNECTION_ERROR = "connection_error"
-    REFUSED_BY_POLICY = "refused_by_policy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,14 +236,22 @@ class PushTransport:
         headers: Sequence[tuple[str, str]],
         body: bytes,
         timeout: float | None = None,
+        *,
+        path: str | None = None,
     ) -> PushResult:
-        """POST ``body`` to ``push_path(url)`` on the URL's host: the path the signature covers.
+        """POST ``body`` to ``path`` on the URL's host: a signed push passes the path its
+        signature covers (:attr:`~gateway.delivery.signing.SignedPush.path`), sent as it was
+        signed; without one, ``push_path(url)``.
 
         Success is a 2xx received within ``timeout`` seconds of the call (waiting for a free
         connection to a saturated host counts); a 2xx that arrives later is a ``timeout``.
         Header names in ``headers`` must be unique; they are sent exactly as spelled.
         """
-        return self.post(url, headers, body, timeout)[0]
+        return self.post(url, headers, body, timeout, path=path)[0]
+
+    def send_signed(self, url: str, push: SignedPush, timeout: float | None = None) -> PushResult:
+        """A signed push, exactly as it was signed: its path, headers and body."""
+        return self.post(url, push.headers, push.body, timeout, path=push.path)[0]
 
     def post(
         self,
@@ -258,6 +259,8 @@ class PushTransport:
         headers: Sequence[tuple[str, str]],
         body: bytes,
         timeout: float | None = None,
+        *,
+        path: str | None = None,
     ) -> tuple[PushResult, bytes]:
         """:meth:`send`, and the response body (up to :data:`MAX_RESPONSE_BYTES`; empty without
         a response), for callers that read the answer: an SMS provider's API."""
@@ -266,7 +269,8 @@ class PushTransport:
         try:
             origin = origin_of(url)
             proxy = self._proxy.proxy_for(origin.host) if self._proxy is not None else None
-            request = _request(origin, proxy, push_path(url), headers, body)
+            target = push_path(url) if path is None else path
+            request = _request(origin, proxy, target, headers, body)
             status, response_body = self._exchange(origin, proxy, request, timeout)
         except (DeliveryError, OSError) as exc:
             outcome, error = _classify_failure(exc)

@@ -22,27 +22,25 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from gateway.delivery.breaker import Transition, circuit_record
+from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
+from gateway.breaker.events import circuit_record
+from gateway.breaker.state import Transition
 from gateway.delivery.push_limits import until_next_second
-from gateway.delivery.push_records import PushFacts, push_record
-from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
+from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
 from gateway.delivery.retry import retry_delay
 from gateway.errors import PermanentDeliveryError, StoreUnavailableError
 from gateway.observability.metrics import GatewayMetrics
-from gateway.observability.oplog import Action, NullOperationLog, OperationLog
-from gateway.observability.tracing import NO_TRACING, Tracing, trace_id_of
-from gateway.pushing.attempt_spans import traced_attempt
-from gateway.pushing.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
+from gateway.observability.oplog import NullOperationLog, OperationLog
+from gateway.observability.tracing import NO_TRACING, Tracing
+from gateway.pushing.hooks import Push, PushHooks
+from gateway.pushing.push_hooks import standard_push_hooks
+from gateway.pushing.push_store import PushStore
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
-from gateway.pushing.transport import PushResult
-from gateway.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
-
-_PUSH = PushFacts()
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,7 @@ class WorkerOptions:
 class DeliveryWorker:
     def __init__(
         self,
-        store: DeliveryStore,
+        store: PushStore,
         senders: SenderRegistry,
         options: WorkerOptions = WorkerOptions(),
         *,
@@ -74,6 +72,7 @@ class DeliveryWorker:
         account_id: str = "",
         monotonic: Callable[[], float] = time.monotonic,
         tracing: Tracing = NO_TRACING,
+        hooks: PushHooks | None = None,
     ) -> None:
         self.store = store
         self.tracing = tracing
@@ -84,6 +83,16 @@ class DeliveryWorker:
         self.rng = rng or random.Random()
         self.account_id = account_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        #: Tracing, the operation log and metrics around each attempt, registered once.
+        self.hooks = hooks or PushHooks(
+            standard_push_hooks(
+                tracing=tracing,
+                oplog=self.oplog,
+                metrics=self.metrics,
+                account_id=account_id,
+                now_ms=store.now_ms,
+            )
+        )
         #: What this worker claimed and is pushing, per route (under ``_idle``).
         # With the breaker off nothing reads failures, and no route starts slowly either.
         first = options.first_per_route if store.breaker.enabled else None
@@ -159,7 +168,7 @@ class DeliveryWorker:
 
     # dispatching --------------------------------------------------------------------------
     # Claimed deliveries wait in the buffer (still leased) until a thread and a slot on their
-    # route are free (gateway/pushing/dispatch_buffer.py says what is claimed and started when).
+    # route are free (gateway/breaker/dispatch_buffer.py says what is claimed and started when).
 
     def _give_back(self, unstarted: list[DeliveryJob]) -> None:
         """Hand claimed deliveries back untried, due as they were, for any process to take."""
@@ -307,49 +316,31 @@ class DeliveryWorker:
         self._wake.set()
 
     def _attempt(self, job: DeliveryJob) -> Settlement:
-        if self.tracing.enabled:
-            return traced_attempt(self.tracing, job, self._push)
-        return self._push(job)
+        return self.hooks.run(Push(job), self._push)
 
-    def _push(self, job: DeliveryJob) -> Settlement:
+    def _push(self, push: Push) -> Settlement:
+        """One attempt: send, then what becomes of the delivery (the hooks log and count it)."""
+        job = push.job
         number = job.attempts + 1
-        if job.replay_request_id is not None and job.attempts == 0:
-            # The replay's record comes from the gateway that pushes it, not from the shell or
-            # replica that asked for it (which may have no operation log at all).
-            self._log(job, None, PushFacts(Action.REPLAY, request_id=job.replay_request_id))
         started_ms = self.store.now_ms()
         try:
             result = self.senders.for_route(job.route).send(job)
         except PermanentDeliveryError as exc:
-            attempt = Attempt(number, started_ms, "rejected", None, str(exc), None)
-            self._log(job, attempt)
+            attempt = Attempt(number, started_ms, PushOutcome.REJECTED, None, str(exc), None)
             return Settlement(job, attempt, dead_reason=str(exc))
         attempt = Attempt(
-            number, started_ms, result.outcome.value, result.status, result.error, result.latency_ms
+            number, started_ms, result.outcome, result.status, result.error, result.latency_ms
         )
-        self._count(result)
         if result.ok:
-            self._log(job, attempt)
             return Settlement(job, attempt)
         strategy = job.subscription.notify_strategy
         delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
         if delay is None:
-            self._log(job, attempt)
             return Settlement(job, attempt, dead_reason="retries exhausted")
-        retry_at_ms = self.store.now_ms() + int(delay * 1000)
-        # When it is due again: the report tells a retry waiting behind an open circuit from
-        # one waiting for its own schedule (docs/pipeline.md#endpoint-circuits).
-        self._log(job, attempt, PushFacts(next_attempt_ms=retry_at_ms))
-        return Settlement(job, attempt, retry_at_ms=retry_at_ms)
+        return Settlement(job, attempt, retry_at_ms=self.store.now_ms() + int(delay * 1000))
 
     def _settled(self, batch: list[Settlement], letters: list[Filed | None]) -> None:
-        for settlement, letter in zip(batch, letters, strict=True):
-            if letter is not None:
-                reason = settlement.dead_reason or "unknown"
-                self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
-                self._count_dead_letter_queue(letter)
-                facts = PushFacts(Action.DEAD_LETTER, error=reason, filed=letter)
-                self._log(settlement.job, None, facts)
+        self.hooks.settled(batch, letters)
         with self._idle:
             self._unsettled -= len(batch)
             resumed = self._buffer.settled(batch)
@@ -374,21 +365,6 @@ class DeliveryWorker:
             self.metrics.dead_letter_queue_messages.labels(
                 "subscription", filed.dead_letter_queue
             ).inc()
-
-    def _count(self, result: PushResult) -> None:
-        self.metrics.attempts.labels(
-            "succeeded" if result.ok else "failed", result.outcome.value
-        ).inc()
-        self.metrics.push_latency.observe(result.latency_ms / 1000)
-
-    def _log(self, job: DeliveryJob, attempt: Attempt | None, facts: PushFacts = _PUSH) -> None:
-        if not job.logging_enabled:
-            return
-        if self.tracing.enabled:
-            facts = replace(facts, trace_id=trace_id_of(self.tracing.current_carrier()))
-        self.oplog.write(
-            push_record(job, attempt, facts, now_ms=self.store.now_ms(), account_id=self.account_id)
-        )
 
 
 #: The longest a dispatcher waits between attempts while the store keeps failing.

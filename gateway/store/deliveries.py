@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gateway.delivery.breaker import Breaker, BreakerPolicy, Override, State, Transition
+from gateway.breaker.state import Breaker, BreakerPolicy, Override, State, Transition
 from gateway.delivery.dead_letter_pushes import dead_letter_message
 from gateway.delivery.push_limits import grant_holds
 from gateway.delivery.records import Attempt, DeadLetter, DeliveryJob, Filed, Settlement
@@ -14,14 +14,13 @@ from gateway.errors.mns import MNSError
 from gateway.protocol.listing import Page
 from gateway.store import retention
 from gateway.store.backends.database import Database
+from gateway.store.breakers import BreakerStore, ClaimBreakers
 from gateway.store.notify.notifier import Wakeups
 from gateway.store.queues import QueueStore
 from gateway.store.sql import (
-    breaker_sql,
     dead_letter_sql,
     delivered_sql,
     delivery_sql,
-    held_sql,
     message_delivery_sql,
     partitions_sql,
     rates_sql,
@@ -49,11 +48,11 @@ class DeliveryStore:
         #: ``MNS_GATEWAY_HISTORY_RETENTION`` in seconds (:func:`history_kept_since`).
         self.history_retention = history_retention
         self._passes = retention.Passes(partitions_sql.pass_interval_ms(history_retention))
-        #: Subscription endpoints' circuit breakers (docs/delivery.md#endpoint-health).
-        self.breaker = breaker or BreakerPolicy()
-        #: A topic of this gateway each transition is published to ("" for none).
-        self.events_topic = ""
-        self._breaker_listeners: list[Callable[[list[Transition]], None]] = []
+        #: Subscription endpoints' breakers (docs/delivery.md#endpoint-health): all the store
+        #: does for them, inside the claims' and settles' transactions.
+        self.breaker_store = BreakerStore(
+            breaker or BreakerPolicy(), wakeups, queues.new_message_id
+        )
         self.clock = clock
         self.wakeups = wakeups
         self.queues = queues
@@ -66,10 +65,24 @@ class DeliveryStore:
         # the store, so a replica that has not learned it yet loses one batch's work, never a
         # grant.
         self._used_up: dict[str, int] = {}
-        # Where the next hold's read of each held subscription starts (held_sql.read_past),
-        # past the dead index entries its earlier holds left. Per process, like _used_up: a
-        # replica without it reads from the subscription's first delivery, as before.
-        self._read_past: dict[str, int] = {}
+
+    @property
+    def breaker(self) -> BreakerPolicy:
+        """When the subscriptions' breakers open and for how long (the settings')."""
+        return self.breaker_store.policy
+
+    @breaker.setter
+    def breaker(self, policy: BreakerPolicy) -> None:
+        self.breaker_store.policy = policy
+
+    @property
+    def events_topic(self) -> str:
+        """A topic of this gateway each breaker transition is published to ("" for none)."""
+        return self.breaker_store.events_topic
+
+    @events_topic.setter
+    def events_topic(self, topic: str) -> None:
+        self.breaker_store.events_topic = topic
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -80,64 +93,28 @@ class DeliveryStore:
     ) -> list[DeliveryJob]:
         now = self.now_ms()
         lease_ms = int(lease_seconds * 1000)
-
         used_up = {name: until for name, until in self._used_up.items() if until > now}
-        read_past: dict[str, int] = {}
-
-        transitions: list[Transition] = []
+        views: list[ClaimBreakers] = []
 
         def work(conn: Connection) -> list[DeliveryJob]:
             # Endpoints whose breaker is open (or probing) are left out: their deliveries
             # wait, untried, and are claimed in due order once it closes.
-            breakers = breaker_sql.not_closed(conn)
-            blocked = self._hold(conn, breakers, now, read_past)
-            if turns := breaker_sql.probe_turns(conn, breakers, blocked, self.breaker, now):
-                # A probe's turn (rare): as many of the held backlog as probes go out.
-                held_sql.give_back(conn, turns)
+            view = self.breaker_store.before_claim(conn, now)
+            views[:] = [view]
             jobs = delivery_sql.claim(
-                conn, owner, now, lease_ms, limit, skip_routes, set(used_up), held=blocked
+                conn, owner, now, lease_ms, limit, skip_routes, set(used_up), held=view.blocked
             )
-            admitted = breaker_sql.admit_claimed(
-                conn, owner, jobs, self.breaker, now, lease_ms, seen=breakers
-            )
-            transitions[:] = admitted.transitions
-            self._publish_events(conn, transitions)
+            jobs = self.breaker_store.admit_claimed(conn, owner, jobs, view, now, lease_ms)
             # Subscriptions' TenantRateLimitPolicy: the batch's grants, in the same transaction;
             # what is over the limit waits for the next second.
-            granted = grant_claimed(conn, admitted.jobs, now)
+            granted = grant_claimed(conn, jobs, now)
             used_up.update(granted.used_up)
             return granted.jobs
 
         jobs = self.database.write(work, durable=False)
         self._used_up = used_up
-        self._read_past = read_past
-        self._announce(transitions)
+        self.breaker_store.claimed(views[0])
         return jobs
-
-    def _hold(
-        self, conn: Connection, breakers: dict[str, Breaker], now: int, read_past: dict[str, int]
-    ) -> set[str]:
-        """The subscriptions a claim leaves out now, their due deliveries held out of the due
-        range (held_sql.hold), so that this claim and the next do not walk past them; where the
-        next claim's read for them starts, in ``read_past``."""
-        blocked = breaker_sql.blocked(breakers, self.breaker, now)
-        found = held_sql.due_to_hold(conn, blocked, now, self._read_past)
-        held = blocked
-        if found and conn.dialect.lock_row:
-            # Read again under a share lock before holding: a settle that closes one (and
-            # gives its deliveries back) has either committed, and it reads closed, or waits
-            # for this claim. Else, on PostgreSQL, a claim that read it blocked just before
-            # could hold the whole backlog again just after. Only to move something: else, or
-            # if it has closed since, the claim merely leaves the subscription out this once.
-            # SQLite's writers take turns.
-            locked = breaker_sql.breakers(conn, sorted(found), lock=True, share=True)
-            still = breaker_sql.blocked(locked, self.breaker, now)
-            held = blocked - (found.keys() - still)
-            found = {r: ids for r, ids in found.items() if r in still}
-        held_sql.hold(conn, found, now)
-        read_past.clear()  # a retried transaction starts again from self._read_past
-        read_past.update(held_sql.read_past(held, found, now))
-        return blocked
 
     def take_push(self, job: DeliveryJob) -> bool:
         """Whether ``job``'s subscription may push it now: yes while the grant it was claimed
@@ -177,15 +154,12 @@ class DeliveryStore:
                 None if s.succeeded else self._settle_failure(conn, owner, s, now)
                 for s in settlements
             ]
-            # Last, as a claim locks its deliveries before their breakers: never the reverse.
-            transitions[:] = breaker_sql.record_settled(conn, settlements, self.breaker, now)
-            held_sql.unhold(conn, _closed(transitions))
-            self._publish_events(conn, transitions)
+            transitions[:] = self.breaker_store.record_settled(conn, settlements, now)
             return filed
 
         filed = self.database.write(work, durable=False)
         self._wake_dead_letter_queues(filed)
-        self._announce(transitions)
+        self.breaker_store.announce(transitions)
         return filed
 
     def complete_into_queue(
@@ -217,19 +191,15 @@ class DeliveryStore:
 
         def work(conn: Connection) -> list[Filed | None]:
             jobs = dead_letter_sql.expired_jobs(conn, now, limit)
-            held = {
-                r
-                for r, b in breaker_sql.not_closed(conn).items()
-                if b.effective() is not State.CLOSED
-            }
+            holding = self.breaker_store.holding(conn)
             letters = [
-                self._dead_letter(conn, job, None, _expiry_reason(job, held), now) for job in jobs
+                self._dead_letter(
+                    conn, job, None, self.breaker_store.expiry_reason(job, holding), now
+                )
+                for job in jobs
             ]
-            # Held deliveries whose breaker no longer holds them (closed without this replica's
-            # knowing how, or gone): given back here at the latest.
-            held_sql.unhold(conn, held_sql.holding(conn) - held)
+            self.breaker_store.tidy(conn, holding)
             dead_letter_sql.purge_orphans(conn, now)
-            breaker_sql.purge_orphans(conn)
             return letters
 
         filed = self.database.write(work)
@@ -297,33 +267,16 @@ class DeliveryStore:
     # endpoint health ----------------------------------------------------------------------------
     def on_breaker_transitions(self, callback: Callable[[list[Transition]], None]) -> None:
         """Call ``callback`` with the breaker transitions this process makes, once committed."""
-        self._breaker_listeners.append(callback)
+        self.breaker_store.on_transitions(callback)
 
     def remove_breaker_listener(self, callback: Callable[[list[Transition]], None]) -> None:
-        if callback in self._breaker_listeners:
-            self._breaker_listeners.remove(callback)
-
-    def _publish_events(self, conn: Connection, transitions: list[Transition]) -> None:
-        """Operator events (docs/delivery.md#operator-events), in the transaction that made the
-        transitions; the workers are woken once it is committed (:meth:`_announce`)."""
-        if transitions and self.events_topic:
-            new_id = self.queues.new_message_id
-            breaker_sql.publish_events(conn, transitions, self.events_topic, new_id)
-
-    def _announce(self, transitions: list[Transition]) -> None:
-        if transitions and self.events_topic:
-            self.wakeups.announce_deliveries()
-        if transitions:
-            for callback in list(self._breaker_listeners):
-                callback(transitions)
+        self.breaker_store.remove_listener(callback)
 
     def breakers(self) -> tuple[dict[str, Breaker], dict[str, int]]:
         """Every kept breaker (``topic/subscription``), and how many deliveries wait, due, for
         each; a subscription not listed is closed and healthy."""
         now = self.now_ms()
-        return self.database.read(
-            lambda c: (breaker_sql.all_breakers(c), breaker_sql.waiting(c, now))
-        )
+        return self.database.read(lambda c: self.breaker_store.read(c, now))
 
     def override_breaker(
         self, topic_name: str, subscription_name: str, override: Override | None
@@ -332,15 +285,10 @@ class DeliveryStore:
         now = self.now_ms()
         resource = subscription_resource(topic_name, subscription_name)
 
-        def work(conn: Connection) -> tuple[Breaker, Transition | None]:
-            breaker, transition = breaker_sql.set_override(conn, resource, override, now)
-            if breaker.effective() is State.CLOSED:
-                held_sql.unhold(conn, [resource])
-            self._publish_events(conn, [transition] if transition else [])
-            return breaker, transition
-
-        breaker, transition = self.database.write(work)
-        self._announce([transition] if transition else [])
+        breaker, transitions = self.database.write(
+            lambda c: self.breaker_store.override(c, resource, override, now)
+        )
+        self.breaker_store.announce(transitions)
         if breaker.effective() is State.CLOSED:
             self.wakeups.announce_deliveries()
         return breaker
@@ -390,20 +338,6 @@ class DeliveryStore:
         )
         self.wakeups.announce_deliveries()
         return delivery_id
-
-
-#: A delivery whose message outlived the topic's retention while its endpoint's breaker was
-#: open is dead-lettered with this reason, not "expired" (docs/delivery.md#endpoint-health).
-CIRCUIT_OPEN_REASON = "endpoint circuit open"
-
-
-def _closed(transitions: Sequence[Transition]) -> set[str]:
-    """The subscriptions whose breaker ``transitions`` closed: their held deliveries come back."""
-    return {t.resource for t in transitions if t.after is State.CLOSED}
-
-
-def _expiry_reason(job: DeliveryJob, held: set[str]) -> str:
-    return CIRCUIT_OPEN_REASON if breaker_sql.resource_of(job) in held else "expired"
 
 
 def _outcomes(settlements: Sequence[Settlement], now_ms: int) -> list[rates_sql.PushOutcome]:

@@ -4,8 +4,8 @@ One ``push_breakers`` row per subscription (``topic/name``, as
 :func:`gateway.topics.records.subscription_resource` names it) that is not simply
 healthy: a closed breaker without failures in its window and without an override has none, so
 settling a healthy endpoint's pushes reads one indexed row set and writes nothing.
-:func:`record_settled` applies :func:`gateway.delivery.breaker.record` in the settle's
-transaction; :func:`admit_claimed` applies :func:`gateway.delivery.breaker.admit` in the
+:func:`record_settled` applies :func:`gateway.breaker.state.record` in the settle's
+transaction; :func:`admit_claimed` applies :func:`gateway.breaker.state.admit` in the
 claim's, so every worker and replica shares each breaker.
 """
 
@@ -15,8 +15,8 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from gateway.delivery.breaker import (
-    EVENT_TAG,
+from gateway.breaker.events import EVENT_TAG, event_body
+from gateway.breaker.state import (
     Breaker,
     BreakerPolicy,
     Override,
@@ -26,7 +26,6 @@ from gateway.delivery.breaker import (
     admit,
     blocks_claims,
     counts_as_failure,
-    event_body,
     overridden,
     record,
 )
@@ -177,7 +176,7 @@ def probe_turns(
     """Of the breakers a claim read (:func:`not_closed`) and does not leave out (``blocked``),
     those that may hold a backlog, locked in name order (as a settle that closes one locks it)
     and read again: how many of each one's deliveries it lets out now
-    (:func:`gateway.delivery.breaker.admissible`; ``None``: all). One overridden closed is not
+    (:func:`gateway.breaker.state.admissible`; ``None``: all). One overridden closed is not
     among them: its override gave its backlog back and no claim holds for it since."""
     turns = sorted(
         r for r, b in read.items() if r not in blocked and b.effective() is not State.CLOSED

@@ -71,7 +71,7 @@ def record(conn: Connection, settlements: Sequence[Settlement]) -> None:
                 job.subscription.name,
                 attempt.attempted_at_ms,
                 attempt.attempt,
-                attempt.outcome,
+                attempt.outcome.value,
                 attempt.status_code,
                 attempt.latency_ms,
                 json.dumps([a.fields() for a in before]) if before else None,

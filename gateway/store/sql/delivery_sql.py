@@ -257,7 +257,7 @@ def record_attempt(conn: Connection, delivery_id: str, attempt: Attempt) -> None
             attempt.attempt,
             attempt.attempted_at_ms,
             attempt.status_code,
-            attempt.outcome,
+            attempt.outcome.value,
             attempt.error,
             attempt.latency_ms,
         ),

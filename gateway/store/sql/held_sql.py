@@ -105,7 +105,7 @@ def unhold(conn: Connection, resources: Collection[str]) -> int:
 
 def give_back(conn: Connection, counts: Mapping[str, int | None]) -> int:
     """Give back the earliest ``counts[resource]`` held deliveries of each subscription (what
-    its breaker lets out: :func:`gateway.delivery.breaker.admissible`; ``None``: all of them,
+    its breaker lets out: :func:`gateway.breaker.state.admissible`; ``None``: all of them,
     :func:`unhold`), their due times as they were; how many. The rest stay held: giving back
     the whole backlog for a probe's turn would move every held delivery out and, once the probe
     is out, in again (docs/benchmarks.md#endpoint-health). Called, like :func:`unhold`, with

@@ -12,7 +12,7 @@ import pytest
 from mns.subscription import SubscriptionMeta
 from mns.topic import TopicMeta
 
-from gateway.delivery.breaker import EVENT_TAG, refuse_forged_event
+from gateway.breaker.events import EVENT_TAG, refuse_forged_event
 from gateway.errors.mns import MNSError
 from tests.conftest import FAST_RETRIES, RunningGateway, start_gateway
 from tests.support.pushes import pushes_to

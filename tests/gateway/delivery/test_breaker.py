@@ -1,9 +1,9 @@
-"""The circuit breaker's state machine (gateway.delivery.breaker), every transition, with the
+"""The circuit breaker's state machine (gateway.breaker.state), every transition, with the
 clock passed in as milliseconds."""
 
 from __future__ import annotations
 
-from gateway.delivery.breaker import (
+from gateway.breaker.state import (
     Breaker,
     BreakerPolicy,
     Override,

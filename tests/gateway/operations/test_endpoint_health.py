@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.breaker.state import Override, State
 from gateway.config.settings import Settings
-from gateway.delivery.breaker import Override, State
 from gateway.errors.mns import MNSError
 from gateway.operations import Caller, Operations, endpoint_health
 from gateway.store.base import Store

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from zoneinfo import ZoneInfo
 
-from gateway.delivery.breaker import Breaker, State, Transition, circuit_record
+from gateway.breaker.events import circuit_record
+from gateway.breaker.state import Breaker, State, Transition
 from gateway.pipeline.circuits import CircuitEvent, outages, parse_event
 from gateway.pipeline.html_circuits import circuit_lines, circuit_section
 

@@ -1,10 +1,10 @@
-"""The worker's dispatch buffer on its own (:mod:`gateway.pushing.dispatch_buffer`): what a claim
+"""The worker's dispatch buffer on its own (:mod:`gateway.breaker.dispatch_buffer`): what a claim
 asks for, what it keeps of what comes back, what starts, and a failed push's pause."""
 
 from __future__ import annotations
 
+from gateway.breaker.dispatch_buffer import ClaimRequest, DispatchBuffer
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
-from gateway.pushing.dispatch_buffer import ClaimRequest, DispatchBuffer
 from tests.support.stub import routed_job
 
 A, B = "http://a.test:80", "http://b.test:80"

@@ -1,5 +1,5 @@
 """A failed push pauses its route until the failure is recorded (docs/delivery.md#endpoint-health):
-the rule on its own (:mod:`gateway.pushing.failing_routes`), then in a stub worker on the memory
+the rule on its own (:mod:`gateway.breaker.failing_routes`), then in a stub worker on the memory
 store, with the clock standing still so that no retry falls due."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from gateway.delivery.breaker import BreakerPolicy, State
+from gateway.breaker.failing_routes import FailingRoutes, pauses_route, waits_for_wave
+from gateway.breaker.state import BreakerPolicy, State
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, Settlement
 from gateway.protocol.notify import NotifyStrategy
-from gateway.pushing.failing_routes import FailingRoutes, pauses_route, waits_for_wave
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions

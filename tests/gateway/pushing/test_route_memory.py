@@ -1,13 +1,13 @@
 """What a worker remembers per route is bounded (issue 47): the dispatch buffer's answered routes
-and the failing routes' last failures (:mod:`gateway.pushing.dispatch_buffer`,
-:mod:`gateway.pushing.failing_routes`). Only idle routes are forgotten: nothing in flight,
+and the failing routes' last failures (:mod:`gateway.breaker.dispatch_buffer`,
+:mod:`gateway.breaker.failing_routes`). Only idle routes are forgotten: nothing in flight,
 nothing waiting, nothing paused; the pause, first-share and wave rules hold for the rest."""
 
 from __future__ import annotations
 
+from gateway.breaker.dispatch_buffer import ClaimRequest, DispatchBuffer
+from gateway.breaker.failing_routes import MAX_ROUTES, FailingRoutes
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
-from gateway.pushing.dispatch_buffer import ClaimRequest, DispatchBuffer
-from gateway.pushing.failing_routes import MAX_ROUTES, FailingRoutes
 from tests.support.stub import routed_job
 
 

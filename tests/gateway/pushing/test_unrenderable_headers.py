@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.delivery.breaker import counts_as_failure
+from gateway.breaker.state import counts_as_failure
 from gateway.delivery.records import DeliveryJob
 from gateway.errors import PermanentDeliveryError
 from gateway.observability.tracing import CREATION_HEADER, NoTracing

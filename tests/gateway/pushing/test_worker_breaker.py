@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.delivery.breaker import Breaker, BreakerPolicy, State
+from gateway.breaker.state import Breaker, BreakerPolicy, State
 from gateway.observability.metrics import GatewayMetrics
 from gateway.protocol.notify import NotifyStrategy
 from gateway.pushing.keyring import KeyRing

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gateway.delivery.breaker import Override, State, Transition
+from gateway.breaker.state import Override, State, Transition
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.base import Store, compose_store
 from gateway.topics.records import Subscription, TopicMessage

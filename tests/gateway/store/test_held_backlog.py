@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gateway.delivery.breaker import BreakerPolicy, Override, State
+from gateway.breaker.state import BreakerPolicy, Override, State
 from gateway.store.base import Store, compose_store
 from gateway.store.sql import held_sql
 from gateway.store.sql.connection import Connection

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 
-from gateway.delivery.breaker import Override, State
+from gateway.breaker.state import Override, State
 from gateway.delivery.records import Attempt, Settlement
 from gateway.topics.records import Subscription, TopicMessage
 from tests.gateway.api.console.conftest import Console

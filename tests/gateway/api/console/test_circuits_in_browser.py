@@ -22,7 +22,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from werkzeug.serving import make_server
 
-from gateway.delivery.breaker import State
+from gateway.breaker.state import State
 from gateway.delivery.records import Attempt, Settlement
 from gateway.topics.records import Subscription, TopicMessage
 from tests.chromium import artifacts_dir

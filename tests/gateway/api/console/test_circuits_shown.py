@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from gateway.delivery.breaker import State
+from gateway.breaker.state import State
 from gateway.operations import endpoint_health
 from gateway.operations.calls import local_caller
 from gateway.operator_documents.endpoint_health import describe, health_document

@@ -1,4 +1,4 @@
-"""A subscription endpoint's circuit breaker, pure (docs/delivery.md#endpoint-health).
+"""The breaker's state machine, pure (docs/delivery.md#endpoint-health).
 
 Closed, the endpoint is pushed as usual and its attempts are counted over a window; when at
 least ``min_attempts`` attempts in it failed at a rate of ``failure_rate`` or more, it opens.
@@ -9,8 +9,9 @@ again for twice as long (at most ``max_cool_down_ms``).
 
 The store keeps one :class:`Breaker` per subscription (shared by every replica), locks it and
 applies :func:`record` in the transaction that settles the attempts, and :func:`admit` in the
-one that claims deliveries. A subscription whose breaker is closed with no failure in its
-window keeps no row at all (:meth:`Breaker.is_default`), so a healthy endpoint costs nothing.
+one that claims deliveries (:mod:`gateway.breaker` says why there). A subscription whose
+breaker is closed with no failure in its window keeps no row at all
+(:meth:`Breaker.is_default`), so a healthy endpoint costs nothing.
 
 The window is a fixed one starting at the first attempt counted into it (a failure, since a
 closed breaker without failures is not kept), so its figures are exact and a few integers.
@@ -19,13 +20,10 @@ closed breaker without failures is not kept), so its figures are exact and a few
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gateway.errors.mns import MNSError
-from gateway.observability.operations import Action, Field
-from gateway.topics.records import subscription_names
+from gateway.delivery.records import PushOutcome
 
 
 class State(StrEnum):
@@ -129,13 +127,18 @@ class Transition:
     operator: str | None = None
 
 
-def counts_as_failure(outcome: str, status_code: int | None) -> bool | None:
+#: Outcomes the breaker counts as failures whatever the status, and those it does not count.
+_FAILED = frozenset({PushOutcome.TIMEOUT, PushOutcome.CONNECTION_ERROR})
+_NOT_COUNTED = frozenset({PushOutcome.REFUSED_BY_POLICY, PushOutcome.REJECTED})
+
+
+def counts_as_failure(outcome: PushOutcome, status_code: int | None) -> bool | None:
     """How an attempt counts: ``True`` a failure (a 5xx, a 429, no connection, a timeout),
     ``False`` an endpoint that answered, ``None`` not at all (refused before it was sent:
     an egress policy, or a :class:`~gateway.delivery.PermanentDeliveryError`)."""
-    if outcome in ("timeout", "connection_error"):
+    if outcome in _FAILED:
         return True
-    if outcome in ("refused_by_policy", "rejected"):
+    if outcome in _NOT_COUNTED:
         return None
     return status_code is not None and (status_code >= 500 or status_code == 429)
 
@@ -268,63 +271,3 @@ def overridden(breaker: Breaker, override: Override | None, now_ms: int) -> Brea
     if override is Override.CLOSED:
         return dataclasses.replace(_close(breaker, now_ms), override=override)
     return dataclasses.replace(breaker, override=override)
-
-
-def circuit_record(transition: Transition, account_id: str) -> dict[str, object]:
-    """The operation-log record of a transition (``Action`` EndpointCircuit)."""
-    topic, subscription = subscription_names(transition.resource)
-    record: dict[str, object] = {
-        Field.TIME.value: transition.at_ms,
-        Field.ACTION.value: Action.ENDPOINT_CIRCUIT.value,
-        Field.ACCOUNT_ID.value: account_id,
-        Field.TOPIC_NAME.value: topic,
-        Field.SUBSCRIPTION_NAME.value: subscription,
-        Field.CIRCUIT_STATE.value: transition.after.value,
-        Field.PREVIOUS_CIRCUIT_STATE.value: transition.before.value,
-        Field.FAILURE_RATE.value: round(transition.breaker.failure_rate(), 4),
-    }
-    next_probe = transition.breaker.next_probe_ms()
-    if next_probe is not None:
-        record[Field.NEXT_PROBE_TIME.value] = next_probe
-    if transition.operator is not None:
-        record[Field.CIRCUIT_OVERRIDE.value] = transition.operator
-    return record
-
-
-#: The tag of an operator event's message (docs/delivery.md#operator-events).
-EVENT_TAG = "EndpointCircuit"
-
-
-def refuse_forged_event(topic_name: str, tag: str | None, events_topic: str) -> None:
-    """A client's message to the events topic may not carry :data:`EVENT_TAG`: on that topic
-    the tag marks the gateway's own events (docs/delivery.md#operator-events), and a push's
-    ``x-mns-message-tag`` and ``x-mns-topic-name`` are signed, so a receiver tells a genuine
-    event from one any key published in its shape (issue 47)."""
-    if events_topic and topic_name == events_topic and tag == EVENT_TAG:
-        raise MNSError(
-            "InvalidArgument",
-            f"The MessageTag {EVENT_TAG} is reserved for the gateway's operator events on "
-            f"topic {events_topic}.",
-        )
-
-
-def event_body(transition: Transition) -> str:
-    """An operator event: the JSON body published for a transition
-    (docs/delivery.md#operator-events)."""
-    topic, subscription = subscription_names(transition.resource)
-    breaker = transition.breaker
-    return json.dumps(
-        {
-            "Event": EVENT_TAG,
-            "TopicName": topic,
-            "SubscriptionName": subscription,
-            "State": transition.after.value,
-            "PreviousState": transition.before.value,
-            "Time": transition.at_ms,
-            "FailureRate": round(breaker.failure_rate(), 4),
-            "Attempts": breaker.attempts,
-            "Failures": breaker.failures,
-            "NextProbeTime": breaker.next_probe_ms(),
-            "Override": breaker.override.value if breaker.override else None,
-        }
-    )

@@ -28,7 +28,7 @@ no failure of (:meth:`FailingRoutes.failed_since`): a few deliveries claimed aga
 push made that a pause should have held back.
 
 Pure bookkeeping, no IO and no lock of its own: the worker's dispatch buffer
-(:mod:`gateway.pushing.dispatch_buffer`) keeps it, under the worker's lock. With the breaker
+(:mod:`gateway.breaker.dispatch_buffer`) keeps it, under the worker's lock. With the breaker
 turned off the worker does not pause routes (nothing would read the recorded failures).
 """
 
@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Container, Mapping
 
-from gateway.delivery.breaker import counts_as_failure
-from gateway.delivery.records import DeliveryJob, Settlement
+from gateway.breaker.state import counts_as_failure
+from gateway.delivery.records import DeliveryJob, PushOutcome, Settlement
 
 #: Routes whose last failure a worker remembers at most (about 200 bytes each).
 MAX_ROUTES = 10_000
@@ -54,7 +54,7 @@ def waits_for_wave(settlement: Settlement) -> bool:
     """Whether ``settlement``'s failure also keeps its route paused while the pushes it had in
     flight then are out: a timeout (its siblings, sent about when it was, hang too)."""
     attempt = settlement.attempt
-    return attempt is not None and attempt.outcome == "timeout"
+    return attempt is not None and attempt.outcome is PushOutcome.TIMEOUT
 
 
 class FailingRoutes:

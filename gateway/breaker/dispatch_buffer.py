@@ -3,7 +3,7 @@
 Claimed deliveries wait here (still leased) until a thread and a slot on their route are free.
 Claiming a batch at a time keeps claims to one write per batch; capping what each route may
 hold (in flight plus waiting) at twice ``max_per_route`` keeps a stuck route from filling the
-buffer. A route paused by a failed push (:mod:`gateway.pushing.failing_routes`) takes nothing
+buffer. A route paused by a failed push (:mod:`gateway.breaker.failing_routes`) takes nothing
 more until that failure is recorded (after a timeout, also until its pushes in flight then are
 back).
 
@@ -20,7 +20,7 @@ at once.
 
 **What it remembers of routes not in use is bounded.** Which routes have answered is kept for
 at most ``max_routes`` routes (the least recently answered forgotten first, like the transport's
-pools per host; with :class:`~gateway.pushing.failing_routes.FailingRoutes` bounded alike):
+pools per host; with :class:`~gateway.breaker.failing_routes.FailingRoutes` bounded alike):
 only a route with nothing in flight, nothing waiting and nothing paused is forgotten, and it
 starts with its first share again when it next has work, as a route not yet heard from.
 
@@ -33,14 +33,14 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter, OrderedDict
 
-from gateway.delivery.breaker import counts_as_failure
-from gateway.delivery.records import DeliveryJob, Settlement
-from gateway.pushing.failing_routes import (
+from gateway.breaker.failing_routes import (
     MAX_ROUTES,
     FailingRoutes,
     pauses_route,
     waits_for_wave,
 )
+from gateway.breaker.state import counts_as_failure
+from gateway.delivery.records import DeliveryJob, Settlement
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
