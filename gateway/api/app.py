@@ -47,7 +47,7 @@ from gateway.operations import Operations
 from gateway.operations.standard import standard_hooks
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.json_body import JSON_VERSION
-from gateway.store.base import Store
+from gateway.store import Store
 
 log = logging.getLogger(__name__)
 

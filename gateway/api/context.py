@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from gateway.api.certs import CertificateSource
     from gateway.config.settings import Settings
     from gateway.observability.metrics import GatewayMetrics
-    from gateway.store.base import Store
+    from gateway.store import Store
 
 XML_CONTENT_TYPE = "text/xml;charset=utf-8"
 

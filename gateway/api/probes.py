@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication
 
     from gateway.pushing.worker import DeliveryWorker
-    from gateway.store.base import Store
+    from gateway.store import Store
 
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -25,7 +25,7 @@ from gateway.operator_documents.times import iso_utc as iso_utc  # re-exported f
 
 if TYPE_CHECKING:
     from gateway.operations import Operations
-    from gateway.store.base import Store
+    from gateway.store import Store
 
 #: The command line's settings (flags over the environment) for parsed arguments.
 SettingsFor = Callable[[argparse.Namespace], Settings]

@@ -67,8 +67,8 @@ def _generated(settings: Settings) -> dict[str, str] | None:
     """The pair generated in the data dir (or shared database), never creating one."""
     if not settings.database_url:
         return stored_credentials(settings.data_dir) if settings.data_dir.is_dir() else None
+    from gateway.store import SharedSettings
     from gateway.store.opening import open_database
-    from gateway.store.shared import SharedSettings
 
     database = open_database(settings)
     try:
@@ -139,8 +139,8 @@ def issue(args: argparse.Namespace) -> int:
     """A temporary access key pair with its security token, kept in the store every replica
     reads (docs/protocol.md#temporary-credentials). ``--json`` gives Expiration in epoch ms,
     as every time in ``--json``; people get ISO-8601 UTC."""
+    from gateway.store import TemporaryCredentialStore
     from gateway.store.opening import open_database
-    from gateway.store.temporary_credentials import TemporaryCredentialStore
 
     database = open_database(existing_settings(args))
     try:

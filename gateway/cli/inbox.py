@@ -24,7 +24,7 @@ from gateway.errors import ExitCode
 from gateway.inbox.records import InboxKind, query_from
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.store import Store
 
 #: What each kind shows after its common lines, in order.
 _DETAILS: dict[InboxKind, tuple[str, ...]] = {

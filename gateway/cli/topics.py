@@ -23,7 +23,7 @@ from gateway.errors import ExitCode
 from gateway.errors.mns import ErrorCode, MNSError
 
 if TYPE_CHECKING:
-    from gateway.store.base import Store
+    from gateway.store import Store
     from gateway.topics.records import Subscription, Topic
 
 LIST_LIMIT = 1000

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from gateway.auth.endpoint_acl import EndpointAcl
@@ -23,20 +22,10 @@ from gateway.store.sql.connection import Connection
 from gateway.store.sql.control_sql import EndpointFilter, Listing, ListQuery
 from gateway.store.sql.queue_sql import queue_from_row
 from gateway.store.sql.topic_sql import subscription_of, topic_of
+from gateway.store.values import MAX_TAGS, RateLimitPolicy, Tags
 from gateway.topics.records import Subscription, Topic
 
-Tags = Sequence[tuple[str, str]]
-#: At most this many tags on one resource, and in one TagResources call (the service's 20).
-MAX_TAGS: Final = 20
 _MISSING: Final = {"queue": "QueueNotExist", "topic": "TopicNotExist"}
-
-
-@dataclass(frozen=True, slots=True)
-class RateLimitPolicy:
-    """TenantRateLimitPolicy: ``max_per_second`` ``None`` when none was given."""
-
-    enabled: bool
-    max_per_second: int | None = None
 
 
 #: Shared settings (:class:`~gateway.store.shared.SharedSettings`) of the control plane.

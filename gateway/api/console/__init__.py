@@ -27,7 +27,7 @@ from gateway.api.console import (  # noqa: F401 - their views join the blueprint
 from gateway.api.console.security import SECURITY_HEADERS
 from gateway.api.console.sessions import ConsoleSessionInterface
 from gateway.api.console.web import ConsoleContext, blueprint, console_error_page
-from gateway.store.base import Store
+from gateway.store import Store
 
 #: The shared setting holding the key the sessions' secret fingerprints are made with.
 SESSION_KEY_SETTING = "console_session_key"

@@ -26,7 +26,7 @@ from gateway.errors.control import ControlError
 from gateway.operations import queues, subscriptions
 from gateway.protocol.names import validate_name
 from gateway.queues.records import QueueChanges
-from gateway.store.control import RateLimitPolicy
+from gateway.store import RateLimitPolicy
 
 
 def policy_of(form: Mapping[str, str]) -> RateLimitPolicy:

@@ -18,7 +18,7 @@ from flask import request as current_request
 from flask.sessions import SecureCookieSession, SessionInterface, session_json_serializer
 
 from gateway.errors import TryAgainError
-from gateway.store.console_sessions import ConsoleSessions
+from gateway.store import ConsoleSessions
 
 COOKIE_NAME = "mns_console"
 COOKIE_PATH = "/console"

@@ -16,7 +16,7 @@ from gateway.api.context import caller, operations
 from gateway.operations import standard_webhooks
 from gateway.operator_documents.standard_webhooks import document
 from gateway.protocol.names import validate_name
-from gateway.store.standard_webhooks import WebhookState
+from gateway.store import WebhookState
 
 
 @blueprint.app_template_global()

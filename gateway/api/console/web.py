@@ -42,8 +42,7 @@ from gateway.api.context import GatewayContext, gateway
 from gateway.delivery.error_text import error_excerpt
 from gateway.errors import Answer
 from gateway.errors.mns import MNSError
-from gateway.store.console import ConsoleReads
-from gateway.store.sign_in import SignInAttempts
+from gateway.store import ConsoleReads, SignInAttempts
 
 blueprint = Blueprint(
     "console",

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import MessageCounts, Queue
-from gateway.store.control import RateLimitPolicy
+from gateway.store import RateLimitPolicy
 from gateway.topics.records import TOPIC_MESSAGE_RETENTION_SECONDS, Subscription, Topic
 
 #: What Create*, Set*, Delete* and Unsubscribe answer as ``Data``.

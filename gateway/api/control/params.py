@@ -18,7 +18,7 @@ from gateway.errors.control import invalid, missing
 from gateway.protocol.integers import integer_in_range, parse_integer
 from gateway.protocol.names import validate_name
 from gateway.protocol.text import is_storable
-from gateway.store.control import MAX_TAGS
+from gateway.store import MAX_TAGS
 
 MAX_TAG_KEY: Final = 128
 MAX_TAG_VALUE: Final = 128

@@ -14,7 +14,7 @@ from gateway.errors.control import invalid
 from gateway.protocol.integers import integer_in_range
 from gateway.queues import dlq_policy as dead_letters
 from gateway.queues.dlq_policy import PolicyUpdate
-from gateway.store.control import RateLimitPolicy
+from gateway.store import RateLimitPolicy
 
 RATE_LIMIT: Final = "TenantRateLimitPolicy"
 #: MaxReceivesPerSecond: the documents give no range; ours.
