@@ -21,7 +21,6 @@ from flask import Flask
 
 from gateway.api.app import create_app
 from gateway.auth.generated_keys import announce_generated_keys, resolve_access_keys
-from gateway.breaker.state import BreakerPolicy
 from gateway.config.settings import Settings
 from gateway.delivery.egress import EgressPolicy
 from gateway.errors import StoreUnavailableError
@@ -91,8 +90,6 @@ class Runtime:
 
 def build_runtime(settings: Settings, *, with_worker: bool) -> Runtime:
     store = open_store(settings)
-    store.deliveries.breaker = breaker_policy(settings)
-    store.deliveries.events_topic = settings.breaker_events_topic
     metrics = GatewayMetrics()
     metrics.track_due(_unless_unavailable(store.deliveries.due_count))
     metrics.track_breakers(_circuit_figures(store))
@@ -157,21 +154,6 @@ def build_worker(runtime: Runtime) -> DeliveryWorker:
         account_id=settings.account_id,
         tracing=runtime.tracing,
     )
-
-
-def breaker_policy(settings: Settings) -> BreakerPolicy:
-    """The push endpoints' circuit breaker the settings ask for, its times scaled as the retry
-    schedules are (docs/delivery.md#endpoint-health)."""
-    return BreakerPolicy(
-        enabled=settings.breaker,
-        failure_rate=settings.breaker_failure_rate,
-        min_attempts=settings.breaker_min_attempts,
-        window_ms=int(settings.breaker_window * 1000),
-        cool_down_ms=int(settings.breaker_cool_down * 1000),
-        max_cool_down_ms=int(
-            max(settings.breaker_max_cool_down, settings.breaker_cool_down) * 1000
-        ),
-    ).scaled(settings.retry_scale)
 
 
 def _queue_sender(runtime: Runtime, transport: PushTransport) -> QueueSender:

@@ -41,10 +41,9 @@ from gateway.config.settings import Settings
 from gateway.errors import TryAgainError, answer_for
 from gateway.errors.mns import MNSError, body_too_large
 from gateway.observability.metrics import GatewayMetrics
-from gateway.observability.oplog import NullOperationLog, OperationLog
+from gateway.observability.oplog import OperationLog
 from gateway.observability.tracing import NO_TRACING, Tracing
-from gateway.operations import Operations
-from gateway.operations.standard import standard_hooks
+from gateway.operations.standard import standard_operations
 from gateway.protocol import MNS_VERSION
 from gateway.protocol.json_body import JSON_VERSION
 from gateway.store import Store
@@ -80,15 +79,8 @@ def create_app(
     app.before_request(_name_the_request)
     _answer_refusals(app)
     _route_only_declared_methods(app)
-    hooks = standard_hooks(
-        tracing=tracing,
-        oplog=oplog or NullOperationLog(),
-        metrics=metrics,
-        account_id=settings.account_id,
-        request_failed=store.request_failed,
-    )
     context = GatewayContext(
-        Operations.over(settings, store, hooks),
+        standard_operations(settings, store, oplog=oplog, metrics=metrics, tracing=tracing),
         AccessKeys(access_keys, store.credentials),
         metrics=metrics,
         certificates=certificates,

@@ -136,11 +136,11 @@ def on_operations(
     """``work`` on the operation layer over the command line's store, closed afterwards. A
     command has no hooks of its own: the delivery worker that pushes what it asked for writes
     the operation-log records, in the gateway's process."""
-    from gateway.operations import Operations
+    from gateway.operations.standard import standard_operations
 
     def over(store: Store, settings: Settings) -> T:
-        # An override's transition is an operator event like any other, from here too.
-        store.deliveries.events_topic = settings.breaker_events_topic
-        return work(Operations.over(settings, store))
+        # The store is opened as every process opens it (store/opening.py): an override's
+        # transition is an operator event on the events topic from here too.
+        return work(standard_operations(settings, store))
 
     return on_store(settings_for, args, over)

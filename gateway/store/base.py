@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gateway.breaker.state import BreakerPolicy
 from gateway.queues.message_ids import MessageIdFactory
 from gateway.queues.waiters import DEFAULT_MAX_WAITERS, DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store.account import AccountStore
@@ -97,11 +98,15 @@ def compose_store(
     region: str = "local",
     account_id: str = "1234567890",
     history_retention: int = DEFAULT_HISTORY_RETENTION,
+    breaker: BreakerPolicy | None = None,
+    events_topic: str = "",
 ) -> Store:
     """The store over ``database``: ``max_waiters`` long polls per process, ``max_queues`` queues
     (``None``: no limit), long polls re-checking the queue at least every ``recheck_seconds``;
     ``region`` and ``account_id`` name its queues in the DLQSourceArn of dead-lettered
-    messages; ``history_retention`` is ``MNS_GATEWAY_HISTORY_RETENTION``."""
+    messages; ``history_retention`` is ``MNS_GATEWAY_HISTORY_RETENTION``; ``breaker`` the push
+    endpoints' circuit breaker and ``events_topic`` the topic its transitions are published to
+    (docs/delivery.md#endpoint-health)."""
     ids = MessageIdFactory()
     wakeups = Wakeups(database.notifier, WaiterHub(max_waiters))
     queues = QueueStore(
@@ -128,6 +133,8 @@ def compose_store(
             region=region,
             account_id=account_id,
             history_retention=history_retention,
+            breaker=breaker,
+            events_topic=events_topic,
         ),
         wakeups=wakeups,
         account=AccountStore(database),

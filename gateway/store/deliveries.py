@@ -42,6 +42,7 @@ class DeliveryStore:
         region: str = "local",
         account_id: str = "1234567890",
         breaker: BreakerPolicy | None = None,
+        events_topic: str = "",
         history_retention: int = retention_sql.DEFAULT_HISTORY_RETENTION,
     ) -> None:
         self.database = database
@@ -53,6 +54,7 @@ class DeliveryStore:
         self.breaker_store = BreakerStore(
             breaker or BreakerPolicy(), wakeups, queues.new_message_id
         )
+        self.breaker_store.events_topic = events_topic
         self.clock = clock
         self.wakeups = wakeups
         self.queues = queues

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from gateway.breaker.state import BreakerPolicy
 from gateway.config.settings import Settings
 from gateway.errors.commands import DatabaseError
 from gateway.store.backends.database import Database
@@ -54,6 +55,7 @@ def open_database(settings: Settings, *, migrate: bool = True) -> Database:
 
 
 def open_store(settings: Settings) -> Store:
+    """The store every process and command works on, as the settings ask for it."""
     return compose_store(
         open_database(settings),
         max_waiters=settings.waiter_limit,
@@ -61,7 +63,24 @@ def open_store(settings: Settings) -> Store:
         region=settings.region,
         account_id=settings.account_id,
         history_retention=settings.history_retention,
+        breaker=breaker_policy(settings),
+        events_topic=settings.breaker_events_topic,
     )
+
+
+def breaker_policy(settings: Settings) -> BreakerPolicy:
+    """The push endpoints' circuit breaker the settings ask for, its times scaled as the retry
+    schedules are (docs/delivery.md#endpoint-health)."""
+    return BreakerPolicy(
+        enabled=settings.breaker,
+        failure_rate=settings.breaker_failure_rate,
+        min_attempts=settings.breaker_min_attempts,
+        window_ms=int(settings.breaker_window * 1000),
+        cool_down_ms=int(settings.breaker_cool_down * 1000),
+        max_cool_down_ms=int(
+            max(settings.breaker_max_cool_down, settings.breaker_cool_down) * 1000
+        ),
+    ).scaled(settings.retry_scale)
 
 
 def shared_settings(settings: Settings, database: Database) -> SharedSettings | None:

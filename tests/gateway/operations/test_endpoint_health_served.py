@@ -123,9 +123,9 @@ def test_an_open_breaker_seen_held_and_closed_by_an_operator(
 
 def test_the_breaker_settings() -> None:
     from gateway.breaker.state import BreakerPolicy
-    from gateway.composition import breaker_policy
     from gateway.config.settings import settings_from_env
     from gateway.errors.commands import SettingsError
+    from gateway.store.opening import breaker_policy
 
     assert breaker_policy(settings_from_env({})) == BreakerPolicy()
     settings = settings_from_env(
