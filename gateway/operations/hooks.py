@@ -15,7 +15,7 @@ id, whichever moment started the span.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from gateway.operations.calls import Call
@@ -45,13 +45,9 @@ class Hooks:
     """
 
     def __init__(self, hooks: Sequence[Hook] = ()) -> None:
-        self._hooks = tuple(hooks)
         self._before = [h.before for h in hooks if type(h).before is not Hook.before]
         self._drafted = [h.drafted for h in hooks if type(h).drafted is not Hook.drafted]
         self._after = [h.after for h in hooks if type(h).after is not Hook.after]
-
-    def __iter__(self) -> Iterator[Hook]:
-        return iter(self._hooks)
 
     def run(self, call: Call, work: Callable[[Call], Result]) -> Result:
         """``work(call)`` between the hooks' ``before`` and ``after``."""

@@ -16,7 +16,7 @@ notes its trace id), and the operation log after it writes that trace id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.delivery.records import DeliveryJob, Filed, Settlement
@@ -52,9 +52,6 @@ class PushHooks:
 
     def __init__(self, hooks: Sequence[PushHook] = ()) -> None:
         self._hooks = tuple(hooks)
-
-    def __iter__(self) -> Iterator[PushHook]:
-        return iter(self._hooks)
 
     def run(self, push: Push, work: Callable[[Push], Settlement]) -> Settlement:
         """``work(push)`` between the hooks' ``before`` and ``after``."""
