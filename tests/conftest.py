@@ -94,6 +94,51 @@ def gateway_fixture(
 gateway_process = gateway_fixture("gateway-data", scope="session")
 
 
+class GatewayPool:
+    """Gateways kept for the whole session, each started when first asked for.
+
+    A session-scoped fixture parametrized on the backend is finalized each time the tests
+    switch backend, so each module on each backend started its own gateway again (23 times
+    each on PostgreSQL for the API's and the control plane's, 2026-12-02): held here, the
+    parametrized fixture only picks one, and a switch costs nothing."""
+
+    def __init__(
+        self, tmp_path_factory: pytest.TempPathFactory, postgres: Callable[[], PostgresServer]
+    ) -> None:
+        self._tmp = tmp_path_factory
+        self._postgres = postgres
+        self._running: dict[str, RunningGateway] = {}
+
+    def get(
+        self, name: str, backend: str, settings: Mapping[str, str] | None = None
+    ) -> RunningGateway:
+        """The gateway ``name`` on ``backend`` (a database of its own on the session's
+        PostgreSQL), started with ``settings`` if it is not running yet."""
+        key = f"{name}-{backend}"
+        if key not in self._running:
+            env = dict(settings or {})
+            if backend == "postgresql":
+                env["MNS_GATEWAY_DATABASE_URL"] = self._postgres().new_database()
+            self._running[key] = start_gateway(self._tmp.mktemp(key), env)
+        return self._running[key]
+
+    def stop(self) -> None:
+        for gateway in self._running.values():
+            gateway.stop()
+        self._running.clear()
+
+
+@pytest.fixture(scope="session")
+def gateway_pool(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[GatewayPool]:
+    # The server is asked for through this fixture's own request, so that pytest stops the
+    # pool's gateways before it stops the server.
+    pool = GatewayPool(tmp_path_factory, lambda: request.getfixturevalue("postgres"))
+    yield pool
+    pool.stop()
+
+
 @pytest.fixture()
 def served_raw(gateway_process: RunningGateway) -> RawClient:
     """A raw client of the gateway process: named apart from ``raw`` for the few tests, in

@@ -52,10 +52,13 @@ class WorkerOptions:
     lease_seconds: float = 60.0
     retry_scale: float = 1.0
     idle_wait: float = 0.25
+    #: A dispatcher with nothing due waits longer after each round that found nothing, up to
+    #: this; a wake-up or a started push brings it back to ``idle_wait`` (see ``_idle_wait``).
+    quiet_wait: float = 2.0
     expiry_interval: float = 60.0
     #: A dispatcher that has not come round its loop for this long is stuck (in a store call
     #: that never returns: a database gone silent) and counts as dead to the liveness probe.
-    #: Each round takes a claim and at most ``idle_wait``; a healthy database answers in far less.
+    #: Each round takes a claim and at most ``quiet_wait``; a healthy database answers in far less.
     stall_seconds: float = 120.0
 
 
@@ -110,6 +113,7 @@ class DeliveryWorker:
         self._next_expiry = 0.0
         self._dry: frozenset[str] | None = None
         self._dry_until = 0.0
+        self._quiet = options.idle_wait
         #: The dispatcher's schedule (dry claims, expiry, its heartbeat) runs on ``monotonic``;
         #: waits for threads to finish are real waits and keep time.monotonic.
         self._monotonic = monotonic
@@ -136,6 +140,7 @@ class DeliveryWorker:
     def wake(self) -> None:
         """Look for work now (deliveries were published or replayed)."""
         self._dry = None
+        self._quiet = self.options.idle_wait
         self._wake.set()
 
     def stop_claiming(self) -> None:
@@ -262,18 +267,24 @@ class DeliveryWorker:
     def _idle_wait(self, busy: bool) -> float:
         """How long to sleep when a dispatch started nothing (a finished push wakes us sooner).
 
-        A delivery that is already due but was not claimed is leased by someone else or waits
-        for a full route: only a finished push or the next poll changes that, so it must not
-        make the wait zero (that was a busy loop of empty claims). A future retry shortens it.
+        A delivery that is already due but was not claimed is leased by someone else, waits
+        for a full route or for its subscription's next second: only a finished push or the
+        next poll changes that, so it must not make the wait zero (that was a busy loop of
+        empty claims), and it keeps the poll at ``idle_wait``. With nothing due, only work that
+        appears can change anything: a publish or replay anywhere wakes this dispatcher, and a
+        retry is waited for exactly, so the poll is a backstop for a lost wake-up alone and
+        doubles after each quiet round up to ``quiet_wait`` (an idle gateway on PostgreSQL
+        made four claims a second, each two transactions, forever).
         """
-        wait = self._poll_wait()
         if busy:
-            return wait
+            self._quiet = self.options.idle_wait
+            return self._poll_wait()
         next_due = self.store.next_due_ms()
-        if next_due is None:
-            return wait
-        until_due = next_due / 1000 - self.store.clock()
-        return min(wait, until_due) if until_due > 0 else wait
+        until_due = None if next_due is None else next_due / 1000 - self.store.clock()
+        wait, self._quiet = quiet_backoff(
+            until_due, self._quiet, self._poll_wait(), self.options.quiet_wait
+        )
+        return wait
 
     def _poll_wait(self) -> float:
         """``idle_wait``, cut short at the next second: what a subscription's rate limit put off
@@ -369,6 +380,22 @@ class DeliveryWorker:
 
 #: The longest a dispatcher waits between attempts while the store keeps failing.
 MAX_FAILURE_BACKOFF = 2.0
+
+
+def quiet_backoff(
+    until_due: float | None, quiet: float, poll: float, quiet_max: float
+) -> tuple[float, float]:
+    """How long a dispatcher that started nothing sleeps, and its quiet wait for the next round.
+
+    ``until_due`` is the seconds until the earliest delivery falls due (``None``: there is none),
+    ``quiet`` the current quiet wait, ``poll`` the short poll. A delivery already due that was
+    not claimed keeps the short poll; otherwise the quiet wait is slept (a retry's due time cuts
+    it short) and doubles, at most ``quiet_max``.
+    """
+    if until_due is not None and until_due <= 0:
+        return poll, quiet
+    wait = quiet if until_due is None else min(quiet, until_due)
+    return wait, min(quiet_max, quiet * 2)
 
 
 def failure_backoff(failures: int, idle_wait: float) -> float:

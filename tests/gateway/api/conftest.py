@@ -6,19 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import BACKENDS, RunningGateway, start_gateway
+from tests.conftest import BACKENDS, GatewayPool, RunningGateway, start_gateway
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
-def gateway_process(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RunningGateway]:
-    env = {}
-    if request.param == "postgresql":
-        env["MNS_GATEWAY_DATABASE_URL"] = request.getfixturevalue("postgres").new_database()
-    gateway = start_gateway(tmp_path_factory.mktemp(f"gateway-{request.param}"), env)
-    yield gateway
-    gateway.stop()
+def gateway_process(request: pytest.FixtureRequest, gateway_pool: GatewayPool) -> RunningGateway:
+    return gateway_pool.get("gateway", request.param)
 
 
 #: The region ``regional_gateway`` is started with (``MNS_GATEWAY_REGION``).

@@ -18,7 +18,7 @@ from gateway.errors.mns import MNSError
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
-from gateway.pushing.worker import DeliveryWorker, WorkerOptions
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions, quiet_backoff
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import QueueAttributes
 from gateway.store.base import Store
@@ -427,3 +427,18 @@ def test_running_is_whether_the_dispatcher_lives(store: Store) -> None:
     finally:
         worker.stop(5.0)
     assert not worker.running()
+
+
+def test_an_idle_dispatcher_polls_less_and_less_but_never_past_a_due_retry() -> None:
+    """With nothing due, the poll only backs up a lost wake-up: it doubles up to the quiet
+    wait. A retry due sooner is slept to exactly; something due but not claimed (leased by
+    another process, rate-limited) keeps the short poll and leaves the quiet wait as it was."""
+    waits, quiet = [], 0.25
+    for _ in range(6):
+        wait, quiet = quiet_backoff(None, quiet, poll=0.25, quiet_max=2.0)
+        waits.append(wait)
+    assert waits == [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+    assert quiet_backoff(0.3, 2.0, poll=0.25, quiet_max=2.0) == (0.3, 2.0)
+    assert quiet_backoff(5.0, 1.0, poll=0.25, quiet_max=2.0) == (1.0, 2.0)
+    assert quiet_backoff(0.0, 2.0, poll=0.1, quiet_max=2.0) == (0.1, 2.0)
+    assert quiet_backoff(-3.0, 0.5, poll=0.25, quiet_max=2.0) == (0.25, 0.5)

@@ -3,26 +3,18 @@ key that ``MNS_GATEWAY_ADMIN_ACCESS_KEYS`` leaves without admin rights."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.conftest import ACCESS_KEY_ID, BACKENDS, RunningGateway, start_gateway
+from tests.conftest import ACCESS_KEY_ID, BACKENDS, GatewayPool, RunningGateway
 
 APP_KEY_ID = "app-key-id"
 APP_KEY_SECRET = "app-key-secret"
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
-def control_gateway(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RunningGateway]:
-    env = {
+def control_gateway(request: pytest.FixtureRequest, gateway_pool: GatewayPool) -> RunningGateway:
+    settings = {
         "MNS_GATEWAY_ACCESS_KEYS": f"{APP_KEY_ID}:{APP_KEY_SECRET}",
         "MNS_GATEWAY_ADMIN_ACCESS_KEYS": ACCESS_KEY_ID,
     }
-    if request.param == "postgresql":
-        env["MNS_GATEWAY_DATABASE_URL"] = request.getfixturevalue("postgres").new_database()
-    gateway = start_gateway(tmp_path_factory.mktemp(f"control-{request.param}"), env)
-    yield gateway
-    gateway.stop()
+    return gateway_pool.get("control", request.param, settings)
