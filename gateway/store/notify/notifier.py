@@ -11,8 +11,8 @@ own waiters directly and tells the others through the database's :class:`Notifie
   :class:`LocalNotifier`, which carries nothing.
 
 A notifier never blocks and never raises on sending: a lost wake-up costs latency, never work,
-because receivers re-check the queue every second at most and delivery workers poll every
-``idle_wait``.
+because receivers re-check the queue every second at most and delivery workers poll (every
+``idle_wait``, up to ``quiet_wait`` while nothing is due).
 """
 
 from __future__ import annotations
