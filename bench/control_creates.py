@@ -33,6 +33,7 @@ def creates(
     """CreateQueue of new queues (``<prefix>-<thread>-<n>``) for ``seconds`` from ``threads``."""
     endpoint = f"127.0.0.1:{port}"
     latencies: list[float] = []
+    failures: list[Exception] = []
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
 
@@ -40,11 +41,14 @@ def creates(
         client = AcsClient(key_id, secret, REGION, auto_retry=False, max_retry_time=0)
         mine: list[float] = []
         n = 0
-        while time.monotonic() < deadline and n < 100_000:
-            started = time.monotonic()
-            _create(client, endpoint, f"{prefix}-{index}-{n}")
-            mine.append(time.monotonic() - started)
-            n += 1
+        try:
+            while time.monotonic() < deadline and n < 100_000:
+                started = time.monotonic()
+                _create(client, endpoint, f"{prefix}-{index}-{n}")
+                mine.append(time.monotonic() - started)
+                n += 1
+        except Exception as error:  # counted below: a failed create must not read as a fast one
+            failures.append(error)
         with lock:
             latencies.extend(mine)
 
@@ -55,6 +59,8 @@ def creates(
     for worker in workers:
         worker.join()
     elapsed = time.monotonic() - began
+    if failures:
+        raise RuntimeError(f"{len(failures)} of {threads} threads failed: {failures[0]}")
     latencies.sort()
     p99 = latencies[int(len(latencies) * 0.99) - 1] if latencies else 0.0
     return {
