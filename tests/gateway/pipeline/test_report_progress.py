@@ -50,7 +50,10 @@ def test_a_missing_logs_directory_is_refused_before_spark_starts(tmp_path: Path)
 #: The JVM's compiler and collector only, not Spark's settings (the report keeps its defaults,
 #: code generation included): C1 alone and the serial collector cut this test's CPU from 67 to
 #: 42 s on a quiet machine (2026-11-28), on a suite that is bound by its two cores' CPU.
-LIGHT_JVM = {**os.environ, "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+LIGHT_JVM = {
+    **os.environ,
+    "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m",
+}
 
 
 # A hang guard, not a measure: Spark's start-up and this report took 60 s alone, but over 300 s
