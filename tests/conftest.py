@@ -91,9 +91,6 @@ def gateway_fixture(
     return gateway
 
 
-gateway_process = gateway_fixture("gateway-data", scope="session")
-
-
 class GatewayPool:
     """Gateways kept for the whole session, each started when first asked for.
 
@@ -123,6 +120,9 @@ class GatewayPool:
         return self._running[key]
 
     def stop(self) -> None:
+        """Stop them all, side by side (each graceful stop waits on its own timers)."""
+        for gateway in self._running.values():
+            gateway.terminate()
         for gateway in self._running.values():
             gateway.stop()
         self._running.clear()
@@ -137,6 +137,13 @@ def gateway_pool(
     pool = GatewayPool(tmp_path_factory, lambda: request.getfixturevalue("postgres"))
     yield pool
     pool.stop()
+
+
+@pytest.fixture(scope="session")
+def gateway_process(gateway_pool: GatewayPool) -> RunningGateway:
+    """The session's gateway on SQLite, shared by every test that needs only some gateway (the
+    API's tests use it and its PostgreSQL twin: tests/gateway/api/conftest.py)."""
+    return gateway_pool.get("gateway", "sqlite")
 
 
 @pytest.fixture()

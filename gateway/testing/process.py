@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Self
 
@@ -102,6 +102,8 @@ class GatewayProcess:
     data_dir: Path
     env: dict[str, str]
     log_file: Path | None = None
+    #: Asked to stop (:meth:`terminate`), not necessarily gone yet.
+    _stopping: bool = field(default=False, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -171,12 +173,21 @@ class GatewayProcess:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=STOP_TIMEOUT)
 
+    def terminate(self) -> None:
+        """SIGTERM, without waiting for the exit (:meth:`stop` waits). To stop several gateways,
+        terminate them all first: their graceful stops then overlap instead of adding up."""
+        if self.process.poll() is None and not self._stopping:
+            self.process.send_signal(signal.SIGTERM)
+            self._stopping = True
+
     def stop(self, *, graceful: bool = True) -> None:
         """SIGTERM and wait for a graceful exit (requests and pushes in flight finish), or
         with ``graceful=False`` SIGINT, gunicorn's quick shutdown; SIGKILL the group if it
-        takes too long."""
+        takes too long. After :meth:`terminate`, only waits."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM if graceful else signal.SIGINT)
+            if not self._stopping:
+                self.process.send_signal(signal.SIGTERM if graceful else signal.SIGINT)
+                self._stopping = True
             try:
                 self.process.wait(timeout=STOP_TIMEOUT)
             except subprocess.TimeoutExpired:

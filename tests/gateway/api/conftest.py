@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.conftest import BACKENDS, GatewayPool, RunningGateway, start_gateway
+from tests.conftest import BACKENDS, GatewayPool, RunningGateway
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
@@ -19,10 +17,7 @@ GATEWAY_REGION = "cn-shanghai"
 
 
 @pytest.fixture(scope="session")
-def regional_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+def regional_gateway(gateway_pool: GatewayPool) -> RunningGateway:
     """A gateway told its region: V4 scopes naming another one are refused (SQLite only: the
     region check happens before the store is reached)."""
-    env = {"MNS_GATEWAY_REGION": GATEWAY_REGION}
-    gateway = start_gateway(tmp_path_factory.mktemp("gateway-regional"), env)
-    yield gateway
-    gateway.stop()
+    return gateway_pool.get("regional", "sqlite", {"MNS_GATEWAY_REGION": GATEWAY_REGION})
