@@ -7,13 +7,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-import pyspark
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from gateway.pipeline.schema import event_schema, raw_log_schema
 from gateway.pipeline.transforms import facts, homes, partials
+from tests.gateway.pipeline import jvm
 from tests.support.scheduling import WITHOUT_SESSION
 
 Records = list[Mapping[str, object]]
@@ -47,21 +47,6 @@ def run_ahead(pids: list[int]) -> None:
                 os.setpriority(os.PRIO_PROCESS, int(task.name), AHEAD)
 
 
-#: The JVM's compiler and collector for short runs (see the ``spark`` fixture).
-LIGHT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-
-
-def spark_jars_first() -> list[str]:
-    """The jars of Spark's core, SQL engine and Scala's library, of this PySpark."""
-    jars = Path(pyspark.__file__).parent / "jars"
-    prefixes = ("spark-core", "spark-sql", "spark-catalyst", "spark-unsafe", "spark-common")
-    return sorted(
-        str(jar)
-        for jar in jars.glob("*.jar")
-        if jar.name.startswith((*prefixes, "scala-library", "scala-reflect"))
-    )
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A module the scheduler sends anywhere (``WITHOUT_SESSION``) must not use the session:
     on another worker it would start a second Spark beside the first."""
@@ -93,18 +78,9 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.codegen.wholeStage", "false")
         .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
         .config("spark.sql.adaptive.enabled", "false")
-        # Short runs: the C2 compiler's and the parallel collector's threads took CPU the other
-        # test workers need. C1 only and the serial collector: JVM CPU per report run 9.5-12.2
-        # s against 14.1-18.0 s, wall time unchanged (the same runs, 2026-11-27). C1 alone
-        # reserves a code cache of 48 MB, not 240: the session filled it in two minutes, the
-        # JVM then stopped compiling, and once failed a test ("Out of space in CodeCache for
-        # adapters", 2026-12-02), hence the larger cache.
-        .config("spark.driver.extraJavaOptions", f"{LIGHT_JVM} -XX:ReservedCodeCacheSize=256m")
-        # Spark and Scala's own jars first on the class path: Spark looks up the class file of
-        # every closure it cleans, and the JVM searches the class path's 280 jars in order for
-        # each, alphabetically, where spark-core comes late. 14 % less JVM CPU on the same 64
-        # tests (245 against 286 s, 2026-12-02).
-        .config("spark.driver.extraClassPath", ":".join(spark_jars_first()))
+        # The JVM's options and class path for short runs (tests/gateway/pipeline/jvm.py).
+        .config("spark.driver.extraJavaOptions", jvm.OPTIONS)
+        .config("spark.driver.extraClassPath", jvm.jars_first())
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from gateway.pipeline import phase
+from tests.gateway.pipeline import jvm
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = 1_704_067_200_000
@@ -47,13 +48,11 @@ def test_a_missing_logs_directory_is_refused_before_spark_starts(tmp_path: Path)
     assert not (tmp_path / "o").exists()
 
 
-#: The JVM's compiler and collector only, not Spark's settings (the report keeps its defaults,
+#: The JVM's options and class path only, not Spark's settings (the report keeps its defaults,
 #: code generation included): C1 alone and the serial collector cut this test's CPU from 67 to
 #: 42 s on a quiet machine (2026-11-28), on a suite that is bound by its two cores' CPU.
-LIGHT_JVM = {
-    **os.environ,
-    "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m",
-}
+LIGHT_JVM = {**os.environ, "JAVA_TOOL_OPTIONS": jvm.OPTIONS}
+CLASS_PATH = ("--conf", f"spark.driver.extraClassPath={jvm.jars_first()}")
 
 
 # A hang guard, not a measure: Spark's start-up and this report took 60 s alone, but over 300 s
@@ -67,7 +66,8 @@ def test_steps_on_the_terminal_and_sparks_output_in_a_file(tmp_path: Path) -> No
         {"Time": T0 + 5, "Action": "ReceiveMessage", "QueueName": "q", "MessageId": "m"},
     ]
     (hour / "oplog.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    done = report("--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), env=LIGHT_JVM)
+    logs, out = str(tmp_path / "logs"), str(tmp_path / "out")
+    done = report("--logs", logs, "--out", out, *CLASS_PATH, env=LIGHT_JVM)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     named = re.fullmatch(r"Spark's output: (\S+) \(--verbose shows it here\)", lines[0])
