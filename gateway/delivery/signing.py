@@ -75,8 +75,9 @@ def sign_headers(
 ) -> list[tuple[str, str]]:
     """``headers`` with ``Authorization`` (the bare signature, no ``MNS`` prefix) after ``Date``."""
     authorization = ("Authorization", key.sign(string_to_sign("POST", headers, path_and_query)))
-    names = [name.lower() for name, _ in headers]
-    position = names.index("date") + 1 if "date" in names else len(headers)
+    position = next(
+        (at + 1 for at, (name, _) in enumerate(headers) if name.lower() == "date"), len(headers)
+    )
     return [*headers[:position], authorization, *headers[position:]]
 
 

@@ -112,7 +112,8 @@ def encode_request(
     bytes the signature covers); no Accept-Encoding, as MNS sends none."""
     lines = [f"POST {path} HTTP/1.1", f"Host: {host_header}", f"Content-Length: {len(body)}"]
     lines += [f"{name}: {value}" for name, value in headers]
-    if any("\r" in line or "\n" in line for line in lines):
+    joined = "".join(lines)
+    if "\r" in joined or "\n" in joined:
         raise DeliveryError("a header or the path contains a line break")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body
 
