@@ -149,6 +149,8 @@ def _count(breaker: Breaker, policy: BreakerPolicy, failed: bool, now_ms: int) -
         start, attempts, failures = now_ms, 0, 0
     if failures == 0 and not failed:
         # A window starts at a failure: successes alone keep nothing (no row, no write).
+        if breaker.window_start_ms == breaker.attempts == breaker.failures == 0:
+            return breaker  # a healthy endpoint's, the common case: nothing to copy
         return dataclasses.replace(breaker, window_start_ms=0, attempts=0, failures=0)
     return dataclasses.replace(
         breaker, window_start_ms=start, attempts=attempts + 1, failures=failures + int(failed)

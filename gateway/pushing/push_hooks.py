@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from prometheus_client import Counter
+
 from gateway.delivery.push_records import PushFacts, push_record
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
 from gateway.observability.metrics import GatewayMetrics
@@ -70,13 +72,22 @@ class MetricsHook(PushHook):
 
     def __init__(self, metrics: GatewayMetrics) -> None:
         self._metrics = metrics
+        #: Each outcome's counter, looked up at its first attempt and kept (``labels`` takes a
+        #: lock and builds a key on every call).
+        self._attempts: dict[PushOutcome, Counter] = {}
 
     def after(self, push: Push, result: Settlement | None, error: BaseException | None) -> None:
         attempt = result.attempt if result is not None else None
         if attempt is None or attempt.outcome is PushOutcome.REJECTED:
             return
-        ok = attempt.outcome is PushOutcome.SUCCESS
-        self._metrics.attempts.labels("succeeded" if ok else "failed", attempt.outcome.value).inc()
+        counter = self._attempts.get(attempt.outcome)
+        if counter is None:
+            ok = attempt.outcome is PushOutcome.SUCCESS
+            counter = self._metrics.attempts.labels(
+                "succeeded" if ok else "failed", attempt.outcome.value
+            )
+            self._attempts[attempt.outcome] = counter
+        counter.inc()
         self._metrics.push_latency.observe((attempt.latency_ms or 0.0) / 1000)
 
     def settled(self, batch: Sequence[Settlement], letters: Sequence[Filed | None]) -> None:
