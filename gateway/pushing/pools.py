@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import select
 import socket
 import ssl
@@ -24,11 +25,34 @@ def _is_dropped(sock: socket.socket) -> bool:
     return True
 
 
+class Slots:
+    """At most ``size`` holders at once, as a semaphore: a queue of ``size`` tokens. Under gevent
+    and with threads alike, its queue is written in C, where ``threading.BoundedSemaphore`` is
+    Python around a condition variable (two lock rounds and a notify per push)."""
+
+    def __init__(self, size: int) -> None:
+        self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(size):
+            self._tokens.put(None)
+
+    def acquire(self, timeout: float) -> bool:
+        """Take a slot, waiting up to ``timeout`` seconds; whether one was taken."""
+        try:
+            self._tokens.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return False
+        return True
+
+    def release(self) -> None:
+        """Give back a slot taken with :meth:`acquire` (and only such a one)."""
+        self._tokens.put(None)
+
+
 class OriginPool:
     """Idle keep-alive sockets to one origin, and the slots bounding its concurrency."""
 
     def __init__(self, size: int) -> None:
-        self.slots = threading.BoundedSemaphore(size)
+        self.slots = Slots(size)
         self._idle: list[socket.socket] = []
         self._lock = threading.Lock()
         self._closed = False
