@@ -1,6 +1,7 @@
-"""The delivery worker: claims due deliveries under a lease and pushes them on a thread pool.
+"""The delivery worker: claims due deliveries under a lease and pushes them on its push threads.
 
-One dispatcher thread claims work; a pool of threads sends it. Concurrency is bounded in two
+One dispatcher thread claims work; a fixed set of push threads
+(:class:`~gateway.pushing.push_threads.PushThreads`) sends it. Concurrency is bounded in two
 places: in total (the pool size) and per route (scheme, host and port), so a slow or dead endpoint
 can hold at most ``max_per_route`` threads (``first_per_route`` until it answers, breaker on) while
 healthy endpoints use the rest. Claims skip routes that are full; what a claim returns beyond a
@@ -21,7 +22,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
@@ -37,6 +37,7 @@ from gateway.observability.tracing import NO_TRACING, Tracing
 from gateway.pushing.hooks import Push, PushHooks
 from gateway.pushing.push_hooks import standard_push_hooks
 from gateway.pushing.push_store import PushStore
+from gateway.pushing.push_threads import PushThreads
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.settler import Settler
 
@@ -104,7 +105,7 @@ class DeliveryWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._unsettled = 0
-        self._pool = ThreadPoolExecutor(options.threads, thread_name_prefix="mns-push")
+        self._pushers = PushThreads(options.threads, self._process)
         # Outcomes are retried through an outage for half a lease: the pushes are not made again.
         self._settler = Settler(
             store, self.owner, self._settled, retry_for=options.lease_seconds / 2
@@ -168,7 +169,7 @@ class DeliveryWorker:
             unstarted = self._buffer.take_waiting()
         self._give_back(unstarted)
         self.drain(max(0.0, deadline - time.monotonic()))
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pushers.shutdown()
         self._settler.stop()
 
     # dispatching --------------------------------------------------------------------------
@@ -212,7 +213,7 @@ class DeliveryWorker:
         with self._idle:
             started = self._buffer.start()
         for job in started:
-            self._pool.submit(self._process, job)
+            self._pushers.submit(job)
         return len(started)
 
     def dispatch_once(self) -> int:
