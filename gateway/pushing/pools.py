@@ -6,7 +6,7 @@ import queue
 import select
 import socket
 import ssl
-import threading
+from collections import deque
 
 
 def _is_dropped(sock: socket.socket) -> bool:
@@ -53,28 +53,34 @@ class OriginPool:
 
     def __init__(self, size: int) -> None:
         self.slots = Slots(size)
-        self._idle: list[socket.socket] = []
-        self._lock = threading.Lock()
+        # A deque's append and pop are atomic, so the idle sockets need no lock of their own
+        # (under gevent a lock is Python on both sides: two rounds of it per push).
+        self._idle: deque[socket.socket] = deque()
         self._closed = False
 
     def take_idle(self) -> socket.socket | None:
+        """The most recently used idle socket the peer has not closed, if any."""
         while True:
-            with self._lock:
-                sock = self._idle.pop() if self._idle else None
-            if sock is None or not _is_dropped(sock):
+            try:
+                sock = self._idle.pop()
+            except IndexError:
+                return None
+            if not _is_dropped(sock):
                 return sock
             sock.close()
 
     def give_back(self, sock: socket.socket) -> None:
-        with self._lock:
-            if not self._closed:
-                self._idle.append(sock)
-                return
-        sock.close()
+        self._idle.append(sock)
+        if self._closed:  # closed meanwhile: whichever of the two looks last closes it
+            self._close_idle()
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for sock in idle:
-            sock.close()
+        self._closed = True
+        self._close_idle()
+
+    def _close_idle(self) -> None:
+        while True:
+            try:
+                self._idle.pop().close()
+            except IndexError:
+                return

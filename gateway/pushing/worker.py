@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
 from gateway.breaker.events import circuit_record
 from gateway.breaker.state import Transition
+from gateway.delivery.polling import failure_backoff, quiet_backoff
 from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
 from gateway.delivery.retry import retry_delay
@@ -102,6 +103,9 @@ class DeliveryWorker:
         first = options.first_per_route if store.breaker.enabled else None
         self._buffer = DispatchBuffer(options.threads, options.max_per_route, first)
         self._idle = threading.Condition()
+        #: Callers waiting in :meth:`drain`: only they need a notify (under gevent, a round of
+        #: its lock and a check of the owner per push).
+        self._draining = 0
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._unsettled = 0
@@ -233,8 +237,12 @@ class DeliveryWorker:
         """
         deadline = time.monotonic() + timeout
         with self._idle:
-            while self._busy() and time.monotonic() < deadline:
-                self._idle.wait(deadline - time.monotonic())
+            self._draining += 1
+            try:
+                while self._busy() and time.monotonic() < deadline:
+                    self._idle.wait(deadline - time.monotonic())
+            finally:
+                self._draining -= 1
 
     def _busy(self) -> bool:
         return bool(self._buffer.in_flight() or self._unsettled)
@@ -321,7 +329,8 @@ class DeliveryWorker:
                 self._unsettled += 1
                 if self.store.breaker.enabled:  # else nothing would read the failures recorded
                     unstarted = self._buffer.pushed(settlement)
-            self._idle.notify_all()
+            if self._draining:
+                self._idle.notify_all()
         self._give_back(unstarted)
         if settlement is not None:
             self._settler.submit(settlement)
@@ -356,7 +365,8 @@ class DeliveryWorker:
         with self._idle:
             self._unsettled -= len(batch)
             resumed = self._buffer.settled(batch)
-            self._idle.notify_all()
+            if self._draining:
+                self._idle.notify_all()
         if resumed:  # a paused route takes work again: its claim reads the breaker
             self._wake.set()
 
@@ -377,30 +387,3 @@ class DeliveryWorker:
             self.metrics.dead_letter_queue_messages.labels(
                 "subscription", filed.dead_letter_queue
             ).inc()
-
-
-#: The longest a dispatcher waits between attempts while the store keeps failing.
-MAX_FAILURE_BACKOFF = 2.0
-
-
-def quiet_backoff(
-    until_due: float | None, quiet: float, poll: float, quiet_max: float
-) -> tuple[float, float]:
-    """How long a dispatcher that started nothing sleeps, and its quiet wait for the next round.
-
-    ``until_due`` is the seconds until the earliest delivery falls due (``None``: there is none),
-    ``quiet`` the current quiet wait, ``poll`` the short poll. A delivery already due that was
-    not claimed keeps the short poll; otherwise the quiet wait is slept (a retry's due time cuts
-    it short) and doubles, at most ``quiet_max``.
-    """
-    if until_due is not None and until_due <= 0:
-        return poll, quiet
-    wait = quiet if until_due is None else min(quiet, until_due)
-    return wait, min(quiet_max, quiet * 2)
-
-
-def failure_backoff(failures: int, idle_wait: float) -> float:
-    """Seconds before the dispatcher's next attempt after ``failures`` failed rounds in a row:
-    ``idle_wait`` doubled per failure, at most :data:`MAX_FAILURE_BACKOFF`, so it asks a database
-    that is back within about two seconds and one that is not at most every two seconds."""
-    return float(min(MAX_FAILURE_BACKOFF, idle_wait * 2 ** max(0, failures - 1)))

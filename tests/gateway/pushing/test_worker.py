@@ -12,13 +12,14 @@ import threading
 
 import pytest
 
+from gateway.delivery.polling import quiet_backoff
 from gateway.delivery.records import DeliveryJob
 from gateway.errors import PermanentDeliveryError
 from gateway.errors.mns import MNSError
 from gateway.protocol.notify import ContentFormat, NotifyStrategy
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.transport import PushOutcome, PushResult
-from gateway.pushing.worker import DeliveryWorker, WorkerOptions, quiet_backoff
+from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.queues.dlq_policy import DeadLetterPolicy
 from gateway.queues.records import QueueAttributes
 from gateway.store.base import Store

@@ -9,8 +9,8 @@ from typing import TypeVar
 
 import pytest
 
+from gateway.delivery.polling import MAX_FAILURE_BACKOFF, failure_backoff
 from gateway.errors import StoreUnavailableError
-from gateway.pushing.worker import MAX_FAILURE_BACKOFF, failure_backoff
 from gateway.store.backends.memory import MemoryDatabase
 from gateway.store.base import Store, compose_store
 from gateway.store.sql.connection import Connection
