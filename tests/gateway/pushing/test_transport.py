@@ -46,6 +46,27 @@ def test_2xx_is_success_and_the_request_arrives_intact(
     assert (request.path, request.body) == ("/hook?x=1", b"payload")
 
 
+def test_a_body_larger_than_the_send_buffer_arrives_whole(
+    raw_endpoint: RawEndpoint, transport: PushTransport
+) -> None:
+    """One send() takes what the socket's buffers hold (a few MiB on loopback); the rest
+    follows."""
+    body = bytes(range(256)) * 131072  # 32 MiB
+    assert transport.send(raw_endpoint.url, HEADERS, body, timeout=WAIT_SECONDS).ok
+    assert raw_endpoint.done.wait(WAIT_SECONDS)
+    assert raw_endpoint.received.endswith(b"\r\n\r\n" + body)
+
+
+def test_a_large_body_arrives_whole_over_tls(
+    tls_endpoint: PushRecorder, tls_files: TlsFiles
+) -> None:
+    body = bytes(range(256)) * 4096  # 1 MiB, what the recorder keeps of a body
+    trusting = ssl.create_default_context(cafile=str(tls_files.certificate))
+    with PushTransport(ssl_context=trusting) as transport:
+        assert transport.send(tls_endpoint.url, HEADERS, body, timeout=WAIT_SECONDS).ok
+    assert [request.body for request in tls_endpoint.received] == [body]
+
+
 @pytest.mark.parametrize("status", [200, 201, 202, 299])
 def test_every_2xx_status_is_success(
     endpoint: PushRecorder, transport: PushTransport, status: int
