@@ -1,4 +1,5 @@
-"""The threads that make pushes: a fixed set, each taking the next claimed delivery from one queue.
+"""The threads that make pushes: up to the worker's count, each taking the next claimed delivery
+from one queue.
 
 The worker never waits for a push's result (each settles itself through the settler), so
 :class:`concurrent.futures.ThreadPoolExecutor`'s future, condition and locks per task are work

@@ -1,11 +1,11 @@
 """The delivery worker: claims due deliveries under a lease and pushes them on its push threads.
 
-One dispatcher thread claims work; a fixed set of push threads
-(:class:`~gateway.pushing.push_threads.PushThreads`) sends it. Concurrency is bounded in two
-places: in total (the pool size) and per route (scheme, host and port), so a slow or dead endpoint
-can hold at most ``max_per_route`` threads (``first_per_route`` until it answers, breaker on) while
-healthy endpoints use the rest. Claims skip routes that are full; what a claim returns beyond a
-route's free slots is handed back.
+One dispatcher thread claims work; the push threads
+(:class:`~gateway.pushing.push_threads.PushThreads`) send it. Concurrency is bounded in two places:
+in total (at most ``threads`` push threads) and per route (scheme, host and port), so a slow or
+dead endpoint can hold at most ``max_per_route`` threads (``first_per_route`` until it answers,
+breaker on) while healthy endpoints use the rest. Claims skip routes that are full; what a claim
+returns beyond a route's free slots is handed back.
 
 All time comes from the injected clock through the store, and retry delays come from the pure
 schedules in :mod:`gateway.delivery.retry`, so tests drive the whole loop deterministically with
