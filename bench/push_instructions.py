@@ -8,14 +8,17 @@ those of one RSA-2048 PKCS#1 v1.5 SHA-1 signature made from Python with ``crypto
 prints both and their ratio. Two checkouts compared with it (run the bench from each) differ by
 what their code does, not by what the machine did meanwhile.
 
-The backlog is written into a SQLite store first (bench/push_floor.py's ``prepare_backlog``),
+The backlog is written into the store first (bench/push_floor.py's ``prepare_backlog``),
 then one worker is started under ``valgrind --tool=callgrind --instr-atstart=no``; once
 ``--warm-up`` pushes have arrived, counting is switched on with ``callgrind_control -i on``,
 and off again after ``--pushes`` more. Pushes in flight at either switch make the count
 uncertain by about the worker's concurrency (32) in ``--pushes``.
 
     .venv/bin/python bench/push_instructions.py [--pushes 2000] [--subscriptions 10]
-        [--format XML] [--warm-up 200] [--keep DIR]
+        [--format XML] [--warm-up 200] [--keep DIR] [--database-url auto|URL [--only X]]
+
+With ``--database-url`` the same runs on PostgreSQL too (the worker's instructions, psycopg's and
+libpq's among them; the database server's are not counted).
 
 About 2 minutes (the worker starts about 50 times slower under valgrind).
 """
@@ -31,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from backends import Backend, add_database_arguments, backends
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fanout import endpoint, stats
@@ -112,15 +116,18 @@ def _control(*args: str) -> None:
         raise SystemExit(f"callgrind_control {' '.join(args)}: {done.stdout}{done.stderr}")
 
 
-def worker_instructions(args: argparse.Namespace, tmp: Path) -> tuple[float, int]:
-    """Instructions per push of one worker draining the backlog, and the pushes counted."""
+def worker_instructions(
+    args: argparse.Namespace, backend: Backend, database: str | None, tmp: Path
+) -> tuple[float, int]:
+    """Instructions per push of one worker draining the backlog, and the pushes counted (the
+    worker's own: a PostgreSQL server's are not counted)."""
     total = args.warm_up + args.pushes + 200  # more than counted: the end is never waited for
     messages = -(-total // args.subscriptions)
     out = tmp / "worker.out"
     with endpoint() as port:
         routes = [f"http://127.0.0.1:{port}/s{i}" for i in range(args.subscriptions)]
-        prepare_backlog(tmp, None, routes, args.format, messages)
-        env = gateway_env(tmp, MNS_GATEWAY_PUSH_TIMEOUT="30")
+        prepare_backlog(tmp, database, routes, args.format, messages)
+        env = gateway_env(tmp, MNS_GATEWAY_PUSH_TIMEOUT="30", **backend.env(database))
         worker = subprocess.Popen(
             [*CALLGRIND, "--instr-atstart=no", f"--callgrind-out-file={out}", *WORKER],
             env=env,
@@ -153,21 +160,35 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, help="copy the worker's callgrind output here (callgrind_annotate)"
     )
+    add_database_arguments(parser, only=True)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mns-instr-") as name:
-        tmp = Path(name)
-        signature = signature_instructions(args.signatures, tmp)
-        per_push, counted = worker_instructions(args, tmp)
-        if args.keep:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            shutil.copy(tmp / "worker.out", args.keep / "worker.out")
     print(f"code: {ROOT}")
-    print(
-        f"worker, SQLite, {args.format}, {args.subscriptions} subscriptions: {per_push:,.0f}"
-        f" instructions per push over {counted} pushes"
-    )
-    print(f"one signature: {signature:,.0f} instructions")
-    print(f"ratio: {per_push / signature:.2f}")
+    with tempfile.TemporaryDirectory(prefix="mns-instr-") as name, backends(args) as databases:
+        signature = signature_instructions(args.signatures, Path(name))
+        print(f"one signature: {signature:,.0f} instructions")
+        for backend in databases:
+            per_push, counted = backend_run(args, backend)
+            print(
+                f"worker, {backend.label}, {args.format}, {args.subscriptions} subscriptions:"
+                f" {per_push:,.0f} instructions per push over {counted} pushes;"
+                f" ratio {per_push / signature:.2f}",
+                flush=True,
+            )
+
+
+def backend_run(args: argparse.Namespace, backend: Backend) -> tuple[float, int]:
+    """One worker run on ``backend``, in a data directory and database of its own."""
+    database = backend.new_database()
+    try:
+        with tempfile.TemporaryDirectory(prefix="mns-instr-") as name:
+            tmp = Path(name)
+            result = worker_instructions(args, backend, database, tmp)
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                shutil.copy(tmp / "worker.out", args.keep / f"worker-{backend.label}.out")
+            return result
+    finally:
+        backend.drop_database(database)
 
 
 if __name__ == "__main__":
