@@ -41,9 +41,13 @@ def wait_until(condition: Any, timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
-def state_of(gateway: RunningGateway, name: str) -> str:
+def health_of(gateway: RunningGateway, name: str) -> dict[str, Any]:
     answer = gateway.raw().send("GET", f"/admin/topics/orders/subscriptions/{name}/health")
-    return str(json.loads(answer.body)["State"])
+    return dict(json.loads(answer.body))
+
+
+def state_of(gateway: RunningGateway, name: str) -> str:
+    return str(health_of(gateway, name)["State"])
 
 
 def override(gateway: RunningGateway, name: str, mode: str) -> None:
@@ -65,7 +69,12 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 ("down", f"http://127.0.0.1:{free_port()}/gone"),
             ):
                 topic.get_subscription(name).subscribe(SubscriptionMeta(url))
-            for n in range(FIRST):
+            # The report charges a subscription with never-tried messages only from the first
+            # message it has a record for (docs/pipeline.md#endpoint-circuits): the first is
+            # tried before the rest are published, which a busy machine may push out of order.
+            topic.publish_message(TopicMessage("first 0"))
+            wait_until(lambda: health_of(gateway, "down")["Failures"] >= 1)
+            for n in range(1, FIRST):
                 topic.publish_message(TopicMessage(f"first {n}"))
             # flaky: twelve 500s open its circuit; a probe finds it back and closes it.
             wait_until(

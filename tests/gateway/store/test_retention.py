@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
+import psycopg
 import pytest
 
 from gateway.delivery.records import Attempt, Filed, Settlement
@@ -258,3 +259,45 @@ def test_a_dead_letter_replayed_after_its_range_went_is_pushed_from_the_default(
     clock.advance(DAY_S + 1)
     store.deliveries.expire()
     assert count(store, "topic_messages") == 0
+
+
+@on_postgres
+def test_a_publish_while_a_range_is_made_lands_outside_it(
+    postgres_store: Store, clock: Clock
+) -> None:
+    """A range made while a publish into the default partition is not yet committed starts
+    after that row: made before it, CREATE would refuse the range because of the row (a
+    check violation, seen under load as a worker's failed retention pass)."""
+    store = postgres_store
+    publish(store)
+    clock.advance(DAY_S)  # no range holds now: publishes go to the default partition
+    message_id = store.topics.new_message_id(store.now_ms())
+    url = store.database.url  # type: ignore[attr-defined]
+    failures: list[BaseException] = []
+
+    def make_ranges() -> None:
+        try:
+            store.deliveries.retain(store.now_ms())
+        except BaseException as exc:
+            failures.append(exc)
+
+    with psycopg.connect(url) as publisher:  # a transaction: open until the block ends
+        publisher.execute(
+            "INSERT INTO topic_messages SELECT (jsonb_populate_record(NULL::topic_messages,"
+            " to_jsonb(m) || jsonb_build_object('id', %s::text))).* FROM topic_messages m"
+            " LIMIT 1",
+            (message_id,),
+        )
+        maker = threading.Thread(target=make_ranges)
+        maker.start()
+        deadline = time.monotonic() + 30
+        waiting = "SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND locktype = 'relation'"
+        while publisher.execute(waiting).fetchone() == (0,):
+            assert time.monotonic() < deadline, "the range maker never waited for the publish"
+            time.sleep(0.01)
+    maker.join(30)
+    assert not maker.is_alive() and failures == []
+    assert count(store, "topic_messages_default") == 1
+    row_ms = int(message_id[:11], 16)
+    made = [p for p in ranges(store, "topic_messages") if p.high_ms and p.high_ms > row_ms]
+    assert made and all(p.low_ms is not None and p.low_ms > row_ms for p in made)
