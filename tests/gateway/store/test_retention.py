@@ -291,8 +291,11 @@ def test_a_publish_while_a_range_is_made_lands_outside_it(
         maker = threading.Thread(target=make_ranges)
         maker.start()
         deadline = time.monotonic() + 30
-        waiting = "SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND locktype = 'relation'"
-        while publisher.execute(waiting).fetchone() == (0,):
+        waiting = (
+            "SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND locktype = 'relation'"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        while maker.is_alive() and publisher.execute(waiting).fetchone() == (0,):
             assert time.monotonic() < deadline, "the range maker never waited for the publish"
             time.sleep(0.01)
     maker.join(30)
