@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from gateway.account.attributes import account_nodes, apply_changes
-from gateway.api.context import empty_response, gateway, query_params, xml_response
+from gateway.api.context import current_request, empty_response, gateway, query_params, xml_response
 from gateway.errors.mns import MNSError
 from gateway.protocol.xml import parse_document
 
@@ -30,7 +30,7 @@ def get_account_attributes() -> Response:
 def set_account_attributes() -> Response:
     """Only the attributes sent change; an empty body changes nothing."""
     _require_account_meta()
-    body = request.get_data(cache=True)
+    body = current_request().get_data(cache=True)
     if body.strip():
         root = parse_document(body, "Account")
         gateway().store.account.change(lambda current: apply_changes(current, root))

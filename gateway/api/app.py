@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response
 from werkzeug.exceptions import HTTPException, InternalServerError
 from werkzeug.routing import Rule
 
@@ -24,10 +24,12 @@ from gateway.api.context import (
     GatewayContext,
     OriginFormTargets,
     answer_response,
+    current_request,
     current_request_id,
     gateway,
     incoming_request,
     is_json_request,
+    request_globals,
     service_status,
 )
 from gateway.api.control.app import ControlPlaneApp, ControlPlaneDispatch
@@ -130,7 +132,7 @@ def _answer_refusals(app: Flask) -> None:
 
     @app.before_request
     def raise_refusal() -> None:
-        if (refusal := request.environ.get(REFUSAL)) is not None:
+        if (refusal := current_request().environ.get(REFUSAL)) is not None:
             raise refusal
 
 
@@ -161,7 +163,7 @@ def _route_only_declared_methods(app: Flask) -> None:
     @app.before_request
     def refuse_empty_path_segments() -> None:
         # Werkzeug collapses leading slashes before routing ("//queues" would list queues).
-        if "//" in request.environ.get("PATH_INFO", ""):
+        if "//" in current_request().environ.get("PATH_INFO", ""):
             raise MNSError("InvalidRequestURL")
 
 
@@ -172,7 +174,7 @@ def enforce_body_limit(limit: int) -> None:
     (docs/http.md#framing); this is the same rule for any other WSGI server. With a
     Content-Length it is one comparison; a chunked body is read within the limit and made sized.
     """
-    environ = request.environ
+    environ = current_request().environ
     declared = environ.get("CONTENT_LENGTH")
     if declared and int(declared) > limit:
         raise body_too_large(limit)
@@ -188,19 +190,20 @@ def _install_hooks(
 ) -> None:
     @app.before_request
     def authenticate_request() -> None:
-        g.started = time.monotonic()
-        if request.path.startswith(PUBLIC_PREFIXES):
+        current, values = current_request(), request_globals()
+        values.started = time.monotonic()
+        if current.path.startswith(PUBLIC_PREFIXES):
             return
         # The public endpoint's switch and allow-list, set through the control plane
         # (EnableEndpoint, AuthorizeEndpointAcl): checked before anything else, as a network rule,
         # for the console as for the API (it sends, publishes and deletes as the API does).
-        if not endpoint.allows(request.remote_addr or ""):
+        if not endpoint.allows(current.remote_addr or ""):
             raise MNSError("AccessDenied", ENDPOINT_REFUSAL)
-        if console and is_console_path(request.path):
+        if console and is_console_path(current.path):
             return  # the console signs people in itself (docs/console.md)
-        enforce_body_limit(gateway().settings.max_body_bytes)
         context = gateway()
-        g.access_key_id = authenticate(
+        enforce_body_limit(context.settings.max_body_bytes)
+        values.access_key_id = authenticate(
             incoming_request(), context.keys, clock(), context.settings.signing_region
         )
 
@@ -216,11 +219,12 @@ def _install_hooks(
         """Every error, werkzeug's included, answered as :func:`gateway.errors.answer_for`
         decides (docs/protocol.md#error-codes-and-statuses); the console renders it as a page."""
         answer = answer_for(_in_mns_terms(error))
+        current = current_request()
         if answer.log_traceback:
-            log.exception("unhandled error in %s %s", request.method, request.path)
+            log.exception("unhandled error in %s %s", current.method, current.path)
         # A TryAgainError is expected, not a bug: the store logs the outage once, and the
         # operation layer's outage hook counted the request (gateway.operations.outages).
-        if console and is_console_path(request.path):
+        if console and is_console_path(current.path):
             return console_error_page(error, answer)
         return answer_response(answer)
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from xml.etree.ElementTree import Element
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from gateway.api.context import (
     XML_CONTENT_TYPE,
     caller,
+    current_request,
     empty_response,
     operations,
     query_params,
@@ -44,7 +45,7 @@ blueprint = Blueprint("messages", __name__)
 @blueprint.post("/queues/<name>/messages")
 def send_messages(name: str) -> Response:
     validate_name("queue", name)
-    body = request.get_data(cache=True)
+    body = current_request().get_data(cache=True)
     if root_name(body) == "Messages":
         return _batch_send(name, parse_document(body, "Messages"))
     draft = parse_new_message(parse_document(body, "Message"))
@@ -81,7 +82,7 @@ def receive_messages(name: str) -> Response:
         peeked = messages.peek(operations(), caller(), name, batch)
         return xml_response(*_messages_document(peeked, batch, received=False))
     wait = WAIT_SECONDS.parse(params.get("waitseconds"), None)
-    connected = request.environ.get(CLIENT_CONNECTED, always)
+    connected = current_request().environ.get(CLIENT_CONNECTED, always)
     result = messages.receive(operations(), caller(), name, batch, wait, connected)
     root, nodes = _messages_document(result.messages, batch, received=True)
     return handed_over(render_document(root, nodes), name, result.messages, connected)
@@ -158,7 +159,7 @@ def delete_messages(name: str) -> Response:
     """DeleteMessage with ``?ReceiptHandle=``, else BatchDeleteMessage with a body."""
     validate_name("queue", name)
     handle = query_params().get("receipthandle")
-    body = request.get_data(cache=True)
+    body = current_request().get_data(cache=True)
     if handle is None and body.strip():
         return _batch_delete(name, body)
     messages.delete(operations(), caller(), name, handle)

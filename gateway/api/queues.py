@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from xml.etree.ElementTree import Element
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from gateway.api import messages
 from gateway.api.context import (
     caller,
+    current_request,
     empty_response,
     gateway,
     is_meta_override,
@@ -36,7 +37,7 @@ def _queue_url(name: str) -> str:
 
 def _queue_body() -> Element | None:
     """The ``<Queue>`` body; an empty body means "no attributes" (all defaults on create)."""
-    body = request.get_data(cache=True)
+    body = current_request().get_data(cache=True)
     return parse_document(body, "Queue") if body.strip() else None
 
 

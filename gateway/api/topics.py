@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from xml.etree.ElementTree import Element
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from gateway.api.context import (
     caller,
+    current_request,
     empty_response,
     gateway,
     is_meta_override,
@@ -30,7 +31,7 @@ blueprint = Blueprint("topics", __name__)
 
 
 def _body_root(expected: str) -> Element:
-    return parse_document(request.get_data(cache=True), expected)
+    return parse_document(current_request().get_data(cache=True), expected)
 
 
 def _topic_url(name: str) -> str:

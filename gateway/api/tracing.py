@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response
 
-from gateway.api.context import request_carrier
+from gateway.api.context import current_request, request_carrier, request_globals
 from gateway.observability import messaging_spans as names
 from gateway.observability.tracing import SpanKind, Tracing
 
@@ -28,30 +28,31 @@ def install_tracing(app: Flask, tracing: Tracing) -> None:
 
     @app.before_request
     def note_arrival() -> None:
-        g.trace_started_ns = time.time_ns()
+        request_globals().trace_started_ns = time.time_ns()
 
     @app.after_request
     def note_status(response: Response) -> Response:
-        g.trace_status = response.status_code
+        request_globals().trace_status = response.status_code
         return response
 
     @app.teardown_request
     def end_span(error: BaseException | None) -> None:
-        caller = g.pop("caller", None)
+        current, values = current_request(), request_globals()
+        caller = values.pop("caller", None)
         span = caller.span if caller is not None else None
         if span is None:
-            if request.path.startswith(UNTRACED_PREFIXES):
+            if current.path.startswith(UNTRACED_PREFIXES):
                 return
-            rule = request.url_rule.rule if request.url_rule else request.path
+            rule = current.url_rule.rule if current.url_rule else current.path
             span = tracing.start(
-                f"{request.method} {rule}",
+                f"{current.method} {rule}",
                 SpanKind.SERVER,
                 parent=request_carrier() or None,
-                start_ns=g.get("trace_started_ns"),
+                start_ns=values.get("trace_started_ns"),
             )
-        status = g.get("trace_status", 500)
+        status = values.get("trace_status", 500)
         span.set({names.HTTP_STATUS: status})
-        code = g.get("error_code")
+        code = values.get("error_code")
         if code or status >= 500:
             span.fail(code or "InternalError")
         span.end()

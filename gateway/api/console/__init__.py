@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-from flask import Flask, Response, request
+from flask import Flask, Response
 from jinja2 import BaseLoader, DictLoader, Environment
 
 from gateway.api.console import (  # noqa: F401 - their views join the blueprint
@@ -27,6 +27,7 @@ from gateway.api.console import (  # noqa: F401 - their views join the blueprint
 from gateway.api.console.security import SECURITY_HEADERS
 from gateway.api.console.sessions import ConsoleSessionInterface
 from gateway.api.console.web import ConsoleContext, blueprint, console_error_page
+from gateway.api.context import current_request
 from gateway.store import Store
 
 #: The shared setting holding the key the sessions' secret fingerprints are made with.
@@ -54,7 +55,8 @@ def install_console(app: Flask, store: Store, clock: Callable[[], float]) -> Non
     def console_headers(response: Response) -> Response:
         """Every answer under ``/console``, the ones no console view made included (an unknown
         method, an endpoint refusal), carries the console's headers."""
-        if request.path == "/console" or request.path.startswith("/console/"):
+        path = current_request().path
+        if path == "/console" or path.startswith("/console/"):
             response.headers.update(SECURITY_HEADERS)
         return response
 
