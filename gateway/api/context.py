@@ -73,7 +73,7 @@ class GatewayContext:
 def current_request() -> Request:
     """``flask.request`` itself, not its context-local proxy. On Python 3.11 every attribute
     read through the proxy is first looked for on the proxy and fails with a formatted
-    AttributeError before the proxy forwards it: 29 of those in a publish were about 7 % of its
+    AttributeError before the proxy forwards it: 29 of those in a publish were 10 % of its
     instructions (docs/benchmarks.md#the-publish-path). Code that reads the request takes it
     from here."""
     return request._get_current_object()  # type: ignore[attr-defined, no-any-return]
