@@ -67,6 +67,20 @@ class BenchServer:
     pid: int
 
 
+def serve_command(port: int, workers: int = 1) -> list[str]:
+    """``mns-gateway serve`` on ``port`` (run from the checkout in the working directory)."""
+    return [
+        sys.executable,
+        "-m",
+        "gateway.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
+
+
 @contextmanager
 def running_gateway(
     mode: str, workers: int = 1, *, code: Path = ROOT, **env: str
@@ -81,16 +95,7 @@ def running_gateway(
         if code != ROOT:
             environment["PYTHONPATH"] = str(code)
         if mode == "serve":
-            command = [
-                sys.executable,
-                "-m",
-                "gateway.cli",
-                "serve",
-                "--port",
-                str(port),
-                "--workers",
-                str(workers),
-            ]
+            command = serve_command(port, workers)
         else:
             command = [
                 sys.executable,

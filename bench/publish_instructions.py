@@ -23,13 +23,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness import KEY_ID, ROOT, SECRET, free_port, gateway_env
+from harness import KEY_ID, ROOT, SECRET, free_port, gateway_env, serve_command
 from peer_servers import Target
 from peers import publish
 from push_instructions import CALLGRIND, instructions
@@ -46,14 +45,7 @@ def counted_serve(code: Path, out: Path, data: Path) -> Iterator[Target]:
         "--instr-atstart=no",
         "--trace-children=yes",
         f"--callgrind-out-file={out}.%p",
-        sys.executable,
-        "-m",
-        "gateway.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--workers",
-        "1",
+        *serve_command(port),
     ]
     process = subprocess.Popen(
         command,
