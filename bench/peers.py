@@ -12,14 +12,15 @@ each system in turn, in an order rotated from round to round:
 - ``paced``: 1 subscription, ``--rate`` publishes a second for ``--seconds`` on one connection.
 
 Every push reaches one local endpoint (asyncio, keep-alive, answers 204 at once, in its own
-process; it and the three systems' launchers are in bench/peer_servers.py), which counts pushes and times their arrival. The publisher writes its clock (µs) into
-each message body just before sending the publish, so a push's latency is its arrival minus
-that, on one clock, for MNS's XML push as for SNS's JSON notification. pushes/s = pushes
-delivered / (last arrival - first publish); CPU ms/push = the server's process tree's CPU over
-the measurement / pushes delivered. Each topic first takes 20 publishes, not measured. MNS
-requests are signed as the SDK signs them; SNS requests go to the Query API (form POSTs) with a
-dummy SigV4 header, which the emulators do not check. LocalStack sends an HTTP subscription a
-SubscriptionConfirmation: the endpoint keeps its token and the bench confirms with it.
+process; it and the three systems' launchers are in bench/peer_servers.py), which counts pushes
+and times their arrival. The publisher writes its clock (µs) into each message body just before
+sending the publish, so a push's latency is its arrival minus that, on one clock, for MNS's XML
+push as for SNS's JSON notification. pushes/s = pushes delivered / (last arrival - first
+publish); CPU ms/push = the server's process tree's CPU over the measurement / pushes delivered.
+Each topic first takes 20 publishes, not measured. MNS requests are signed as the SDK signs
+them; SNS requests go to the Query API (form POSTs) with a dummy SigV4 header, which the
+emulators do not check. LocalStack sends an HTTP subscription a SubscriptionConfirmation: the
+endpoint keeps its token and the bench confirms with it.
 
 How they push: mns-push signs each push (RSA-2048, SHA-1) and sends it on pooled keep-alive
 connections from its delivery threads; moto POSTs each notification from within the Publish
