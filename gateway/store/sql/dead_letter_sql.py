@@ -185,7 +185,7 @@ def expired_jobs(conn: Connection, now_ms: int, limit: int) -> list[DeliveryJob]
         " WHERE m.expires_at <= ? LIMIT ?",
         (now_ms, limit),
     ).fetchall()
-    return [delivery_sql.job_of(row) for row in rows]
+    return delivery_sql.jobs_of(rows)
 
 
 def purge_orphans(conn: Connection, now_ms: int) -> int:

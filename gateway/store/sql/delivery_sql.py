@@ -74,25 +74,26 @@ def message_of(row: Row) -> TopicMessage:
     )
 
 
-def job_of(
-    row: Row,
-    messages: dict[str, TopicMessage] | None = None,
-    subscriptions: dict[tuple[str, str], Subscription] | None = None,
-) -> DeliveryJob:
-    """The job of ``row``; rows read together share one message and one subscription value
-    each through ``messages`` and ``subscriptions`` (both immutable, as read in the same
-    statement): at fan-out 10 a claim carries each message ten times."""
-    message = None if messages is None else messages.get(row["message_id"])
-    if message is None:
-        message = message_of(row)
-        if messages is not None:
-            messages[message.id] = message
-    key = (row["topic_name"], row["name"])
-    subscription = None if subscriptions is None else subscriptions.get(key)
-    if subscription is None:
-        subscription = subscription_of(row)
-        if subscriptions is not None:
-            subscriptions[key] = subscription
+def jobs_of(rows: Sequence[Row]) -> list[DeliveryJob]:
+    """The jobs of ``rows`` read in one statement: rows of one message share one
+    ``TopicMessage`` and rows of one subscription one ``Subscription`` (both immutable), since
+    at fan-out 10 a claim carries each message ten times."""
+    messages: dict[str, TopicMessage] = {}
+    subscriptions: dict[tuple[str, str], Subscription] = {}
+    made = []
+    for row in rows:
+        message = messages.get(row["message_id"])
+        if message is None:
+            message = messages[row["message_id"]] = message_of(row)
+        key = (row["topic_name"], row["name"])
+        subscription = subscriptions.get(key)
+        if subscription is None:
+            subscription = subscriptions[key] = subscription_of(row)
+        made.append(_job(row, message, subscription))
+    return made
+
+
+def _job(row: Row, message: TopicMessage, subscription: Subscription) -> DeliveryJob:
     return DeliveryJob(
         delivery_id=row["delivery_id"],
         attempts=row["attempts"],
@@ -112,9 +113,7 @@ def jobs(conn: Connection, delivery_ids: Sequence[str]) -> list[DeliveryJob]:
         f" WHERE d.id IN ({placeholders(len(delivery_ids))}) ORDER BY d.next_attempt_at",
         delivery_ids,
     ).fetchall()
-    messages: dict[str, TopicMessage] = {}
-    subscriptions: dict[tuple[str, str], Subscription] = {}
-    return [job_of(row, messages, subscriptions) for row in rows]
+    return jobs_of(rows)
 
 
 def claim(
