@@ -37,13 +37,9 @@ def test_a_waiter_takes_the_slot_given_back() -> None:
     assert not slots.acquire(timeout=0)
 
 
-def connected_pair() -> tuple[socket.socket, socket.socket]:
-    return socket.socketpair()
-
-
 def test_the_pool_gives_back_the_latest_idle_socket_and_skips_dropped_ones() -> None:
     pool = OriginPool(2)
-    (first, first_peer), (second, second_peer) = connected_pair(), connected_pair()
+    (first, first_peer), (second, second_peer) = socket.socketpair(), socket.socketpair()
     pool.give_back(first)
     pool.give_back(second)
     second_peer.close()  # the peer hung up on the most recent one: it is not reused
@@ -56,7 +52,7 @@ def test_the_pool_gives_back_the_latest_idle_socket_and_skips_dropped_ones() -> 
 
 def test_a_socket_given_back_to_a_closed_pool_is_closed() -> None:
     pool = OriginPool(1)
-    (idle, idle_peer), (busy, busy_peer) = connected_pair(), connected_pair()
+    (idle, idle_peer), (busy, busy_peer) = socket.socketpair(), socket.socketpair()
     pool.give_back(idle)
     pool.close()
     assert idle.fileno() == -1
