@@ -21,10 +21,10 @@ that, not every push.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Final
 
+from gateway.delivery.delivery_ids import new_delivery_id
 from gateway.delivery.replays import ReplayCount, ReplayWindow
 from gateway.errors.mns import MNSError
 from gateway.queues.message_ids import first_id_at
@@ -133,7 +133,7 @@ def _queue(
 ) -> None:
     rows = [
         (
-            uuid.uuid4().hex,
+            new_delivery_id(now_ms),
             message_id,
             target.topic_name,
             target.subscription_name,

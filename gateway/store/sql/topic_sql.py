@@ -7,10 +7,10 @@ first wins, and the other compares what it finds (204 for the same definition, 4
 from __future__ import annotations
 
 import json
-import uuid
 from functools import partial
 from typing import Final
 
+from gateway.delivery.delivery_ids import new_delivery_id
 from gateway.errors.mns import MNSError
 from gateway.protocol.endpoints import route_of
 from gateway.protocol.listing import Page
@@ -304,7 +304,7 @@ def _delivery_rows(
     message_id: str, topic_name: str, subscriptions: list[str], due_ms: int
 ) -> list[tuple[object, ...]]:
     return [
-        (uuid.uuid4().hex, message_id, topic_name, name, 0, due_ms, due_ms)
+        (new_delivery_id(due_ms), message_id, topic_name, name, 0, due_ms, due_ms)
         for name in subscriptions
     ]
 

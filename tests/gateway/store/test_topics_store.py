@@ -103,3 +103,20 @@ def test_a_delivery_whose_subscription_vanished_is_purged_after_retention(
         lambda c: c.execute("SELECT COUNT(*) AS n FROM deliveries").fetchone()["n"]
     )
     assert left == 0
+
+
+def test_a_publishs_deliveries_get_ids_later_than_the_last_ones(store: Store, clock: Clock) -> None:
+    """The deliveries' primary key takes new rows on its last pages: a fan-out of ten random
+    ids changed ten pages of it per publish (gateway/delivery/delivery_ids.py)."""
+    store.topics.create_topic("t", 65536, False)
+    for index in range(10):
+        store.topics.subscribe(Subscription("t", f"s{index}", "http://127.0.0.1:9/"))
+    batches = []
+    for _ in range(3):
+        store.topics.publish(message("t", None, store.now_ms()))
+        known = set().union(*batches)
+        rows = store.database.read(lambda c: c.execute("SELECT id FROM deliveries").fetchall())
+        batches.append({row["id"] for row in rows} - known)
+        clock.now += 1
+    assert [len(batch) for batch in batches] == [10, 10, 10]
+    assert max(batches[0]) < min(batches[1]) and max(batches[1]) < min(batches[2])
