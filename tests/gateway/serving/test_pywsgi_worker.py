@@ -12,12 +12,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from gunicorn.config import Config
 
+from gateway.serving.pywsgi_worker import ONE_WRITE_BYTES, FramedHandler
 from tests.conftest import (
     ACCESS_KEY_ID,
     ACCESS_KEY_SECRET,
@@ -148,3 +150,62 @@ def test_a_configured_access_log_is_written(port: int, access_log: Path) -> None
     while time.monotonic() < deadline and "marker=access-log" not in access_log.read_text():
         time.sleep(0.05)
     assert "GET /healthz?marker=access-log" in access_log.read_text()
+
+
+class _Writes:
+    """A server-side socket that records each write the handler asks of it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.writes: list[int] = []
+
+    def send(self, data: bytes) -> int:
+        sent = self._sock.send(data)
+        self.writes.append(sent)
+        return sent
+
+    def sendall(self, data: bytes) -> None:
+        self._sock.sendall(data)
+        self.writes.append(len(data))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._sock, name)
+
+
+def _serve_one(body: bytes) -> tuple[list[int], bytes]:
+    """One request through :class:`FramedHandler` on a socket pair, answered with ``body``:
+    the sizes of the writes made, and the response as the client read it."""
+
+    def app(environ: dict[str, object], start_response: Callable[..., object]) -> list[bytes]:
+        start_response("201 Created", [("Content-Length", str(len(body)))])
+        return [body]
+
+    server_end, client_end = socket.socketpair()
+    recorded = _Writes(server_end)
+    server = SimpleNamespace(
+        application=app,
+        environ={"SERVER_NAME": "test", "SERVER_PORT": "0"},
+        log=SimpleNamespace(access_log_enabled=False),
+    )
+    with client_end:
+        client_end.sendall(b"GET /x HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        FramedHandler(recorded, ("127.0.0.1", 1), server).handle()
+        client_end.settimeout(10)
+        response = b""
+        while chunk := client_end.recv(1 << 20):
+            response += chunk
+    return recorded.writes, response
+
+
+def test_a_small_response_is_written_with_its_head_in_one_system_call() -> None:
+    writes, response = _serve_one(b"<Message/>")
+    assert response.startswith(b"HTTP/1.1 201 Created\r\n")
+    assert response.endswith(b"\r\n\r\n<Message/>")
+    assert writes == [len(response)]
+
+
+def test_a_large_response_body_is_not_copied_behind_its_head() -> None:
+    body = b"x" * (ONE_WRITE_BYTES + 1)
+    writes, response = _serve_one(body)
+    assert len(writes) >= 2 and writes[-1] == len(body)
+    assert response.endswith(b"\r\n\r\n" + body)
