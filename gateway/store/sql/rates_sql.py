@@ -3,8 +3,9 @@ pushes per minute by outcome (``minute_rates``) and each subscription's push hea
 (``subscription_health``).
 
 Written in the transaction that settles a batch of pushes, so a figure never counts a push the
-database does not have; one upsert per (minute, outcome) and per subscription in the batch, not
-per push. Rows older than :data:`KEEP_MINUTES` are dropped as new minutes are written.
+database does not have; one upsert of the batch's minutes and outcomes and one of its
+subscriptions, not one per push (nor per subscription: each statement costs the driver's Python
+and the server's planning). Rows older than :data:`KEEP_MINUTES` are dropped as new minutes are written.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gateway.store.sql.connection import Connection
+from gateway.store.sql.connection import Connection, values_of
 
 KEEP_MINUTES = 120
 #: Names of the per-minute counts.
@@ -44,46 +45,62 @@ def record(conn: Connection, outcomes: Sequence[PushOutcome]) -> None:
     if not outcomes:
         return
     _count_minutes(conn, outcomes)
-    for outcome in _last_per_subscription(outcomes):
-        _update_health(conn, outcome, outcomes)
+    _update_health(conn, health_changes(outcomes))
 
 
 def _count_minutes(conn: Connection, outcomes: Sequence[PushOutcome]) -> None:
     counts = Counter((o.at_ms // 60_000, PUSH_OK if o.succeeded else PUSH_FAILED) for o in outcomes)
-    for (minute, name), count in sorted(counts.items()):
-        conn.execute(
-            "INSERT INTO minute_rates (minute, name, count) VALUES (?, ?, ?)"
-            " ON CONFLICT (minute, name) DO UPDATE SET count = minute_rates.count + excluded.count",
-            (minute, name, count),
-        )
+    rows = [(minute, name, count) for (minute, name), count in sorted(counts.items())]
+    conn.execute(
+        f"INSERT INTO minute_rates (minute, name, count) {values_of(rows)}"
+        " ON CONFLICT (minute, name) DO UPDATE SET count = minute_rates.count + excluded.count",
+        [value for row in rows for value in row],
+    )
     newest = max(minute for minute, _ in counts)
     conn.execute("DELETE FROM minute_rates WHERE minute < ?", (newest - KEEP_MINUTES,))
 
 
-def _last_per_subscription(outcomes: Iterable[PushOutcome]) -> list[PushOutcome]:
-    last: dict[tuple[str, str], PushOutcome] = {}
+@dataclass(frozen=True, slots=True)
+class HealthChange:
+    """What a batch says of one subscription: its last success and, after that (or in the
+    whole batch if none), how many failures, the last one's time and error."""
+
+    topic_name: str
+    subscription_name: str
+    success_at: int | None
+    failure_at: int | None
+    failures: int
+    error: str | None
+
+
+def health_changes(outcomes: Iterable[PushOutcome]) -> list[HealthChange]:
+    """Each subscription's change in a batch, by (topic, subscription): the order the rows are
+    written, and so locked, in every transaction alike."""
+    mine: dict[tuple[str, str], list[PushOutcome]] = {}
     for o in outcomes:
-        last[(o.topic_name, o.subscription_name)] = o
-    return list(last.values())
+        mine.setdefault((o.topic_name, o.subscription_name), []).append(o)
+    changes = []
+    for key, batch in sorted(mine.items()):
+        success_at = max((o.at_ms for o in batch if o.succeeded), default=None)
+        failures = [
+            o for o in batch if not o.succeeded and (success_at is None or o.at_ms > success_at)
+        ]
+        failure_at = max((o.at_ms for o in failures), default=None)
+        error = failures[-1].error if failures else None
+        changes.append(HealthChange(*key, success_at, failure_at, len(failures), error))
+    return changes
 
 
-def _update_health(conn: Connection, last: PushOutcome, batch: Sequence[PushOutcome]) -> None:
-    """Failures in a row: those since this batch's last success, plus the stored streak when
-    the batch had none."""
-    mine = [
-        o
-        for o in batch
-        if (o.topic_name, o.subscription_name) == (last.topic_name, last.subscription_name)
+def _update_health(conn: Connection, changes: Sequence[HealthChange]) -> None:
+    """Every subscription of the batch in one statement. Failures in a row: those since this
+    batch's last success, plus the stored streak when the batch had none."""
+    rows = [
+        (c.topic_name, c.subscription_name, c.success_at, c.failure_at, c.failures, c.error)
+        for c in changes
     ]
-    successes = [o for o in mine if o.succeeded]
-    success_at = max((o.at_ms for o in successes), default=None)
-    failures = [o for o in mine if not o.succeeded and (success_at is None or o.at_ms > success_at)]
-    failure_at = max((o.at_ms for o in failures), default=None)
-    error = failures[-1].error if failures else None
-    key = (last.topic_name, last.subscription_name)
     conn.execute(
         "INSERT INTO subscription_health (topic_name, subscription_name, last_success_at,"
-        " last_failure_at, failures_in_row, last_error) VALUES (?, ?, ?, ?, ?, ?)"
+        f" last_failure_at, failures_in_row, last_error) {values_of(rows)}"
         " ON CONFLICT (topic_name, subscription_name) DO UPDATE SET"
         " last_success_at ="
         " COALESCE(excluded.last_success_at, subscription_health.last_success_at),"
@@ -93,7 +110,7 @@ def _update_health(conn: Connection, last: PushOutcome, batch: Sequence[PushOutc
         " THEN subscription_health.failures_in_row + excluded.failures_in_row"
         " ELSE excluded.failures_in_row END,"
         " last_error = COALESCE(excluded.last_error, subscription_health.last_error)",
-        (*key, success_at, failure_at, len(failures), error),
+        [value for row in rows for value in row],
     )
 
 
