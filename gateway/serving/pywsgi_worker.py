@@ -216,12 +216,10 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
     def _write_with_headers(self, data: bytes) -> None:
         """gevent.pywsgi's, but a body of up to :data:`ONE_WRITE_BYTES` goes out with the head
         in one write: gevent sends them apart, and the second system call costs more than
-        copying a small body (most MNS answers are a few hundred bytes or none)."""
-        if self.response_use_chunked or len(data) > ONE_WRITE_BYTES:
-            super()._write_with_headers(data)
-            return
+        copying a small body (most MNS answers are a few hundred bytes or none). A chunked
+        body (one without a length) is framed by ``_write``, after its head, as gevent does."""
         self.headers_sent = True
-        self.finalize_headers()
+        self.finalize_headers()  # decides whether the body is chunked
         # start_response has encoded the status and the headers (latin-1), as gevent's does.
         response = bytearray(b"HTTP/1.1 ")
         response += self.status
@@ -229,6 +227,10 @@ class FramedHandler(PyWSGIHandler):  # type: ignore[misc]
         for name, value in self.response_headers:
             response += name + b": " + value + b"\r\n"
         response += b"\r\n"
+        if self.response_use_chunked or len(data) > ONE_WRITE_BYTES:
+            self._sendall(response)
+            self._write(data)
+            return
         response += data
         self._sendall(response)
 

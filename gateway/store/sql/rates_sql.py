@@ -5,7 +5,8 @@ pushes per minute by outcome (``minute_rates``) and each subscription's push hea
 Written in the transaction that settles a batch of pushes, so a figure never counts a push the
 database does not have; one upsert of the batch's minutes and outcomes and one of its
 subscriptions, not one per push (nor per subscription: each statement costs the driver's Python
-and the server's planning). Rows older than :data:`KEEP_MINUTES` are dropped as new minutes are written.
+and the server's planning). Rows older than :data:`KEEP_MINUTES` are dropped as new minutes are
+written.
 """
 
 from __future__ import annotations

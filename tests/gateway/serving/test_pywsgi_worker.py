@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -172,11 +172,15 @@ class _Writes:
         return getattr(self._sock, name)
 
 
-def _serve_one(body: bytes) -> tuple[list[int], bytes]:
-    """One request through :class:`FramedHandler` on a socket pair, answered with ``body``:
-    the sizes of the writes made, and the response as the client read it."""
+def _serve_one(body: bytes, *, sized: bool = True) -> tuple[list[int], bytes]:
+    """One request through :class:`FramedHandler` on a socket pair, answered with ``body``
+    (``sized``: with its Content-Length, else as a generator, which gevent sends chunked): the
+    sizes of the writes made, and the response as the client read it."""
 
-    def app(environ: dict[str, object], start_response: Callable[..., object]) -> list[bytes]:
+    def app(environ: dict[str, object], start_response: Callable[..., object]) -> Iterable[bytes]:
+        if not sized:
+            start_response("201 Created", [])
+            return (part for part in [body])
         start_response("201 Created", [("Content-Length", str(len(body)))])
         return [body]
 
@@ -209,3 +213,10 @@ def test_a_large_response_body_is_not_copied_behind_its_head() -> None:
     writes, response = _serve_one(body)
     assert len(writes) >= 2 and writes[-1] == len(body)
     assert response.endswith(b"\r\n\r\n" + body)
+
+
+def test_a_body_without_a_length_is_sent_chunked_after_its_head() -> None:
+    _, response = _serve_one(b"<Message/>", sized=False)
+    head, _, body = response.partition(b"\r\n\r\n")
+    assert b"\r\nTransfer-Encoding: chunked" in head
+    assert body == b"a\r\n<Message/>\r\n0\r\n\r\n"
