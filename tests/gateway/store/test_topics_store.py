@@ -105,7 +105,7 @@ def test_a_delivery_whose_subscription_vanished_is_purged_after_retention(
     assert left == 0
 
 
-def test_a_publishs_deliveries_get_ids_later_than_the_last_ones(store: Store, clock: Clock) -> None:
+def test_a_publish_s_deliveries_get_ids_after_the_last_ones(store: Store, clock: Clock) -> None:
     """The deliveries' primary key takes new rows on its last pages: a fan-out of ten random
     ids changed ten pages of it per publish (gateway/delivery/delivery_ids.py)."""
     store.topics.create_topic("t", 65536, False)
