@@ -134,16 +134,23 @@ def placeholders(count: int) -> str:
 _ROWS_PER_INSERT = 500
 
 
-def insert_rows(conn: Connection, into: str, rows: Sequence[Params]) -> None:
-    """``INSERT INTO {into} VALUES (…), (…), …``: many rows in one statement (a few for very many).
+def insert_rows(
+    conn: Connection, into: str, rows: Sequence[Params], *, on_conflict: str = ""
+) -> None:
+    """``INSERT INTO {into} VALUES (…), (…), … {on_conflict}``: many rows in one statement (a
+    few for very many); ``on_conflict`` (``ON CONFLICT …``) makes it an upsert, whose rows must
+    not repeat a key.
 
     One statement rather than ``executemany``'s one per row: on PostgreSQL each statement is a
     message to the server and a wait for it (a publish to ten subscriptions went from eleven
     statements to two), while SQLite runs either at the same speed.
     """
+    suffix = f" {on_conflict}" if on_conflict else ""
     for start in range(0, len(rows), _ROWS_PER_INSERT):
         chunk = rows[start : start + _ROWS_PER_INSERT]
-        conn.execute(f"INSERT INTO {into} {values_of(chunk)}", [v for r in chunk for v in r])
+        conn.execute(
+            f"INSERT INTO {into} {values_of(chunk)}{suffix}", [v for r in chunk for v in r]
+        )
 
 
 def values_of(rows: Sequence[Params]) -> str:

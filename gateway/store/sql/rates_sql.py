@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gateway.store.sql.connection import Connection, values_of
+from gateway.store.sql.connection import Connection, insert_rows
 
 KEEP_MINUTES = 120
 #: Names of the per-minute counts.
@@ -51,11 +51,12 @@ def record(conn: Connection, outcomes: Sequence[PushOutcome]) -> None:
 
 def _count_minutes(conn: Connection, outcomes: Sequence[PushOutcome]) -> None:
     counts = Counter((o.at_ms // 60_000, PUSH_OK if o.succeeded else PUSH_FAILED) for o in outcomes)
-    rows = [(minute, name, count) for (minute, name), count in sorted(counts.items())]
-    conn.execute(
-        f"INSERT INTO minute_rates (minute, name, count) {values_of(rows)}"
-        " ON CONFLICT (minute, name) DO UPDATE SET count = minute_rates.count + excluded.count",
-        [value for row in rows for value in row],
+    insert_rows(
+        conn,
+        "minute_rates (minute, name, count)",
+        [(minute, name, count) for (minute, name), count in sorted(counts.items())],
+        on_conflict="ON CONFLICT (minute, name) DO UPDATE"
+        " SET count = minute_rates.count + excluded.count",
     )
     newest = max(minute for minute, _ in counts)
     conn.execute("DELETE FROM minute_rates WHERE minute < ?", (newest - KEEP_MINUTES,))
@@ -93,16 +94,17 @@ def health_changes(outcomes: Iterable[PushOutcome]) -> list[HealthChange]:
 
 
 def _update_health(conn: Connection, changes: Sequence[HealthChange]) -> None:
-    """Every subscription of the batch in one statement. Failures in a row: those since this
+    """Every subscription of the batch in one upsert. Failures in a row: those since this
     batch's last success, plus the stored streak when the batch had none."""
-    rows = [
-        (c.topic_name, c.subscription_name, c.success_at, c.failure_at, c.failures, c.error)
-        for c in changes
-    ]
-    conn.execute(
-        "INSERT INTO subscription_health (topic_name, subscription_name, last_success_at,"
-        f" last_failure_at, failures_in_row, last_error) {values_of(rows)}"
-        " ON CONFLICT (topic_name, subscription_name) DO UPDATE SET"
+    insert_rows(
+        conn,
+        "subscription_health (topic_name, subscription_name, last_success_at,"
+        " last_failure_at, failures_in_row, last_error)",
+        [
+            (c.topic_name, c.subscription_name, c.success_at, c.failure_at, c.failures, c.error)
+            for c in changes
+        ],
+        on_conflict="ON CONFLICT (topic_name, subscription_name) DO UPDATE SET"
         " last_success_at ="
         " COALESCE(excluded.last_success_at, subscription_health.last_success_at),"
         " last_failure_at ="
@@ -111,7 +113,6 @@ def _update_health(conn: Connection, changes: Sequence[HealthChange]) -> None:
         " THEN subscription_health.failures_in_row + excluded.failures_in_row"
         " ELSE excluded.failures_in_row END,"
         " last_error = COALESCE(excluded.last_error, subscription_health.last_error)",
-        [value for row in rows for value in row],
     )
 
 
