@@ -4,11 +4,11 @@ when a message reached a subscription, on which attempt and how fast, and what f
 A delivery and its attempts are deleted when it succeeds (:func:`delivery_sql.complete`); in the
 same transaction :func:`record` keeps one ``delivered`` row per success: the attempt that
 succeeded in columns, the failed ones before it as JSON. The rows of a settle batch are one
-``executemany``; the earlier attempts are read only for deliveries that had any (the claim says
-how many), so a push that succeeds on its first try costs one row in one statement per batch
-(docs/benchmarks.md#delivered-history). Not a multi-row ``INSERT … VALUES (…), (…)``: a
-distinct statement per batch size is never prepared, which costs the gateway more than it
-spares the server. The table's only index is its primary key, MessageId first (migration 9).
+multi-row ``INSERT`` (:func:`~gateway.store.sql.connection.insert_rows`), where an
+``executemany`` made PostgreSQL execute a statement per push; the earlier attempts are read
+only for deliveries that had any (the claim says how many), so a push that succeeds on its
+first try costs one row (docs/benchmarks.md#delivered-history). The table's only index is its
+primary key, MessageId first (migration 9).
 
 Rows are kept ``MNS_GATEWAY_HISTORY_RETENTION`` (a day by default): on SQLite
 :func:`gateway.store.sql.retention_sql.purge_delivered` deletes older ones in bounded batches,
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from gateway.delivery.records import Attempt, Settlement
-from gateway.store.sql.connection import Connection
+from gateway.store.sql.connection import Connection, insert_rows
 from gateway.store.sql.delivery_sql import attempts_by_delivery
 
 
@@ -43,11 +43,10 @@ class Delivered:
         return self.attempts[-1]
 
 
-_INSERT: Final = (
-    "INSERT INTO delivered (message_id, delivery_id, topic_name, subscription_name, delivered_at,"
-    " attempt, outcome, status_code, latency_ms, earlier) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    # A lapsed lease can let two workers settle the same delivery: one row is kept.
-    " ON CONFLICT DO NOTHING"
+#: Where :func:`record` writes, in its rows' order (migration 9).
+_INTO: Final = (
+    "delivered (message_id, delivery_id, topic_name, subscription_name, delivered_at, attempt,"
+    " outcome, status_code, latency_ms, earlier)"
 )
 
 
@@ -77,7 +76,8 @@ def record(conn: Connection, settlements: Sequence[Settlement]) -> None:
                 json.dumps([a.fields() for a in before]) if before else None,
             )
         )
-    conn.executemany(_INSERT, rows)
+    # A lapsed lease can let two workers settle the same delivery: one row is kept.
+    insert_rows(conn, _INTO, rows, on_conflict="ON CONFLICT DO NOTHING")
 
 
 def of_message(conn: Connection, message_id: str) -> list[Delivered]:
