@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 
 from gateway.store.backends.database import Database
-from gateway.store.sql import partitions_sql, retention_sql
+from gateway.store.sql import partitions_sql, rates_sql, retention_sql
 
 
 @dataclass
@@ -48,7 +48,8 @@ def retain(database: Database, now_ms: int, retention_seconds: int, batches: int
     """On PostgreSQL make the partitions ahead and drop the old ones; then delete what is left
     in transactions of :data:`retention_sql.PURGE_BATCH` rows, so writes meanwhile wait for one
     batch at most, at most ``batches`` batches a table (120,000 rows a pass, which runs at least
-    once a minute: that keeps up with 2,000 pushes/s). How many rows the batches deleted."""
+    once a minute: that keeps up with 2,000 pushes/s); and the live figures' old minutes. How
+    many history rows the batches deleted."""
     cutoff = retention_sql.kept_since(now_ms, retention_seconds)
     if database.read(partitions_sql.partitioned):
         cycle_partitions(database, now_ms, cutoff, retention_seconds)
@@ -63,6 +64,9 @@ def retain(database: Database, now_ms: int, retention_seconds: int, batches: int
             purged += count
             if count < retention_sql.PURGE_BATCH:
                 break
+    # The console's per-minute counts (a few rows a minute): kept two hours whatever the
+    # retention, and aged here rather than by every settle that writes them.
+    database.write(lambda c: rates_sql.forget_minutes(c, now_ms), durable=False)
     return purged
 
 

@@ -5,8 +5,9 @@ pushes per minute by outcome (``minute_rates``) and each subscription's push hea
 Written in the transaction that settles a batch of pushes, so a figure never counts a push the
 database does not have; one upsert of the batch's minutes and outcomes and one of its
 subscriptions, not one per push (nor per subscription: each statement costs the driver's Python
-and the server's planning). Rows older than :data:`KEEP_MINUTES` are dropped as new minutes are
-written.
+and the server's planning). Per-minute counts older than :data:`KEEP_MINUTES` are dropped by
+the retention pass (:func:`forget_minutes`), not by each settle: they only age a minute at a
+time.
 """
 
 from __future__ import annotations
@@ -58,8 +59,13 @@ def _count_minutes(conn: Connection, outcomes: Sequence[PushOutcome]) -> None:
         on_conflict="ON CONFLICT (minute, name) DO UPDATE"
         " SET count = minute_rates.count + excluded.count",
     )
-    newest = max(minute for minute, _ in counts)
-    conn.execute("DELETE FROM minute_rates WHERE minute < ?", (newest - KEEP_MINUTES,))
+
+
+def forget_minutes(conn: Connection, now_ms: int) -> int:
+    """Drop the per-minute counts more than :data:`KEEP_MINUTES` before ``now_ms``'s minute;
+    how many rows went."""
+    cutoff = now_ms // 60_000 - KEEP_MINUTES
+    return conn.execute("DELETE FROM minute_rates WHERE minute < ?", (cutoff,)).rowcount
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ subscription's health, from a whole batch at once."""
 
 from __future__ import annotations
 
+from gateway.store import retention
 from gateway.store.sql import rates_sql
 from gateway.store.sql.rates_sql import Health, HealthChange, PushOutcome, health_changes
 from tests.conftest import OpenDatabase
@@ -63,3 +64,19 @@ def test_every_subscription_of_a_batch_is_written_and_a_streak_carries_on(
         (1_001, rates_sql.PUSH_OK): 1,
         (1_001, rates_sql.PUSH_FAILED): 1,
     }
+
+
+def test_minutes_older_than_two_hours_go_with_the_retention_pass_not_the_settle(
+    open_database: OpenDatabase,
+) -> None:
+    database = open_database()
+    minute = 60_000 * 1_000
+    old = [PushOutcome("t", "a", minute, True)]
+    database.write(lambda c: rates_sql.record(c, old))
+    two_hours_on = minute + rates_sql.KEEP_MINUTES * 60_000
+    database.write(lambda c: rates_sql.record(c, [PushOutcome("t", "a", two_hours_on, True)]))
+    kept = database.read(lambda c: rates_sql.minute_counts(c, 0))
+    assert set(kept) == {(1_000, rates_sql.PUSH_OK), (1_120, rates_sql.PUSH_OK)}
+
+    retention.retain(database, two_hours_on + 60_000, 86_400)  # a minute later
+    assert database.read(lambda c: rates_sql.minute_counts(c, 0)) == {(1_120, rates_sql.PUSH_OK): 1}
