@@ -2,7 +2,8 @@
 
 A claim sets ``lease_owner`` and ``lease_expires_at``; a worker that dies simply lets the lease
 lapse and the delivery becomes claimable again, so a push is made at least once, never zero times.
-A claim is one statement: its candidates, read once, then an ``UPDATE … RETURNING`` of those. On a
+A claim is one statement: its candidates, read once, then an ``UPDATE … RETURNING`` of those (on
+PostgreSQL the same statement reads their messages and subscriptions; on SQLite a second). On a
 database with concurrent writers (PostgreSQL, READ COMMITTED) the candidates are locked as they
 are read, rows being claimed right now skipped outright (``FOR UPDATE SKIP LOCKED``) so that
 claimers do not queue behind each other; a row another claimer leased in the meantime is read
@@ -148,12 +149,22 @@ def claim(
     # delivery, when its statistics say almost nothing is due (gathered while a backlog was
     # held, its due times past 2**52): each reading skips what the earlier ones leased, so one
     # claim leases a whole backlog, past ``limit`` (docs/benchmarks.md#endpoint-health).
-    claimed = conn.execute(
-        f"WITH picked AS MATERIALIZED ({candidates})"
-        " UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
-        " WHERE id IN (SELECT id FROM picked) RETURNING id",
-        (*parameters, owner, now_ms + lease_ms),
-    ).fetchall()
+    picked = f"WITH picked AS MATERIALIZED ({candidates})"
+    lease = (
+        "UPDATE deliveries SET lease_owner = ?, lease_expires_at = ?"
+        " WHERE id IN (SELECT id FROM picked) RETURNING"
+    )
+    parameters = (*parameters, owner, now_ms + lease_ms)
+    if conn.dialect.writable_cte:
+        # The leased rows come back with their messages and subscriptions in the same
+        # statement: one wait for the server per claim, not two.
+        rows = conn.execute(
+            f"{picked}, claimed AS ({lease} *)"
+            f" SELECT {JOB_COLUMNS} FROM claimed d{JOB_JOINS} ORDER BY d.next_attempt_at",
+            parameters,
+        ).fetchall()
+        return jobs_of(rows)
+    claimed = conn.execute(f"{picked} {lease} id", parameters).fetchall()
     return jobs(conn, [row["id"] for row in claimed]) if claimed else []
 
 
