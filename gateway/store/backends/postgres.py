@@ -59,10 +59,20 @@ _WRITE = {True: ("BEGIN",), False: ("BEGIN", "SET LOCAL synchronous_commit TO OF
 
 @lru_cache(maxsize=2048)
 def translate(statement: str) -> str:
-    """A store statement in psycopg's placeholder style: ``?`` becomes ``%s`` and a literal
-    ``%`` is doubled. Store statements never put ``?`` inside a string literal. Cached: the set
-    of distinct statements is small and this runs for every one executed."""
-    return statement.replace("%", "%%").replace("?", "%s")
+    """A store statement in PostgreSQL's own placeholder style, ``$1``, ``$2``, … for its
+    ``?``s, to run on a :class:`psycopg.RawCursor`. Store statements never put ``?`` inside a
+    string literal. Cached: the set of distinct statements is small and this runs for every one
+    executed.
+
+    Not psycopg's ``%s`` style: psycopg parses such a query for its placeholders (a regular
+    expression per placeholder) and keeps the result only for queries of at most 50 parameters,
+    so a multi-row INSERT (a publish's ten deliveries, a settle's history) was parsed again on
+    every execution, about as much CPU as the rest of the statement
+    (docs/benchmarks.md#postgresqls-placeholders). A raw query is sent as it is.
+    """
+    pieces = statement.split("?")
+    numbered = (f"{piece}${number}" for number, piece in enumerate(pieces[:-1], 1))
+    return "".join(numbered) + pieces[-1]
 
 
 class PipelinedResult:
@@ -108,13 +118,13 @@ class PgConnection:
         self._pipeline = pipeline
 
     def execute(self, sql: str, parameters: Params = (), /) -> PipelinedResult:
-        cursor = self._connection.cursor()
+        cursor = psycopg.RawCursor(self._connection)
         cursor.execute(translate(sql), parameters)
         return PipelinedResult(cursor, self._pipeline)
 
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> None:
         # psycopg's Connection has no executemany; a cursor's pipelines the statements.
-        with self._connection.cursor() as cursor:
+        with psycopg.RawCursor(self._connection) as cursor:
             cursor.executemany(translate(sql), parameters)
 
     def atomic(self) -> AbstractContextManager[object]:
