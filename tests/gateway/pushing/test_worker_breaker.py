@@ -160,7 +160,11 @@ def test_a_failing_endpoint_is_left_alone_and_its_backlog_drains_when_it_recover
 
         assert received_ids(down, ids, since) == set(ids)
         assert transitions[-1] == (State.HALF_OPEN, State.CLOSED)
-        assert "t/down" not in store.deliveries.breakers()[0]
+        # Closed, and forgotten unless a push after the close failed: under a loaded machine
+        # one can outlast PUSH_TIMEOUT, and a closed breaker keeps its window's count.
+        recovered = store.deliveries.breakers()[0].get("t/down", Breaker())
+        assert recovered.state is State.CLOSED
+        assert recovered.failures <= 1
         assert store.deliveries.list_dead_letters().items == []
         # Still signed, as every push is.
         assert all("authorization" in request.headers for request in down.received[since:])
