@@ -26,6 +26,7 @@ connections opened with the old context are not used again.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import threading
@@ -35,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import TracebackType
-from typing import Final, Self
+from typing import Final, NamedTuple, Self
 from urllib.parse import urlsplit
 
 from gateway.delivery.egress import EgressPolicy
@@ -83,8 +84,10 @@ def resolve_host(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class Origin(NamedTuple):
+    """Where a push goes: the key of its connection pool. A tuple, so that hashing and comparing
+    it, once per push, run in C (a dataclass's generated ``__hash__`` and ``__eq__`` are Python)."""
+
     scheme: str
     host: str
     port: int
@@ -324,6 +327,14 @@ class PushTransport:
             pool.slots.release()
 
     def _pool(self, origin: Origin) -> OriginPool:
+        # The usual case, a known origin, takes no lock: an OrderedDict's get and move_to_end
+        # are each one call into C, atomic under the GIL and between gevent's switches (the
+        # lock is Python on both sides under gevent). Eviction may pop the origin in between.
+        pool = self._pools.get(origin)
+        if pool is not None:
+            with contextlib.suppress(KeyError):
+                self._pools.move_to_end(origin)
+                return pool
         with self._pools_lock:
             pool = self._pools.get(origin)
             if pool is not None:

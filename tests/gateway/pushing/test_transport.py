@@ -160,6 +160,19 @@ def test_connections_are_kept_alive_and_reused(
     assert endpoint.connections == 1
 
 
+def test_the_least_recently_used_host_s_connections_go_when_there_are_too_many_hosts(
+    endpoint: PushRecorder,
+) -> None:
+    port = int(endpoint.url.rsplit(":", 1)[1])
+    with PushTransport(max_hosts=2, resolver=lambda host, port: ["127.0.0.1"]) as transport:
+        for host in "abacab":  # c's pool evicts b's (a was used since), then b's evicts c's
+            assert transport.send(f"http://{host}.example.test:{port}/", HEADERS, b"x").ok
+
+    # a's connection served all three of its pushes; b's and c's were replaced. Evicting the
+    # oldest pool instead of the least recently used would have closed a's at c (5).
+    assert endpoint.connections == 4
+
+
 def test_an_oversized_response_is_not_drained_and_its_connection_is_replaced(
     endpoint: PushRecorder, transport: PushTransport
 ) -> None:
