@@ -355,7 +355,10 @@ class PushTransport:
             if generation == self._tls_generation:
                 return
             self._tls_generation = generation
-            stale = [origin for origin in self._pools if origin.scheme == "https"]
+            # A snapshot first (list() copies in one call into C): a push may move an origin
+            # to the end meanwhile, without the lock (_pool), and an OrderedDict refuses to go
+            # on iterating once it was reordered.
+            stale = [origin for origin in list(self._pools) if origin.scheme == "https"]
             pools = [self._pools.pop(origin) for origin in stale]
         for pool in pools:
             pool.close()
