@@ -175,7 +175,7 @@ def push_headers(
         ("User-Agent", USER_AGENT),
         ("x-mns-request-id", request_id),
         ("x-mns-version", MNS_VERSION),
-        ("x-mns-signing-cert-url", base64.b64encode(signing_cert_url.encode()).decode("ascii")),
+        ("x-mns-signing-cert-url", _base64_text(signing_cert_url)),
         ("x-mns-message-id", notification.message_id),
         ("x-mns-publish-time", str(notification.publish_time_ms)),
         ("x-mns-topic-owner", notification.topic_owner),
@@ -185,9 +185,18 @@ def push_headers(
     ]
     if notification.message_tag is not None:
         headers.append(("x-mns-message-tag", notification.message_tag))
-    if any(name.lower().startswith("x-mns-") for name, _ in unsigned):
-        raise ValueError("an x-mns-* header would change the string to sign")
-    return checked_headers([*headers, *unsigned])
+    if unsigned:
+        if any(name.lower().startswith("x-mns-") for name, _ in unsigned):
+            raise ValueError("an x-mns-* header would change the string to sign")
+        headers += unsigned
+    return checked_headers(headers)
+
+
+@lru_cache(maxsize=64)
+def _base64_text(text: str) -> str:
+    """A gateway signs with one key at a time: its certificate URL's header is the same text
+    for every push until the key rotates."""
+    return base64.b64encode(text.encode()).decode("ascii")
 
 
 def checked_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -35,6 +35,9 @@ KEY_ID_PATTERN: Final = re.compile(r"[0-9a-f]{16}")
 DEFAULT_KEY_BITS: Final = 2048
 DEFAULT_VALIDITY_DAYS: Final = 3650
 _CLOCK_SKEW: Final = timedelta(minutes=5)
+#: Immutable, so made once rather than for every signature.
+_PADDING: Final = padding.PKCS1v15()
+_SHA1: Final = hashes.SHA1()
 
 Clock = Callable[[], datetime]
 
@@ -66,7 +69,7 @@ class SigningKey:
 
     def sign(self, text: str) -> str:
         """Base64 of the PKCS#1 v1.5 SHA-1 signature of the UTF-8 text, as MNS sends it."""
-        signature = self.private_key.sign(text.encode("utf-8"), padding.PKCS1v15(), hashes.SHA1())
+        signature = self.private_key.sign(text.encode("utf-8"), _PADDING, _SHA1)
         return base64.b64encode(signature).decode("ascii")
 
 
@@ -112,7 +115,7 @@ def build_signed_push(
         date=date,
         request_id=request_id,
         signing_cert_url=cert_url(public_url, key.key_id),
-        unsigned=[*unsigned, *(webhook.headers(rendered.body) if webhook else ())],
+        unsigned=unsigned if webhook is None else [*unsigned, *webhook.headers(rendered.body)],
     )
     path = push_path(endpoint_url)
     return SignedPush(path=path, headers=sign_headers(key, headers, path), body=rendered.body)
