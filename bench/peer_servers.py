@@ -225,9 +225,12 @@ SNS_HEADERS = {
 
 
 @contextlib.contextmanager
-def mns_push() -> Iterator[Target]:
-    with running_gateway("serve", 1) as server:
-        yield Target("mns-push", server.client.port, server.pid, server.client)
+def mns_push(workers: int = 1) -> Iterator[Target]:
+    """``mns-gateway serve`` with ``workers`` processes (``--workers``; 1 is its default and
+    the one the comparison is made with): named ``mns-push`` at 1, else ``mns-push xN``."""
+    name = "mns-push" if workers == 1 else f"mns-push x{workers}"
+    with running_gateway("serve", workers) as server:
+        yield Target(name, server.client.port, server.pid, server.client)
 
 
 @contextlib.contextmanager
@@ -304,7 +307,7 @@ def systems(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[Targe
             command = [str(venvs[name] / "bin" / "python"), "-c", script]
             print(package, subprocess.run(command, capture_output=True, text=True).stdout, end="")
     factories = {"moto": moto, "localstack": localstack}
-    targets = [stack.enter_context(mns_push())]
+    targets = [stack.enter_context(mns_push(workers)) for workers in args.mns_workers]
     for name in peers:
         targets.append(stack.enter_context(factories[name](venvs[name], args.localstack_server)))
     return targets
