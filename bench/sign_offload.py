@@ -33,8 +33,9 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from gevent.pool import Pool
 from gevent.threadpool import ThreadPool
 
-from gateway.delivery.formats import ContentFormat, PushNotification, string_to_sign
+from gateway.delivery.formats import PushNotification, string_to_sign
 from gateway.delivery.signing import SigningKey, build_signed_push
+from gateway.protocol.notify import ContentFormat
 
 GREENLETS = 32
 _KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
