@@ -13,15 +13,13 @@ SystemProperties; its tag travels in the XML or JSON notification
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gateway.auth.signatures import IncomingRequest, sign, string_to_sign
-from gateway.delivery.formats import http_date
+from gateway.delivery.formats import content_md5, http_date
 from gateway.delivery.notifications import queue_message_body
 from gateway.delivery.records import DeliveryJob, PushOutcome
 from gateway.errors import PermanentDeliveryError
@@ -109,7 +107,7 @@ class QueueSender:
         uri = f"/queues/{queue_name}/messages"
         headers = {
             "Content-Type": "text/xml;charset=utf-8",
-            "Content-MD5": base64.b64encode(hashlib.md5(payload).hexdigest().encode()).decode(),
+            "Content-MD5": content_md5(payload),
             "Date": http_date(self.clock()),
             "x-mns-version": MNS_VERSION,
         }
