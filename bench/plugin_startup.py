@@ -3,7 +3,9 @@
 Starts ``EmbeddedGateway`` (a real ``mns-gateway serve``: a new Python process, gunicorn, a
 gevent worker, SQLite migrations, a generated signing key) ``--runs`` times, one after the
 other, and prints the time until ``/readyz`` answers and the time to stop, with the first
-publish-to-verified-push round trip for scale. Quote ranges: this machine is shared.
+publish-to-verified-push round trip for scale, and the CPU the gateway's processes used from
+start to stop. Quote ranges: this machine is shared. To compare two checkouts, run it from each
+(``PYTHONPATH=CHECKOUT``), their bytecode compiled first.
 
     .venv/bin/python -m bench.plugin_startup [--runs 5]
 """
@@ -11,13 +13,21 @@ publish-to-verified-push round trip for scale. Quote ranges: this machine is sha
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import time
 
 from gateway.testing import EmbeddedGateway
 
 
-def one_run() -> tuple[float, float, float]:
+def _children_cpu() -> float:
+    """CPU seconds of this process's children that ended, and of theirs (the worker)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run() -> tuple[float, float, float, float]:
+    cpu = _children_cpu()
     started = time.perf_counter()
     gateway = EmbeddedGateway().start()
     ready = time.perf_counter() - started
@@ -33,14 +43,15 @@ def one_run() -> tuple[float, float, float]:
     round_trip = time.perf_counter() - sent
     stopping = time.perf_counter()
     gateway.stop()
-    return ready, round_trip, time.perf_counter() - stopping
+    return ready, round_trip, time.perf_counter() - stopping, _children_cpu() - cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     runs = [one_run() for _ in range(parser.parse_args().runs)]
-    for name, values in zip(("start", "first push", "stop"), zip(*runs, strict=True), strict=True):
+    names = ("start", "first push", "stop", "CPU")
+    for name, values in zip(names, zip(*runs, strict=True), strict=True):
         print(
             f"{name:>10}: median {statistics.median(values):.2f} s,"
             f" min {min(values):.2f} s, max {max(values):.2f} s ({len(values)} runs)"

@@ -23,9 +23,9 @@ def worker(args: argparse.Namespace) -> int:
     """
     settings = ready_settings(args)
     if settings.pushes_on_greenlets:
-        from gevent import monkey
+        from gateway.serving.patching import patch_all
 
-        monkey.patch_all()
+        patch_all()
     from gateway.api.probes import parse_address, worker_probes
     from gateway.composition import build_runtime
 

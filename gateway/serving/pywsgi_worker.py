@@ -46,6 +46,7 @@ from gateway.serving.http1.environ import request_environ
 from gateway.serving.http1.framing import Phase, Request, RequestParser
 from gateway.serving.http1.peer import bytes_waiting, client_closed
 from gateway.serving.http1.refusal import refusal_response
+from gateway.serving.patching import entry_points_read_once
 
 _READ_BYTES: Final = 65536
 _CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -350,6 +351,12 @@ class PyWSGIWorker(GeventPyWSGIWorker):  # type: ignore[misc]
                 "connections": self.connections,
             },
         )
+
+    def patch(self) -> None:
+        """gunicorn's monkey-patching, the entry points read once
+        (:func:`~gateway.serving.patching.entry_points_read_once`)."""
+        with entry_points_read_once():
+            super().patch()
 
     def handle_quit(self, sig: int, frame: Any) -> None:
         """SIGINT and SIGQUIT: quit at once, once. Ctrl-C in a terminal sends SIGINT to the
