@@ -10,7 +10,10 @@ beside), per NotifyContentFormat (XML, JSON, SIMPLIFIED) and for 1 and 10 subscr
   by the pushes delivered, so at fan-out 10 a publish is counted once per 10 pushes;
 - ``worker``: the same number of messages published first (written into the store, as
   bench/fanout.py does), then one ``mns-gateway worker`` started to push them: its process
-  tree's CPU from the first push on (/proc), per push.
+  tree's CPU from the first push on (/proc), per push;
+- ``bare``, ``composed``, ``transport`` (not by default): bench/bare_push.py's loops without the
+  worker (no store, pool, hooks or breaker), what the worker's stack costs at the least; one
+  row a round, whatever the backends, formats and fan-outs.
 
 Beside each, the CPU of one signature, timed with ``cryptography`` in this benchmark's own
 Python (the parent of every process measured) just before and just after that configuration
@@ -30,7 +33,10 @@ from __future__ import annotations
 import argparse
 import functools
 import http.client
+import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,7 +47,7 @@ from backends import Backend, CpuMeter, add_database_arguments, backends
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from fanout import BODY, drain, endpoint, stats
-from harness import running_gateway
+from harness import ROOT, running_gateway
 
 from gateway.config.settings import Settings
 from gateway.protocol.notify import ContentFormat
@@ -96,13 +102,13 @@ class Row:
             else f"{(self.cpu_us + self.database_us) / self.signature_us:5.2f}"
         )
         return (
-            f"{self.backend:<11}{self.mode:<8}{self.fmt:<11}{self.subscriptions:>5}{self.pushes:>7}"
+            f"{self.backend:<11}{self.mode:<10}{self.fmt:<11}{self.subscriptions:>5}{self.pushes:>7}"
             f"{self.cpu_us:>9.0f}{database:>9}{self.signature_us:>8.0f}{self.ratio:>7.2f}{total:>9}"
         )
 
 
 HEADER = (
-    f"{'database':<11}{'mode':<8}{'format':<11}{'subs':>5}{'pushes':>7}{'CPU µs':>9}"
+    f"{'database':<11}{'mode':<10}{'format':<11}{'subs':>5}{'pushes':>7}{'CPU µs':>9}"
     f"{'db µs':>9}{'sig µs':>8}{'ratio':>7}{'+db rat':>9}"
 )
 
@@ -218,6 +224,22 @@ def worker_run(
 
 
 RUNS = {"serve": serve_run, "worker": worker_run}
+#: bench/bare_push.py's loops, with the format each sends.
+LOOPS = {"bare": "-", "composed": "XML", "transport": "XML"}
+
+
+def loop_run(loop: str, pushes: int) -> float:
+    """CPU per push of one of bench/bare_push.py's loops, in µs."""
+    command = [sys.executable, str(ROOT / "bench" / "bare_push.py")]
+    with endpoint() as port:
+        done = subprocess.run(
+            [*command, str(port), "--loop", loop, "--pushes", str(pushes)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+    return float(json.loads(done.stdout)["cpu_us"])
 
 
 def summary(rows: list[Row]) -> None:
@@ -228,7 +250,7 @@ def summary(rows: list[Row]) -> None:
         ratios = [r.ratio for r in mine]
         cpu = [r.cpu_us for r in mine]
         text = (
-            f"  {key[0]:<11}{key[1]:<8}{key[2]:<11}{key[3]:>3} subs:"
+            f"  {key[0]:<11}{key[1]:<10}{key[2]:<11}{key[3]:>3} subs:"
             f" ratio {min(ratios):.2f}-{max(ratios):.2f}"
             f" ({statistics.median(ratios):.2f}); CPU {min(cpu):.0f}-{max(cpu):.0f} µs/push"
         )
@@ -255,6 +277,14 @@ def configuration(
     return Row(backend.label, mode, fmt, subscriptions, delivered, cpu, database, signature)
 
 
+def loop_configuration(loop: str, pushes: int) -> Row:
+    """A bare_push.py loop's row, its signature timed as :func:`configuration` times it."""
+    before = signature_cpu_us(200)
+    cpu = loop_run(loop, pushes)
+    signature = (before + signature_cpu_us(200)) / 2
+    return Row("-", loop, LOOPS[loop], 1, pushes, cpu, None, signature)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -273,8 +303,11 @@ def main() -> None:
     with backends(args) as databases:
         for round_ in range(args.rounds):
             print(f"round {round_ + 1}/{args.rounds}\n{HEADER}", flush=True)
+            for loop in [mode for mode in modes if mode in LOOPS]:
+                rows.append(loop_configuration(loop, args.pushes))
+                print(rows[-1].line(), flush=True)
             for backend in databases:
-                for mode in modes:
+                for mode in [mode for mode in modes if mode in RUNS]:
                     for subscriptions in fanouts:
                         for fmt in formats:
                             rows.append(configuration(backend, mode, fmt, subscriptions, args))

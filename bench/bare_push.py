@@ -1,0 +1,200 @@
+"""The least a push can cost on the worker's stack (issue 49): push loops without the worker.
+
+    .venv/bin/python bench/bare_push.py PORT [--pushes 4000] [--greenlets 16] [--loop bare]
+
+One process, monkey-patched by gevent as ``mns-gateway worker`` is, pushes to the endpoint on
+``PORT`` (bench/endpoint.py) from ``--greenlets`` greenlets, each on its own keep-alive
+socket, until ``--pushes`` pushes were answered; it prints one line of JSON: its own CPU per
+push in µs (user and system, from the first push to the last answer) and the pushes made.
+Nothing is claimed or settled: there is no store, no hooks, no pool, no breaker. Two loops:
+
+- ``bare``: per push, a string to sign of a push's size with a new request id, its RSA-2048
+  signature (the gateway's :class:`~gateway.delivery.signing.SigningKey`), the request as one
+  f-string, one ``send`` and ``recv`` until the answer's blank line. What Python, gevent and
+  the kernel cost around the signature at the very least.
+- ``composed``: per push, the gateway's own composition (``notification_of``,
+  ``build_signed_push``, ``encode_request``) and its response parser (``read_response``), the
+  same bytes as the worker sends, over the same raw sockets.
+- ``transport``: the composition, sent by the gateway's HTTP client
+  (:class:`~gateway.pushing.transport.PushTransport`: its pool of kept-alive sockets, the
+  route's slots, deadlines, the result); the greenlets share one transport, as the worker's
+  push threads do, and their own sockets go unused.
+
+bench/push_floor.py runs both as its ``bare`` and ``composed`` modes, beside the worker.
+"""
+
+from __future__ import annotations
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import argparse
+import json
+import resource
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import gevent
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from harness import ROOT  # noqa: F401  (puts the checkout on sys.path)
+
+from gateway.delivery.formats import ContentFormat, http_date
+from gateway.delivery.notifications import notification_of
+from gateway.delivery.records import DeliveryJob
+from gateway.delivery.signing import SignedPush, SigningKey, build_signed_push
+from gateway.protocol.request_ids import new_request_id
+from gateway.pushing.response import read_response
+from gateway.pushing.transport import PushTransport, encode_request
+from gateway.topics.records import Subscription, TopicMessage
+
+PUBLIC_URL = "http://127.0.0.1:8080"
+#: The fixed part of a push's string to sign, about its usual size (13 headers, a path).
+_SIGNED_REST = (
+    "x-mns-publish-time:1700000000000\nx-mns-signing-cert-url:"
+    + "a" * 64
+    + "\nx-mns-subscriber:1234567890\nx-mns-subscription-name:s000\nx-mns-topic-name:fanout"
+    + "\nx-mns-topic-owner:1234567890\nx-mns-version:2015-06-06\n/s0"
+)
+
+Push = Callable[[socket.socket], None]
+
+
+def bare_push(key: SigningKey, port: int) -> Push:
+    host = f"127.0.0.1:{port}"
+    body = b"x" * 256
+
+    def push(sock: socket.socket) -> None:
+        date, request_id = http_date(time.time()), new_request_id()
+        text = f"POST\nmd5\ntext/plain\n{date}\nx-mns-request-id:{request_id}\n{_SIGNED_REST}"
+        signature = key.sign(text)
+        request = (
+            f"POST /s0 HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n"
+            f"Date: {date}\r\nAuthorization: {signature}\r\nx-mns-request-id: {request_id}\r\n\r\n"
+        ).encode() + body
+        if sock.send(request) < len(request):
+            raise ConnectionError("a short send")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            data = sock.recv(65536)
+            if not data:
+                raise ConnectionError("the endpoint closed the connection")
+            answer += data
+
+    return push
+
+
+def _composition(key: SigningKey, url: str) -> Callable[[], SignedPush]:
+    """The worker's composition of one push to ``url``, as HttpSender makes it."""
+    message = TopicMessage("M00000001", "fanout", "x" * 256, "X", 1_700_000_000_000)
+    subscription = Subscription("fanout", "s000", url, notify_content_format=ContentFormat.XML)
+    job = DeliveryJob("d1", 0, message, subscription, url)
+
+    def compose() -> SignedPush:
+        return build_signed_push(
+            notification_of(job, "1234567890"),
+            ContentFormat.XML,
+            url,
+            key=key,
+            public_url=PUBLIC_URL,
+            date=http_date(time.time()),
+            request_id=new_request_id(),
+        )
+
+    return compose
+
+
+def composed_push(key: SigningKey, port: int) -> Push:
+    compose = _composition(key, f"http://127.0.0.1:{port}/s0")
+    host = f"127.0.0.1:{port}"
+
+    def push(sock: socket.socket) -> None:
+        signed = compose()
+        sock.send(encode_request(signed.path, host, signed.headers, signed.body))
+        status, _, reusable = read_response(sock, lambda: 5.0, 65536)
+        if status != 204 or not reusable:
+            raise ConnectionError(f"unexpected answer {status}")
+
+    return push
+
+
+def transport_push(key: SigningKey, port: int) -> Push:
+    url = f"http://127.0.0.1:{port}/s0"
+    compose = _composition(key, url)
+    transport = PushTransport()
+
+    def push(_: socket.socket) -> None:
+        # A generous timeout: under callgrind a push waits for its slot for seconds.
+        result = transport.send_signed(url, compose(), 300.0)
+        if not result.ok:
+            raise ConnectionError(f"the push failed: {result.error}")
+
+    return push
+
+
+LOOPS = {"bare": bare_push, "composed": composed_push, "transport": transport_push}
+
+
+def run(push: Push, port: int, pushes: int, greenlets: int) -> int:
+    """``pushes`` pushes (at least), shared out among ``greenlets`` greenlets."""
+    each = -(-pushes // greenlets)
+
+    def one_connection() -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            for _ in range(each):
+                push(sock)
+
+    gevent.joinall([gevent.spawn(one_connection) for _ in range(greenlets)], raise_error=True)
+    return each * greenlets
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def signature_cpu_us(key: SigningKey, signatures: int = 200) -> float:
+    """One signature's CPU in this process, the same call as a push's."""
+    start = cpu_seconds()
+    for _ in range(signatures):
+        key.sign(_SIGNED_REST)
+    return (cpu_seconds() - start) / signatures * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("port", type=int)
+    parser.add_argument("--pushes", type=int, default=4000)
+    parser.add_argument("--greenlets", type=int, default=16)
+    parser.add_argument("--loop", choices=sorted(LOOPS), default="bare")
+    parser.add_argument(
+        "--key", type=Path, help="a PEM private key (else a new one: its making varies a lot)"
+    )
+    args = parser.parse_args()
+    private_key = (
+        serialization.load_pem_private_key(args.key.read_bytes(), None)
+        if args.key
+        else rsa.generate_private_key(65537, 2048)
+    )
+    assert isinstance(private_key, rsa.RSAPrivateKey)
+    key = SigningKey("0123456789abcdef", private_key, b"")
+    push = LOOPS[args.loop](key, args.port)
+    run(push, args.port, 100, args.greenlets)  # warm-up: connections, caches
+    before = signature_cpu_us(key)
+    start = cpu_seconds()
+    made = run(push, args.port, args.pushes, args.greenlets)
+    cpu_us = (cpu_seconds() - start) / made * 1e6
+    signature_us = (before + signature_cpu_us(key)) / 2
+    print(
+        json.dumps(
+            {"loop": args.loop, "pushes": made, "cpu_us": cpu_us, "signature_us": signature_us}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
