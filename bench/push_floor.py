@@ -11,9 +11,10 @@ beside), per NotifyContentFormat (XML, JSON, SIMPLIFIED) and for 1 and 10 subscr
 - ``worker``: the same number of messages published first (written into the store, as
   bench/fanout.py does), then one ``mns-gateway worker`` started to push them: its process
   tree's CPU from the first push on (/proc), per push;
-- ``bare``, ``composed``, ``transport`` (not by default): bench/bare_push.py's loops without the
-  worker (no store, pool, hooks or breaker), what the worker's stack costs at the least; one
-  row a round, whatever the backends, formats and fan-outs.
+- ``bare``, ``composed``, ``transport``, ``stored`` (not by default): bench/bare_push.py's
+  loops without the worker (no push threads, dispatcher, hooks or breaker bookkeeping), what
+  the worker's stack costs at the least; one row a round, whatever the backends, formats and
+  fan-outs (``stored`` claims from SQLite).
 
 Beside each, the CPU of one signature, timed with ``cryptography`` in this benchmark's own
 Python (the parent of every process measured) just before and just after that configuration
@@ -225,7 +226,7 @@ def worker_run(
 
 RUNS = {"serve": serve_run, "worker": worker_run}
 #: bench/bare_push.py's loops, with the format each sends.
-LOOPS = {"bare": "-", "composed": "XML", "transport": "XML"}
+LOOPS = {"bare": "-", "composed": "XML", "transport": "XML", "stored": "XML"}
 
 
 def loop_run(loop: str, pushes: int) -> float:
