@@ -26,7 +26,7 @@ def entry_points_read_once() -> Iterator[None]:
     read = metadata.entry_points
     every = read()
 
-    def entry_points(**selection: Any) -> metadata.EntryPoints:
+    def entry_points(**selection: Any) -> Any:  # what ``read`` answers, with or without one
         return every.select(**selection) if selection else every
 
     metadata.entry_points = entry_points
