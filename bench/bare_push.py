@@ -3,15 +3,17 @@
     .venv/bin/python bench/bare_push.py PORT [--pushes 4000] [--greenlets 16] [--loop bare]
 
 One process, monkey-patched by gevent as ``mns-gateway worker`` is, pushes to the endpoint on
-``PORT`` (bench/endpoint.py) from ``--greenlets`` greenlets, each on its own keep-alive
-socket, until ``--pushes`` pushes were answered; it prints one line of JSON: its own CPU per
-push in µs (user and system, from the first push to the last answer) and the pushes made.
-Nothing is claimed or settled: there is no store, no hooks, no pool, no breaker. Two loops:
+``PORT`` (bench/endpoint.py) from ``--greenlets`` greenlets until ``--pushes`` pushes were
+answered; it prints one line of JSON: its own CPU per push in µs (user and system, from the
+first push to the last answer), the pushes made, those of the warm-up before, and one
+signature's CPU timed in the process. Only ``stored`` claims and settles; none of the loops has
+the worker's push threads, hooks or breaker bookkeeping. Four loops:
 
 - ``bare``: per push, a string to sign of a push's size with a new request id, its RSA-2048
   signature (the gateway's :class:`~gateway.delivery.signing.SigningKey`), the request as one
-  f-string, one ``send`` and ``recv`` until the answer's blank line. What Python, gevent and
-  the kernel cost around the signature at the very least.
+  f-string, one ``send`` and ``recv`` until the answer's blank line, each greenlet on its own
+  keep-alive socket. What Python, gevent and the kernel cost around the signature at the very
+  least.
 - ``composed``: per push, the gateway's own composition (``notification_of``,
   ``build_signed_push``, ``encode_request``) and its response parser (``read_response``), the
   same bytes as the worker sends, over the same raw sockets.
@@ -25,7 +27,10 @@ Nothing is claimed or settled: there is no store, no hooks, no pool, no breaker.
   ``HttpSender`` makes it) and settles the claim's outcomes in one call; no push threads,
   dispatcher, settler thread, hooks, metrics or breaker bookkeeping beside the store's own.
 
-bench/push_floor.py runs both as its ``bare`` and ``composed`` modes, beside the worker.
+bench/push_floor.py runs them as modes, beside the worker. Under callgrind, ``--key`` (one key
+for every run) and ``--backlog`` (one backlog for the runs compared) make two runs' instruction
+counts comparable:
+docs/benchmarks.md#the-least-a-push-costs-on-this-stack-loops-without-the-worker.
 """
 
 from __future__ import annotations
