@@ -246,7 +246,7 @@ def signature_cpu_us(key: SigningKey, signatures: int = 200) -> float:
     return (cpu_seconds() - start) / signatures * 1e6
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("port", type=int)
     parser.add_argument("--pushes", type=int, default=4000)
@@ -261,40 +261,42 @@ def main() -> None:
         default=0,
         help="stored: deliveries to write first, at least; the same for runs differenced",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def signing_key(pem: Path | None) -> SigningKey:
     private_key = (
-        serialization.load_pem_private_key(args.key.read_bytes(), None)
-        if args.key
+        serialization.load_pem_private_key(pem.read_bytes(), None)
+        if pem
         else rsa.generate_private_key(65537, 2048)
     )
     assert isinstance(private_key, rsa.RSAPrivateKey)
-    key = SigningKey("0123456789abcdef", private_key, b"")
+    return SigningKey("0123456789abcdef", private_key, b"")
+
+
+def runner_for(args: argparse.Namespace, key: SigningKey, stack: contextlib.ExitStack) -> Runner:
+    if args.loop != "stored":
+        return socket_loop(LOOPS[args.loop](key, args.port), args.port, args.greenlets)
+    # What the two runs ask for, and two claims more per greenlet for each to overshoot:
+    # greenlets look at the count before they claim, and it moves after they settle.
+    enough = args.pushes + 100 + 4 * CLAIM * args.greenlets
+    store = stack.enter_context(backlog(args.port, max(args.backlog, enough)))
+    return stored_loop(key, args.greenlets, store)
+
+
+def main() -> None:
+    args = arguments()
+    key = signing_key(args.key)
     with contextlib.ExitStack() as stack:
-        if args.loop == "stored":
-            # What the two runs ask for, and two claims more per greenlet for each to overshoot:
-            # greenlets look at the count before they claim, and it moves after they settle.
-            enough = args.pushes + 100 + 4 * CLAIM * args.greenlets
-            store = stack.enter_context(backlog(args.port, max(args.backlog, enough)))
-            runner = stored_loop(key, args.greenlets, store)
-        else:
-            runner = socket_loop(LOOPS[args.loop](key, args.port), args.port, args.greenlets)
+        runner = runner_for(args, key, stack)
         warm_up = runner(100)  # connections, caches
         before = signature_cpu_us(key)
         start = cpu_seconds()
         made = runner(args.pushes)
         cpu_us = (cpu_seconds() - start) / made * 1e6
         signature_us = (before + signature_cpu_us(key)) / 2
-    print(
-        json.dumps(
-            {
-                "loop": args.loop,
-                "warm_up": warm_up,
-                "pushes": made,
-                "cpu_us": cpu_us,
-                "signature_us": signature_us,
-            }
-        )
-    )
+    figures = {"warm_up": warm_up, "pushes": made, "cpu_us": cpu_us, "signature_us": signature_us}
+    print(json.dumps({"loop": args.loop, **figures}))
 
 
 if __name__ == "__main__":
