@@ -105,32 +105,32 @@ def bare_push(key: SigningKey, port: int) -> Push:
     return push
 
 
-def _composition(key: SigningKey, url: str) -> Callable[[], SignedPush]:
-    """The worker's composition of one push to ``url``, as HttpSender makes it."""
+def signed_push(key: SigningKey, job: DeliveryJob) -> SignedPush:
+    """The worker's composition of ``job``'s push, as HttpSender makes it."""
+    return build_signed_push(
+        notification_of(job, "1234567890"),
+        job.subscription.notify_content_format,
+        job.subscription.endpoint,
+        key=key,
+        public_url=PUBLIC_URL,
+        date=http_date(time.time()),
+        request_id=new_request_id(),
+    )
+
+
+def _one_job(url: str) -> DeliveryJob:
+    """The same delivery for every push of the loops that claim nothing."""
     message = TopicMessage("M00000001", "fanout", "x" * 256, "X", 1_700_000_000_000)
     subscription = Subscription("fanout", "s000", url, notify_content_format=ContentFormat.XML)
-    job = DeliveryJob("d1", 0, message, subscription, url)
-
-    def compose() -> SignedPush:
-        return build_signed_push(
-            notification_of(job, "1234567890"),
-            ContentFormat.XML,
-            url,
-            key=key,
-            public_url=PUBLIC_URL,
-            date=http_date(time.time()),
-            request_id=new_request_id(),
-        )
-
-    return compose
+    return DeliveryJob("d1", 0, message, subscription, url)
 
 
 def composed_push(key: SigningKey, port: int) -> Push:
-    compose = _composition(key, f"http://127.0.0.1:{port}/s0")
+    job = _one_job(f"http://127.0.0.1:{port}/s0")
     host = f"127.0.0.1:{port}"
 
     def push(sock: socket.socket) -> None:
-        signed = compose()
+        signed = signed_push(key, job)
         sock.send(encode_request(signed.path, host, signed.headers, signed.body))
         status, _, reusable = read_response(sock, lambda: 5.0, 65536)
         if status != 204 or not reusable:
@@ -141,12 +141,12 @@ def composed_push(key: SigningKey, port: int) -> Push:
 
 def transport_push(key: SigningKey, port: int) -> Push:
     url = f"http://127.0.0.1:{port}/s0"
-    compose = _composition(key, url)
+    job = _one_job(url)
     transport = PushTransport()
 
     def push(_: socket.socket) -> None:
         # A generous timeout: under callgrind a push waits for its slot for seconds.
-        result = transport.send_signed(url, compose(), 300.0)
+        result = transport.send_signed(url, signed_push(key, job), 300.0)
         if not result.ok:
             raise ConnectionError(f"the push failed: {result.error}")
 
@@ -163,17 +163,8 @@ def stored_loop(key: SigningKey, greenlets: int, store: Store) -> Runner:
     deliveries, owner = store.deliveries, "bench:stored"
 
     def push(job: DeliveryJob) -> Settlement:
-        signed = build_signed_push(
-            notification_of(job, "1234567890"),
-            job.subscription.notify_content_format,
-            job.subscription.endpoint,
-            key=key,
-            public_url=PUBLIC_URL,
-            date=http_date(time.time()),
-            request_id=new_request_id(),
-        )
         started_ms = deliveries.now_ms()
-        result = transport.send_signed(job.subscription.endpoint, signed, 300.0)
+        result = transport.send_signed(job.subscription.endpoint, signed_push(key, job), 300.0)
         if not result.ok:
             raise ConnectionError(f"the push failed: {result.error}")
         outcome = Attempt(1, started_ms, result.outcome, result.status, None, result.latency_ms)

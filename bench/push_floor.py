@@ -41,8 +41,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from backends import Backend, CpuMeter, add_database_arguments, backends
 from cryptography.hazmat.primitives import hashes
@@ -229,8 +231,8 @@ RUNS = {"serve": serve_run, "worker": worker_run}
 LOOPS = {"bare": "-", "composed": "XML", "transport": "XML", "stored": "XML"}
 
 
-def loop_run(loop: str, pushes: int) -> float:
-    """CPU per push of one of bench/bare_push.py's loops, in µs."""
+def loop_run(loop: str, pushes: int) -> tuple[float, int]:
+    """CPU per push of one of bench/bare_push.py's loops, in µs, and the pushes it made."""
     command = [sys.executable, str(ROOT / "bench" / "bare_push.py")]
     with endpoint() as port:
         done = subprocess.run(
@@ -240,7 +242,8 @@ def loop_run(loop: str, pushes: int) -> float:
             check=True,
             timeout=600,
         )
-    return float(json.loads(done.stdout)["cpu_us"])
+    figures = json.loads(done.stdout)
+    return float(figures["cpu_us"]), int(figures["pushes"])
 
 
 def summary(rows: list[Row]) -> None:
@@ -267,23 +270,31 @@ def summary(rows: list[Row]) -> None:
     print(f"  one signature: {min(signatures):.0f}-{max(signatures):.0f} µs of CPU")
 
 
+T = TypeVar("T")
+
+
+def around_signatures(run: Callable[[], T]) -> tuple[T, float]:
+    """``run()``'s result, and one signature's CPU timed just before and just after it (their
+    mean): on a shared machine the signature's CPU drifts with the load from minute to minute."""
+    before = signature_cpu_us(200)
+    result = run()
+    return result, (before + signature_cpu_us(200)) / 2
+
+
 def configuration(
     backend: Backend, mode: str, fmt: str, subscriptions: int, args: argparse.Namespace
 ) -> Row:
-    """One configuration's run, with the signature timed just before and just after it (their
-    mean): on a shared machine the signature's CPU drifts with the load from minute to minute."""
-    before = signature_cpu_us(200)
-    cpu, database, delivered = RUNS[mode](backend, fmt, subscriptions, args.pushes)
-    signature = (before + signature_cpu_us(200)) / 2
+    """One configuration's run, the signature timed around it."""
+    (cpu, database, delivered), signature = around_signatures(
+        lambda: RUNS[mode](backend, fmt, subscriptions, args.pushes)
+    )
     return Row(backend.label, mode, fmt, subscriptions, delivered, cpu, database, signature)
 
 
 def loop_configuration(loop: str, pushes: int) -> Row:
-    """A bare_push.py loop's row, its signature timed as :func:`configuration` times it."""
-    before = signature_cpu_us(200)
-    cpu = loop_run(loop, pushes)
-    signature = (before + signature_cpu_us(200)) / 2
-    return Row("-", loop, LOOPS[loop], 1, pushes, cpu, None, signature)
+    """A bare_push.py loop's row, the signature timed around it."""
+    (cpu, made), signature = around_signatures(lambda: loop_run(loop, pushes))
+    return Row("-", loop, LOOPS[loop], 1, made, cpu, None, signature)
 
 
 def main() -> None:
