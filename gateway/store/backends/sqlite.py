@@ -53,9 +53,19 @@ class SQLiteDatabase:
     The schema is migrated on opening (one process at a time: migrations run on the writer).
     """
 
-    def __init__(self, path: Path, *, synchronous: str = "FULL", migrate: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        synchronous: str = "FULL",
+        migrate: bool = True,
+        connection_class: type[SQLiteConnection] = SQLiteConnection,
+    ) -> None:
+        """``connection_class``: what every connection is opened as (a subclass may observe the
+        statements, as bench/store_statements.py times them)."""
         check_sqlite_settings(synchronous)
         self.path = path
+        self._connection_class = connection_class
         self._synchronous = synchronous.upper()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
@@ -81,7 +91,7 @@ class SQLiteDatabase:
             isolation_level=None,
             check_same_thread=False,
             timeout=30,
-            factory=SQLiteConnection,
+            factory=self._connection_class,
         )
         connection.execute("PRAGMA busy_timeout=30000")
         # WAL is a property of the file, set once. Switching a new file to it needs the file to

@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gateway.store.backends.sqlite import SQLiteDatabase
+from gateway.store.backends.sqlite import SQLiteConnection, SQLiteDatabase
 
 
 @pytest.fixture()
@@ -82,3 +83,29 @@ def test_two_databases_on_one_file_share_it(tmp_path: Path) -> None:
 def test_unknown_synchronous_mode_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         SQLiteDatabase(tmp_path / "x.sqlite3", synchronous="SOMETIMES")
+
+
+#: Every statement a ``Recording`` connection was asked to run, in any thread.
+SEEN: list[str] = []
+
+
+class Recording(SQLiteConnection):
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        SEEN.append(sql)
+        return super().execute(sql, parameters)
+
+
+def test_every_connection_is_opened_as_the_class_given(tmp_path: Path) -> None:
+    """bench/store_statements.py times the store's statements this way: the writer's and the
+    readers' connections alike, the migrations included."""
+    SEEN.clear()
+    database = SQLiteDatabase(tmp_path / "db.sqlite3", connection_class=Recording)
+    try:
+        assert any("CREATE TABLE" in sql for sql in SEEN)  # the migrations
+        database.write(lambda c: c.execute("CREATE TABLE marks (value INTEGER)"))
+        database.write(lambda c: c.execute("INSERT INTO marks VALUES (7)"))
+        assert database.read(lambda c: c.execute("SELECT value FROM marks").fetchone()[0]) == 7
+    finally:
+        database.close()
+    assert "INSERT INTO marks VALUES (7)" in SEEN
+    assert "SELECT value FROM marks" in SEEN

@@ -1,0 +1,167 @@
+"""What a push's claim and settle cost on SQLite, statement by statement (issue 49).
+
+    .venv/bin/python bench/store_statements.py [--cycles 300] [--claim 16] [--subscriptions 10]
+
+A backlog is written into a new SQLite data dir (``synchronous=NORMAL``, as the worker's
+claims and settles run); then in one process monkey-patched by gevent, as the worker is, one
+greenlet claims ``--claim`` deliveries, settles them all as
+delivered (no push: the store alone), and again, ``--cycles`` times, as the worker's
+:class:`~gateway.pushing.push_store.PushStore` calls do. Every statement's CPU is timed in the
+thread that runs it (SQLite's calls never yield to another greenlet), from ``execute`` to its
+last row fetched (a subclass of
+:class:`~gateway.store.backends.sqlite.SQLiteConnection`, given to the database). It prints:
+
+- the claim's and the settle's CPU per cycle and per delivery, all of it (the store's Python
+  included) and the part spent in SQLite's statements;
+- each statement's CPU per cycle, its calls per cycle and share, the costliest first;
+- one RSA-2048 signature's CPU in this process, the unit issue 49 counts a push's cost in.
+
+Figures and what they say: docs/benchmarks.md#the-stores-part-statement-by-statement.
+"""
+
+from __future__ import annotations
+
+from gevent import monkey
+
+monkey.patch_all()  # as in ``mns-gateway worker``: the store's writer thread is a greenlet
+
+import argparse
+import sqlite3
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from harness import ROOT  # noqa: F401  (puts the checkout on sys.path)
+from push_floor import prepare_backlog
+
+from gateway.config.settings import Settings
+from gateway.delivery.records import Attempt, PushOutcome, Settlement
+from gateway.store.backends.sqlite import SQLiteConnection, SQLiteDatabase
+from gateway.store.base import Store
+from gateway.store.opening import compose_store
+
+#: CPU seconds and calls per statement (its first 100 characters), and the statements' total.
+SPENT: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+OWNER = "bench:statements"
+
+
+def charge(sql: str, seconds: float) -> None:
+    spent = SPENT[sql[:100]]
+    spent[0] += seconds
+
+
+class TimedCursor(sqlite3.Cursor):
+    """Adds the CPU of fetching the rows to the statement that made them."""
+
+    statement = ""
+
+    def fetchall(self) -> list[Any]:
+        started = time.thread_time()
+        rows = super().fetchall()
+        charge(self.statement, time.thread_time() - started)
+        return rows
+
+    def fetchone(self) -> Any:
+        started = time.thread_time()
+        row = super().fetchone()
+        charge(self.statement, time.thread_time() - started)
+        return row
+
+    def __next__(self) -> Any:
+        started = time.thread_time()
+        try:
+            return super().__next__()
+        finally:
+            charge(self.statement, time.thread_time() - started)
+
+
+class TimedConnection(SQLiteConnection):
+    """Times each statement's ``execute`` (its first step: all of a write's work)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:  # type: ignore[override]
+        cursor = self.cursor(TimedCursor)
+        cursor.statement = sql
+        started = time.thread_time()
+        cursor.execute(sql, parameters)
+        charge(sql, time.thread_time() - started)
+        SPENT[sql[:100]][1] += 1
+        return cursor
+
+
+def signature_cpu_us(signatures: int = 200) -> float:
+    key = rsa.generate_private_key(65537, 2048)
+    started = time.process_time()
+    for _ in range(signatures):
+        key.sign(b"x" * 300, padding.PKCS1v15(), hashes.SHA1())
+    return (time.process_time() - started) / signatures * 1e6
+
+
+def store_with_backlog(directory: Path, deliveries: int, subscriptions: int) -> Store:
+    routes = [f"http://127.0.0.1:9/s{i}" for i in range(subscriptions)]
+    prepare_backlog(directory, None, routes, "XML", -(-deliveries // subscriptions))
+    path = Settings(data_dir=directory).database_path
+    database = SQLiteDatabase(path, synchronous="NORMAL", connection_class=TimedConnection)
+    return compose_store(database)
+
+
+def cycles(store: Store, count: int, claim: int) -> Iterator[tuple[float, float, int]]:
+    """Each cycle's claim CPU, settle CPU and deliveries: the process's, since the store's
+    writer (a greenlet here) runs the transactions while this one waits for them."""
+    deliveries = store.deliveries
+    for _ in range(count):
+        started = time.process_time()
+        jobs = deliveries.claim(OWNER, 60.0, claim, frozenset())
+        claimed = time.process_time()
+        now = deliveries.now_ms()
+        outcomes = [Settlement(job, Attempt(1, now, PushOutcome.SUCCESS, 200)) for job in jobs]
+        deliveries.settle(OWNER, outcomes)
+        yield claimed - started, time.process_time() - claimed, len(jobs)
+
+
+def report(claim_s: float, settle_s: float, count: int, made: int, signature_us: float) -> None:
+    statements = sum(seconds for seconds, _ in SPENT.values())
+    print(f"{count} cycles, {made} deliveries claimed and settled")
+    print(f"one RSA-2048 signature: {signature_us:.0f} µs of CPU")
+    for name, seconds in (("claim", claim_s), ("settle", settle_s)):
+        each = f"{seconds / count * 1e6:7.0f} µs a cycle, {seconds / made * 1e6:5.1f} µs a delivery"
+        print(f"{name:>6}: {each}")
+    whole = claim_s + settle_s
+    per_delivery = whole / made * 1e6
+    print(
+        f"  both: {per_delivery:5.1f} µs a delivery ({per_delivery / signature_us:.3f} of a"
+        f" signature), of which SQLite's statements {statements / whole:.0%}"
+    )
+    print(f"\n{'µs/cycle':>9} {'calls':>6} {'share':>6}  statement")
+    for sql, (seconds, calls) in sorted(SPENT.items(), key=lambda item: -item[1][0]):
+        if seconds / whole < 0.005:
+            continue
+        print(f"{seconds / count * 1e6:9.0f} {calls / count:6.2f} {seconds / whole:6.1%}  {sql}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cycles", type=int, default=300)
+    parser.add_argument("--claim", type=int, default=16)
+    parser.add_argument("--subscriptions", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mns-statements-") as tmp:
+        store = store_with_backlog(Path(tmp), (args.cycles + 20) * args.claim, args.subscriptions)
+        try:
+            for _ in cycles(store, 20, args.claim):  # warm-up: caches, statements prepared
+                pass
+            SPENT.clear()
+            ran = list(cycles(store, args.cycles, args.claim))
+
+        finally:
+            store.close()
+    claim_s, settle_s, made = (sum(column) for column in zip(*ran, strict=True))
+    report(claim_s, settle_s, args.cycles, int(made), signature_cpu_us())
+
+
+if __name__ == "__main__":
+    main()
