@@ -2,14 +2,13 @@
 
     .venv/bin/python bench/store_statements.py [--cycles 300] [--claim 16] [--subscriptions 10]
 
-A backlog is written into a new SQLite data dir (``synchronous=NORMAL``, as the worker's
-claims and settles run); then in one process monkey-patched by gevent, as the worker is, one
-greenlet claims ``--claim`` deliveries, settles them all as
-delivered (no push: the store alone), and again, ``--cycles`` times, as the worker's
-:class:`~gateway.pushing.push_store.PushStore` calls do. Every statement's CPU is timed in the
-thread that runs it (SQLite's calls never yield to another greenlet), from ``execute`` to its
-last row fetched (a subclass of
-:class:`~gateway.store.backends.sqlite.SQLiteConnection`, given to the database). It prints:
+A backlog is written into a new SQLite data dir; then, in one process monkey-patched by gevent
+as the worker is, one greenlet claims ``--claim`` deliveries and settles them all as delivered
+(no push: the store alone), ``--cycles`` times, as the worker's
+:class:`~gateway.pushing.push_store.PushStore` calls do (both relaxed: ``synchronous=NORMAL``).
+Every statement's CPU is timed in the thread that runs it (SQLite's calls never yield to another
+greenlet), from ``execute`` to its last row fetched, by a subclass of
+:class:`~gateway.store.backends.sqlite.SQLiteConnection` given to the database. It prints:
 
 - the claim's and the settle's CPU per cycle and per delivery, all of it (the store's Python
   included) and the part spent in SQLite's statements;
@@ -45,14 +44,15 @@ from gateway.store.backends.sqlite import SQLiteConnection, SQLiteDatabase
 from gateway.store.base import Store
 from gateway.store.opening import compose_store
 
-#: CPU seconds and calls per statement (its first 100 characters), and the statements' total.
+#: CPU seconds and calls per statement, by its first 100 characters.
 SPENT: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0])
 OWNER = "bench:statements"
 
 
-def charge(sql: str, seconds: float) -> None:
+def charge(sql: str, seconds: float, calls: int = 0) -> None:
     spent = SPENT[sql[:100]]
     spent[0] += seconds
+    spent[1] += calls
 
 
 class TimedCursor(sqlite3.Cursor):
@@ -88,8 +88,7 @@ class TimedConnection(SQLiteConnection):
         cursor.statement = sql
         started = time.thread_time()
         cursor.execute(sql, parameters)
-        charge(sql, time.thread_time() - started)
-        SPENT[sql[:100]][1] += 1
+        charge(sql, time.thread_time() - started, calls=1)
         return cursor
 
 
@@ -156,7 +155,6 @@ def main() -> None:
                 pass
             SPENT.clear()
             ran = list(cycles(store, args.cycles, args.claim))
-
         finally:
             store.close()
     claim_s, settle_s, made = (sum(column) for column in zip(*ran, strict=True))
