@@ -8,9 +8,8 @@ answered; it prints one line of JSON: its own CPU per push in µs from the first
 last answer (``cpu_us``, and apart: ``user_us`` and the kernel's ``system_us``), the pushes
 made, those of the warm-up before, and one signature's CPU timed in the process twice: in a
 loop of signatures alone (``signature_us``) and among the pushes (``signature_among_pushes_us``,
-the mean of the pushes' own, each timed in its thread). Only
-``stored`` claims and settles; none of the loops has the worker's push threads, hooks or
-breaker bookkeeping. Four loops:
+the mean of the pushes' own, each timed in its thread). Only ``stored`` claims and settles;
+none of the loops has the worker's push threads, hooks or breaker bookkeeping. Four loops:
 
 - ``bare``: per push, a string to sign of a push's size with a new request id, its RSA-2048
   signature (the gateway's :class:`~gateway.delivery.signing.SigningKey`), the request as one
