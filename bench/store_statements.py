@@ -33,10 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from harness import ROOT  # noqa: F401  (puts the checkout on sys.path)
-from push_floor import prepare_backlog
+from push_floor import prepare_backlog, signature_cpu_us
 
 from gateway.config.settings import Settings
 from gateway.delivery.records import Attempt, PushOutcome, Settlement
@@ -90,14 +88,6 @@ class TimedConnection(SQLiteConnection):
         cursor.execute(sql, parameters)
         charge(sql, time.thread_time() - started, calls=1)
         return cursor
-
-
-def signature_cpu_us(signatures: int = 200) -> float:
-    key = rsa.generate_private_key(65537, 2048)
-    started = time.process_time()
-    for _ in range(signatures):
-        key.sign(b"x" * 300, padding.PKCS1v15(), hashes.SHA1())
-    return (time.process_time() - started) / signatures * 1e6
 
 
 def store_with_backlog(directory: Path, deliveries: int, subscriptions: int) -> Store:
