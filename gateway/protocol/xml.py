@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from xml.etree.ElementTree import Element
-from xml.sax.saxutils import escape
 
 from defusedxml import DefusedXmlException
 
@@ -111,8 +110,16 @@ def as_xml_text(text: str) -> str:
 #: that shape, and the official PHP SDK needs the whitespace between elements
 #: (docs/protocol.md#response-shape).
 INDENT = "  "
-#: A parser turns a raw CR (and CRLF) in text into LF; as a reference it is read back as sent.
-_CARRIAGE_RETURN = {"\r": "&#13;"}
+
+
+def escape_text(value: str) -> str:
+    """``value`` as an element's text: ``xml.sax.saxutils.escape`` written out (importing it
+    imports ``urllib.request``, and with it ``http.client``, ``email`` and ``ssl``: 40 ms of
+    every command's start), and a carriage return as "&#13;": a parser turns a raw CR (and
+    CRLF) in text into LF, a reference it reads back as sent."""
+    return (
+        value.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("\r", "&#13;")
+    )
 
 
 def _render_nodes(nodes: Sequence[XmlNode], parts: list[str], margin: str) -> None:
@@ -120,7 +127,7 @@ def _render_nodes(nodes: Sequence[XmlNode], parts: list[str], margin: str) -> No
     go one level deeper and its end tag back on a line of its own."""
     for name, value in nodes:
         if isinstance(value, str):
-            parts.append(f"{margin}<{name}>{escape(value, _CARRIAGE_RETURN)}</{name}>")
+            parts.append(f"{margin}<{name}>{escape_text(value)}</{name}>")
         else:
             parts.append(f"{margin}<{name}>")
             _render_nodes(value, parts, margin + INDENT)

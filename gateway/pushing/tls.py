@@ -138,7 +138,12 @@ class PushTls:
         self._clock = clock
         self._lock = threading.Lock()
         self._signature = _signature(files.paths)
-        self._context = context or build_context(files)
+        # Configured files are loaded now, so that one that cannot be used stops the start.
+        # The system's CAs alone cannot fail, and loading them costs 55 ms of every gateway's
+        # start, so they wait for the first https push.
+        self._context: ssl.SSLContext | None = context or (
+            build_context(files) if self._watched else None
+        )
         self._generation = 0
         self._next_check = clock() + check_seconds
         self._reload_asked = False
@@ -148,11 +153,15 @@ class PushTls:
         """(generation, context); cheap unless a check is due."""
         if self._watched and (self._reload_asked or self._clock() >= self._next_check):
             self._check()
-        return self._generation, self._context
+        return self._generation, self.latest
 
     @property
     def latest(self) -> ssl.SSLContext:
         """The context :meth:`current` last returned or loaded, without looking at the files."""
+        if self._context is None:
+            with self._lock:
+                if self._context is None:
+                    self._context = build_context(self._files)
         return self._context
 
     def reload(self) -> None:

@@ -214,7 +214,7 @@ class PushTransport:
         self._max_hosts = max_hosts
         self._resolver = resolver
         self._clock = clock
-        self._tls = tls or PushTls(context=ssl_context or ssl.create_default_context())
+        self._tls = tls or PushTls(context=ssl_context)
         self._tls_generation = 0
         self._proxy = proxy
         self._pools: OrderedDict[Origin, OriginPool] = OrderedDict()

@@ -10,8 +10,11 @@ versions, and gevent warns about exactly that on every start. So the arbiter loa
 from __future__ import annotations
 
 import errno
+import logging
+import os
 import signal
 import socket
+import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +74,7 @@ class GatewayServer(BaseApplication):  # type: ignore[misc]
             # After SIGTERM: stop accepting, answer what is in flight (long polls included).
             "graceful_timeout": self.settings.graceful_timeout,
             "post_worker_init": _begin_shutdown_on_sigterm,
+            "worker_exit": _exit_without_teardown,
             "proc_name": "mns-gateway",
         }
         if "control_socket_disable" in self.cfg.settings:
@@ -106,3 +110,26 @@ def _begin_shutdown_on_sigterm(worker: Any) -> None:
             gunicorn_handler(signum, frame)
 
     signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def _exit_without_teardown(arbiter: Any, worker: Any) -> None:
+    """gunicorn hook, in a worker process about to exit: after a clean stop, do what the exit
+    handlers would (finish the runtime: pushes in flight, the operation log, the spans, the
+    store; flush the logs) and leave at once.
+
+    Python's own exit then tears down every module and object of the process one by one, which
+    cost a gateway 0.15-0.3 s of CPU on every stop for nothing the operating system would not
+    reclaim anyway. Only a clean stop takes this path: gunicorn calls the hook while the
+    worker's ``SystemExit`` propagates, and a failure to boot or load the app (the codes the
+    arbiter reads) or an error exits as gunicorn has it.
+    """
+    stopping = sys.exc_info()[1]
+    runtime: Runtime | None = getattr(worker.app, "runtime", None)
+    clean = isinstance(stopping, SystemExit) and stopping.code in (0, None)
+    if not (clean and worker.booted and runtime is not None):
+        return
+    runtime.close()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)
