@@ -237,8 +237,9 @@ def push_path(endpoint_url: str) -> str:
     the path that is signed is byte for byte the one
     :class:`~gateway.pushing.transport.PushTransport` writes in the request line.
     """
-    # Imported here: urllib3 costs 50 ms of the start of every command and gateway that
-    # never pushes, and this runs once per endpoint (cached).
+    # Imported here, once per endpoint (cached): urllib3 is a good part of the start of the
+    # commands and gateways that never push
+    # (docs/benchmarks.md#a-gateways-stop-and-what-a-command-imports).
     from urllib3.exceptions import LocationParseError
     from urllib3.util import parse_url
 

@@ -114,9 +114,9 @@ INDENT = "  "
 
 def escape_text(value: str) -> str:
     """``value`` as an element's text: ``xml.sax.saxutils.escape`` written out (importing it
-    imports ``urllib.request``, and with it ``http.client``, ``email`` and ``ssl``: 40 ms of
-    every command's start), and a carriage return as "&#13;": a parser turns a raw CR (and
-    CRLF) in text into LF, a reference it reads back as sent."""
+    brings ``urllib.request``, ``http.client``, ``email`` and ``ssl`` into every command's
+    start), and a carriage return as "&#13;": a parser turns a raw CR (and CRLF) in text into
+    LF, a reference it reads back as sent."""
     return (
         value.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("\r", "&#13;")
     )

@@ -139,8 +139,9 @@ class PushTls:
         self._lock = threading.Lock()
         self._signature = _signature(files.paths)
         # Configured files are loaded now, so that one that cannot be used stops the start.
-        # The system's CAs alone cannot fail, and loading them costs 55 ms of every gateway's
-        # start, so they wait for the first https push.
+        # The system's CAs alone cannot fail, and many gateways never push over https: they
+        # wait for the first https push
+        # (docs/benchmarks.md#a-gateways-stop-and-what-a-command-imports).
         self._context: ssl.SSLContext | None = context or (
             build_context(files) if self._watched else None
         )

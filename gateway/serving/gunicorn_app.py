@@ -117,11 +117,12 @@ def _exit_without_teardown(arbiter: Any, worker: Any) -> None:
     handlers would (finish the runtime: pushes in flight, the operation log, the spans, the
     store; flush the logs) and leave at once.
 
-    Python's own exit then tears down every module and object of the process one by one, which
-    cost a gateway 0.15-0.3 s of CPU on every stop for nothing the operating system would not
-    reclaim anyway. Only a clean stop takes this path: gunicorn calls the hook while the
-    worker's ``SystemExit`` propagates, and a failure to boot or load the app (the codes the
-    arbiter reads) or an error exits as gunicorn has it.
+    Python's own exit would go on to take every module and object of the process apart, one by
+    one: a good part of a gateway's stop, spent on memory the operating system reclaims anyway
+    (docs/benchmarks.md#a-gateways-stop-and-what-a-command-imports). Only a clean stop takes
+    this path: gunicorn calls the hook while the worker's ``SystemExit`` propagates, and a
+    failure to boot or to load the app (codes the arbiter reads) or an error exits as gunicorn
+    has it.
     """
     stopping = sys.exc_info()[1]
     runtime: Runtime | None = getattr(worker.app, "runtime", None)
