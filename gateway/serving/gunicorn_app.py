@@ -132,5 +132,6 @@ def _exit_without_teardown(arbiter: Any, worker: Any) -> None:
     runtime.close()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        if stream is not None:  # None when the process was started without them
+            stream.flush()
     os._exit(0)
