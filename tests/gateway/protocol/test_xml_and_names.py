@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from xml.sax.saxutils import escape
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gateway.errors.mns import ERROR_TABLE, MNSError
 from gateway.protocol.endpoints import (
@@ -13,7 +17,8 @@ from gateway.protocol.endpoints import (
     parse_endpoint,
 )
 from gateway.protocol.names import validate_name
-from gateway.protocol.xml import child_text, parse_document, render_document
+from gateway.protocol.text import unstorable
+from gateway.protocol.xml import child_text, escape_text, parse_document, render_document
 
 
 def test_render_escapes_and_namespaces() -> None:
@@ -28,6 +33,16 @@ def test_render_escapes_and_namespaces() -> None:
     )
     root = parse_document(document, "Message")
     assert child_text(root, "MessageBody") == "<a & b>"
+
+
+@given(st.text(alphabet=st.sampled_from("ab&<>\r\n\t ;#13\u00e9\u4e2d\U0001f600\"'")))
+def test_element_text_is_read_back_as_written(text: str) -> None:
+    """The written-out escape is the standard library's, with CR as a reference, and a parser
+    hands back exactly the text that was rendered."""
+    assert escape_text(text) == escape(text, {"\r": "&#13;"})
+    assert unstorable(text) is None
+    root = parse_document(render_document("Message", [("MessageBody", text)]), "Message")
+    assert (child_text(root, "MessageBody") or "") == text
 
 
 def test_parse_rejects_unexpected_root() -> None:
