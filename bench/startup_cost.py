@@ -17,6 +17,7 @@ command, and each version's medians against the first's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from compare import exported
@@ -77,10 +79,9 @@ def serve_once(tree: Path, scratch: Path) -> None:
 
 def one_round(tree: Path, data_dir: Path) -> dict[str, float]:
     costs = {
-        name: cpu_of(lambda args=args: run_command(tree, data_dir, args))  # type: ignore[misc]
-        for name, args in COMMANDS.items()
+        name: cpu_of(partial(run_command, tree, data_dir, args)) for name, args in COMMANDS.items()
     }
-    costs["serve: start, stop"] = cpu_of(lambda: serve_once(tree, data_dir.parent))
+    costs["serve: start, stop"] = cpu_of(partial(serve_once, tree, data_dir.parent))
     return costs
 
 
@@ -89,15 +90,18 @@ def main() -> None:
     parser.add_argument("revisions", nargs="*", default=["HEAD", "."])
     parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
-    with exported(options.revisions) as trees, tempfile.TemporaryDirectory() as scratch:
+    with (
+        exported(options.revisions) as trees,
+        tempfile.TemporaryDirectory() as scratch,
         # ``python -m`` puts the working directory first on the path: not a checkout's.
-        os.chdir(scratch)
+        contextlib.chdir(scratch),
+    ):
         dirs = {revision: Path(scratch) / f"v{i}" / "data" for i, revision in enumerate(trees)}
         for revision, tree in trees.items():
             dirs[revision].parent.mkdir()
             run_command(tree, dirs[revision], ("migrate",))  # the store the commands read
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "gateway")])
-            one_round(tree, dirs[revision])  # warm-up: bytecode, the database made
+            one_round(tree, dirs[revision])  # a warm-up, not counted
         figures: dict[str, dict[str, list[float]]] = {r: {} for r in trees}
         for round_number in range(options.rounds):
             order = list(trees) if round_number % 2 == 0 else list(reversed(trees))
@@ -111,8 +115,7 @@ def report(figures: dict[str, dict[str, list[float]]], rounds: int) -> None:
     first = next(iter(figures))
     print(f"CPU seconds per command, {rounds} rounds: median (min-max)")
     for revision, costs in figures.items():
-        label = "this checkout" if revision == "." else revision
-        print(f"{label}{' (from ' + str(ROOT) + ')' if revision == '.' else ''}:")
+        print(f"{f'this checkout ({ROOT})' if revision == '.' else revision}:")
         for name, values in costs.items():
             median = statistics.median(values)
             against = median / statistics.median(figures[first][name])
