@@ -20,14 +20,14 @@ import time
 from gateway.testing import EmbeddedGateway
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     """CPU seconds of this process's children that ended, and of theirs (the worker)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
 def one_run() -> tuple[float, float, float, float]:
-    cpu = _children_cpu()
+    cpu = children_cpu()
     started = time.perf_counter()
     gateway = EmbeddedGateway().start()
     ready = time.perf_counter() - started
@@ -43,7 +43,7 @@ def one_run() -> tuple[float, float, float, float]:
     round_trip = time.perf_counter() - sent
     stopping = time.perf_counter()
     gateway.stop()
-    return ready, round_trip, time.perf_counter() - stopping, _children_cpu() - cpu
+    return ready, round_trip, time.perf_counter() - stopping, children_cpu() - cpu
 
 
 def main() -> None:

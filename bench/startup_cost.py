@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from compare import exported
 from harness import ROOT
+from plugin_startup import children_cpu
 
 from gateway.testing.process import GatewayProcess
 
@@ -41,11 +41,6 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "keys show": ("keys", "show"),
 }
 KEYS = {"MNS_GATEWAY_ACCESS_KEY_ID": "bench", "MNS_GATEWAY_ACCESS_KEY_SECRET": "bench-secret"}
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def cpu_of(action: Callable[[], object]) -> float:
