@@ -9,6 +9,7 @@ keeps every output reproducible in tests.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -159,35 +160,145 @@ def push_headers(
     Host and Content-Length are added by the HTTP client. Every header is checked here
     (:func:`checked_headers`): one that cannot be sent fails the message, not the endpoint.
     """
-    headers = [
-        ("Content-md5", content_md5(rendered.body)),
-        ("Content-Type", rendered.content_type),
-        ("Date", date),
-        ("User-Agent", USER_AGENT),
-        ("x-mns-request-id", request_id),
-        ("x-mns-version", MNS_VERSION),
-        ("x-mns-signing-cert-url", _base64_text(signing_cert_url)),
-        ("x-mns-message-id", notification.message_id),
-        ("x-mns-publish-time", str(notification.publish_time_ms)),
-        ("x-mns-topic-owner", notification.topic_owner),
-        ("x-mns-topic-name", notification.topic_name),
-        ("x-mns-subscriber", notification.subscriber),
-        ("x-mns-subscription-name", notification.subscription_name),
-    ]
-    if notification.message_tag is not None:
-        headers.append(("x-mns-message-tag", notification.message_tag))
-    if unsigned:
-        if any(name.lower().startswith("x-mns-") for name, _ in unsigned):
-            raise ValueError("an x-mns-* header would change the string to sign")
-        headers += unsigned
-    return checked_headers(headers)
+    template = push_template(notification, rendered.content_type, signing_cert_url)
+    extra = checked_extra_headers(unsigned)
+    own = template.own_values(notification, content_md5(rendered.body), date, request_id)
+    return template.headers(own, None) + extra
 
 
-@lru_cache(maxsize=64)
-def _base64_text(text: str) -> str:
-    """A gateway signs with one key at a time: its certificate URL's header is the same text
-    for every push until the key rotates."""
-    return base64.b64encode(text.encode()).decode("ascii")
+#: The headers that change from one push of a subscription to the next, in the order of a
+#: :class:`PushTemplate`'s values: the body's MD5, then what the push or its message has alone.
+_OWN_HEADERS: Final = (
+    "Content-md5",
+    "Date",
+    "x-mns-request-id",
+    "x-mns-message-id",
+    "x-mns-publish-time",
+    "x-mns-message-tag",
+)
+#: Stand-ins for those values and the request path while a template's string to sign is made:
+#: NUL passes no header check (:func:`checked_headers`), so no other text of it holds one.
+_STAND_INS: Final = tuple(f"\0{index}\0" for index in range(len(_OWN_HEADERS) + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class PushTemplate:
+    """What every push of one subscription signed with one key shares: its headers, checked
+    once, and its string to sign with the push's own values left open.
+
+    :meth:`headers` states the order of docs/protocol.md#push-headers, once; the string to sign
+    is :func:`string_to_sign`'s own, made over stand-ins, so neither can say otherwise than the
+    rules do. A push then checks and fills in its six values (:data:`_OWN_HEADERS`) and its path
+    instead of building, checking, scanning and sorting thirteen headers.
+    """
+
+    content_type: str
+    signing_cert: str  #: the ``x-mns-signing-cert-url`` header: the URL in base64
+    topic_owner: str
+    topic_name: str
+    subscriber: str
+    subscription_name: str
+    tagged: bool
+    #: :func:`string_to_sign`'s text as a :meth:`str.format` pattern: {0}-{5} the own values,
+    #: {6} the path.
+    to_sign: str = ""
+
+    def headers(self, own: Sequence[str], authorization: str | None) -> list[tuple[str, str]]:
+        """The push's headers in order, ``Authorization`` after ``Date`` when given."""
+        headers = [("Content-md5", own[0]), ("Content-Type", self.content_type), ("Date", own[1])]
+        if authorization is not None:
+            headers.append(("Authorization", authorization))
+        headers += [
+            ("User-Agent", USER_AGENT),
+            ("x-mns-request-id", own[2]),
+            ("x-mns-version", MNS_VERSION),
+            ("x-mns-signing-cert-url", self.signing_cert),
+            ("x-mns-message-id", own[3]),
+            ("x-mns-publish-time", own[4]),
+            ("x-mns-topic-owner", self.topic_owner),
+            ("x-mns-topic-name", self.topic_name),
+            ("x-mns-subscriber", self.subscriber),
+            ("x-mns-subscription-name", self.subscription_name),
+        ]
+        if self.tagged:
+            headers.append(("x-mns-message-tag", own[5]))
+        return headers
+
+    def own_values(
+        self, notification: PushNotification, md5: str, date: str, request_id: str
+    ) -> tuple[str, ...]:
+        """This push's values, checked as every header is (:func:`checked_headers`)."""
+        own = (
+            md5,
+            date,
+            request_id,
+            notification.message_id,
+            str(notification.publish_time_ms),
+            notification.message_tag or "",
+        )
+        if _breaks_line("".join(own)):
+            name = next(
+                name for name, value in zip(_OWN_HEADERS, own, strict=True) if _breaks_line(value)
+            )
+            raise UnrenderableMessageError(f"header {name!r} would contain a line break")
+        return own
+
+    def string_to_sign(self, own: Sequence[str], path_and_query: str) -> str:
+        """:func:`string_to_sign` of this push's headers, POSTed to ``path_and_query``."""
+        return self.to_sign.format(*own, path_and_query)
+
+
+@lru_cache(maxsize=4096)
+def _template(
+    content_type: str,
+    signing_cert_url: str,
+    topic_owner: str,
+    topic_name: str,
+    subscriber: str,
+    subscription_name: str,
+    tagged: bool,
+) -> PushTemplate:
+    template = PushTemplate(
+        content_type,
+        base64.b64encode(signing_cert_url.encode()).decode("ascii"),
+        topic_owner,
+        topic_name,
+        subscriber,
+        subscription_name,
+        tagged,
+    )
+    checked_headers(template.headers(("",) * len(_OWN_HEADERS), None))
+    text = string_to_sign("POST", template.headers(_STAND_INS, None), _STAND_INS[-1])
+    pattern = text.replace("{", "{{").replace("}", "}}")
+    for index, stand_in in enumerate(_STAND_INS):
+        pattern = pattern.replace(stand_in, f"{{{index}}}")
+    return dataclasses.replace(template, to_sign=pattern)
+
+
+def push_template(
+    notification: PushNotification, content_type: str, signing_cert_url: str
+) -> PushTemplate:
+    """The template of ``notification``'s subscription for this format and signing key (made
+    once, then cached); :class:`UnrenderableMessageError` if one of its headers cannot be sent."""
+    return _template(
+        content_type,
+        signing_cert_url,
+        notification.topic_owner,
+        notification.topic_name,
+        notification.subscriber,
+        notification.subscription_name,
+        notification.message_tag is not None,
+    )
+
+
+def checked_extra_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Headers sent after the signed ones (trace context, Standard Webhooks), checked: none may
+    be ``x-mns-*``, which would change the string to sign."""
+    if not headers:
+        return []
+    if any(name.lower().startswith("x-mns-") for name, _ in headers):
+        raise ValueError("an x-mns-* header would change the string to sign")
+    return checked_headers(list(headers))
 
 
 def checked_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Final
 
 from cryptography import x509
@@ -22,8 +23,10 @@ from cryptography.x509.oid import NameOID
 from gateway.delivery.formats import (
     ContentFormat,
     PushNotification,
-    push_headers,
+    checked_extra_headers,
+    content_md5,
     push_path,
+    push_template,
     render,
     string_to_sign,
 )
@@ -54,6 +57,7 @@ def key_id_of(public_key: rsa.RSAPublicKey) -> str:
     return hashlib.sha256(der).hexdigest()[:16]
 
 
+@lru_cache(maxsize=64)
 def cert_url(public_url: str, key_id: str) -> str:
     """Where the gateway serves a key's certificate (``MNS_GATEWAY_PUBLIC_URL`` + ``/certs``)."""
     return f"{public_url.rstrip('/')}/certs/{key_id}.pem"
@@ -107,18 +111,19 @@ def build_signed_push(
 ) -> SignedPush:
     """Render, add headers and sign in one step, so the signed path is the one that is sent
     (and a Standard Webhooks signature covers the body that is sent). ``unsigned`` (trace
-    context) and the webhook's headers are sent after the signed headers, checked as they are."""
+    context) and the webhook's headers are sent after the signed headers, checked as they are.
+
+    The headers and the string to sign come from the subscription's
+    :class:`~gateway.delivery.formats.PushTemplate`: a push fills in its own values only."""
     rendered = render(notification, fmt)
-    headers = push_headers(
-        notification,
-        rendered,
-        date=date,
-        request_id=request_id,
-        signing_cert_url=cert_url(public_url, key.key_id),
-        unsigned=unsigned if webhook is None else [*unsigned, *webhook.headers(rendered.body)],
+    template = push_template(notification, rendered.content_type, cert_url(public_url, key.key_id))
+    extra = checked_extra_headers(
+        unsigned if webhook is None else [*unsigned, *webhook.headers(rendered.body)]
     )
+    own = template.own_values(notification, content_md5(rendered.body), date, request_id)
     path = push_path(endpoint_url)
-    return SignedPush(path=path, headers=sign_headers(key, headers, path), body=rendered.body)
+    headers = template.headers(own, key.sign(template.string_to_sign(own, path)))
+    return SignedPush(path=path, headers=headers + extra if extra else headers, body=rendered.body)
 
 
 def self_signed_certificate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import multiprocessing
 import stat
@@ -15,10 +16,19 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from hypothesis import given
+from hypothesis import strategies as st
 
-from gateway.delivery.formats import ContentFormat, string_to_sign
-from gateway.delivery.signing import build_signed_push, cert_url, key_id_of, sign_headers
-from gateway.errors.delivery import KeyRingError
+from gateway.delivery.formats import ContentFormat, PushNotification, string_to_sign
+from gateway.delivery.signing import (
+    SigningKey,
+    build_signed_push,
+    cert_url,
+    key_id_of,
+    self_signed_certificate,
+    sign_headers,
+)
+from gateway.errors.delivery import KeyRingError, UnrenderableMessageError
 from gateway.pushing.keyring import KeyRing
 from tests.gateway.pushing.conftest import WAIT_SECONDS
 from tests.support.notifications import billing_notification
@@ -289,3 +299,76 @@ def test_build_signed_push_signs_the_path_it_returns(tmp_path: Path) -> None:
     assert verify(
         key.certificate_pem, headers["Authorization"], string_to_sign("POST", unsigned, "/hook?x=1")
     )
+
+
+def _signing_key() -> SigningKey:
+    private_key = rsa.generate_private_key(public_exponent=65537, key_size=TEST_BITS)
+    key_id = key_id_of(private_key.public_key())
+    return SigningKey(key_id, private_key, self_signed_certificate(private_key, key_id, NOW, 1))
+
+
+#: One key for every example: a key per example would be most of the property's time.
+KEY = _signing_key()
+#: Header text a push may carry and XML can: no line break or NUL (refused, tests above) nor
+#: other control characters but tab; with braces, backslashes and percent signs, which a
+#: template's pattern must keep as they are.
+HEADER_TEXT = st.text(
+    st.characters(blacklist_categories=["Cs", "Cc"]), max_size=12
+) | st.sampled_from(["{0}", "{}", "}{", "{6}", "%s", "\\", "a\tb"])
+
+
+@given(
+    names=st.tuples(HEADER_TEXT, HEADER_TEXT, HEADER_TEXT, HEADER_TEXT),
+    own=st.tuples(HEADER_TEXT, HEADER_TEXT, st.integers(0, 2**53), st.none() | HEADER_TEXT),
+    fmt=st.sampled_from(ContentFormat),
+    path=st.sampled_from(["", "/hook?x={1}", "/a%7B0%7D/b?q=}", "/notifications"]),
+)
+def test_what_is_sent_is_signed_by_the_string_to_sign_rule(
+    names: tuple[str, str, str, str],
+    own: tuple[str, str, int, str | None],
+    fmt: ContentFormat,
+    path: str,
+) -> None:
+    """Whatever the subscription's names and the push's own values, the Authorization sent
+    verifies over :func:`string_to_sign` of the headers sent: the subscription's template (made
+    once, then filled in per push) says what the general rule says."""
+    owner, topic, subscriber, subscription = names
+    message_id, request_id, publish_time_ms, tag = own
+    notification = PushNotification(
+        owner, topic, subscriber, subscription, message_id, "m", "MD5", tag, publish_time_ms
+    )
+    push = build_signed_push(
+        notification,
+        fmt,
+        f"http://127.0.0.1:9{path}",
+        key=KEY,
+        public_url="http://gateway.local",
+        date="Thu, 01 Jan 1970 00:00:00 GMT",
+        request_id=request_id,
+        unsigned=[("traceparent", request_id)],
+    )
+
+    headers = dict(push.headers)
+    assert (headers["x-mns-message-id"], headers["x-mns-subscription-name"]) == (
+        message_id,
+        subscription,
+    )
+    assert headers.get("x-mns-message-tag") == tag
+    sent = [(name, value) for name, value in push.headers if name != "Authorization"]
+    text = string_to_sign("POST", sent, push.path)
+    assert verify(KEY.certificate_pem, headers["Authorization"], text)
+
+
+@pytest.mark.parametrize("field", ["topic_name", "subscription_name", "subscriber"])
+def test_a_subscription_header_with_a_line_break_is_refused(field: str) -> None:
+    notification = dataclasses.replace(billing_notification("hello"), **{field: "a\nb"})
+    with pytest.raises(UnrenderableMessageError, match="line break"):
+        build_signed_push(
+            notification,
+            ContentFormat.SIMPLIFIED,
+            "http://127.0.0.1:9/",
+            key=KEY,
+            public_url="http://gateway.local",
+            date="Thu, 01 Jan 1970 00:00:00 GMT",
+            request_id="REQ",
+        )
