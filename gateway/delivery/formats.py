@@ -9,7 +9,6 @@ keeps every output reproducible in tests.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import re
@@ -248,31 +247,26 @@ class PushTemplate:
         return self.to_sign.format(*own, path_and_query)
 
 
-@lru_cache(maxsize=4096)
+#: About 1 KB each. Past this many subscriptions pushed to in turn, a push makes its template
+#: again, which costs a little more than a push's headers and string to sign did without one.
+@lru_cache(maxsize=16_384)
 def _template(
     content_type: str,
-    signing_cert_url: str,
+    signing_cert: str,
     topic_owner: str,
     topic_name: str,
     subscriber: str,
     subscription_name: str,
     tagged: bool,
 ) -> PushTemplate:
-    template = PushTemplate(
-        content_type,
-        base64.b64encode(signing_cert_url.encode()).decode("ascii"),
-        topic_owner,
-        topic_name,
-        subscriber,
-        subscription_name,
-        tagged,
-    )
-    checked_headers(template.headers(("",) * len(_OWN_HEADERS), None))
-    text = string_to_sign("POST", template.headers(_STAND_INS, None), _STAND_INS[-1])
+    fields = (content_type, signing_cert, topic_owner, topic_name, subscriber, subscription_name)
+    blank = PushTemplate(*fields, tagged)
+    checked_headers(blank.headers(("",) * len(_OWN_HEADERS), None))
+    text = string_to_sign("POST", blank.headers(_STAND_INS, None), _STAND_INS[-1])
     pattern = text.replace("{", "{{").replace("}", "}}")
     for index, stand_in in enumerate(_STAND_INS):
         pattern = pattern.replace(stand_in, f"{{{index}}}")
-    return dataclasses.replace(template, to_sign=pattern)
+    return PushTemplate(*fields, tagged, pattern)
 
 
 def push_template(
@@ -282,13 +276,20 @@ def push_template(
     once, then cached); :class:`UnrenderableMessageError` if one of its headers cannot be sent."""
     return _template(
         content_type,
-        signing_cert_url,
+        _base64_text(signing_cert_url),
         notification.topic_owner,
         notification.topic_name,
         notification.subscriber,
         notification.subscription_name,
         notification.message_tag is not None,
     )
+
+
+@lru_cache(maxsize=64)
+def _base64_text(text: str) -> str:
+    """A gateway signs with one key at a time: its certificate URL's header is the same text
+    for every push until the key rotates."""
+    return base64.b64encode(text.encode()).decode("ascii")
 
 
 def checked_extra_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
