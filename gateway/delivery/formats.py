@@ -252,13 +252,14 @@ class PushTemplate:
 @lru_cache(maxsize=16_384)
 def _template(
     content_type: str,
-    signing_cert: str,
+    signing_cert_url: str,
     topic_owner: str,
     topic_name: str,
     subscriber: str,
     subscription_name: str,
     tagged: bool,
 ) -> PushTemplate:
+    signing_cert = base64.b64encode(signing_cert_url.encode()).decode("ascii")
     fields = (content_type, signing_cert, topic_owner, topic_name, subscriber, subscription_name)
     blank = PushTemplate(*fields, tagged)
     checked_headers(blank.headers(("",) * len(_OWN_HEADERS), None))
@@ -276,20 +277,13 @@ def push_template(
     once, then cached); :class:`UnrenderableMessageError` if one of its headers cannot be sent."""
     return _template(
         content_type,
-        _base64_text(signing_cert_url),
+        signing_cert_url,
         notification.topic_owner,
         notification.topic_name,
         notification.subscriber,
         notification.subscription_name,
         notification.message_tag is not None,
     )
-
-
-@lru_cache(maxsize=64)
-def _base64_text(text: str) -> str:
-    """A gateway signs with one key at a time: its certificate URL's header is the same text
-    for every push until the key rotates."""
-    return base64.b64encode(text.encode()).decode("ascii")
 
 
 def checked_extra_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
