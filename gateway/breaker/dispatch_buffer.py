@@ -129,14 +129,25 @@ class DispatchBuffer:
         """The waiting deliveries that have a thread and a slot on their route now, oldest
         claimed first, counted in flight."""
         free = self.threads - self.in_flight()
+        if free <= 0 or not self.ready:
+            return []
+        # Called at every dispatch (a push that ends wakes the dispatcher), over every waiting
+        # delivery: each route's room is worked out at its first one, not again at each.
+        room: dict[str, int] = {}
         started: list[DeliveryJob] = []
         waiting: list[DeliveryJob] = []
         for job in self.ready:
-            if len(started) < free and self.inflight[job.route] < self.limit(job.route):
-                self.inflight[job.route] += 1
+            route = job.route
+            left = room.get(route)
+            if left is None:
+                left = self.limit(route) - self.inflight[route]
+            if left > 0 and len(started) < free:
+                self.inflight[route] += 1
                 started.append(job)
+                left -= 1
             else:
                 waiting.append(job)
+            room[route] = left
         self.ready = waiting
         return started
 

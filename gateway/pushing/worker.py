@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, DispatchBuffer
+from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, ClaimRequest, DispatchBuffer
 from gateway.breaker.events import circuit_record
 from gateway.breaker.state import Transition
 from gateway.delivery.polling import failure_backoff, quiet_backoff
@@ -102,7 +102,9 @@ class DeliveryWorker:
         # With the breaker off nothing reads failures, and no route starts slowly either.
         first = options.first_per_route if store.breaker.enabled else None
         self._buffer = DispatchBuffer(options.threads, options.max_per_route, first)
-        self._idle = threading.Condition()
+        # A plain lock, not the default RLock: nothing here takes it twice, and under gevent an
+        # RLock is Python around that lock, two more rounds of it per push.
+        self._idle = threading.Condition(threading.Lock())
         #: Callers waiting in :meth:`drain`: only they need a notify (under gevent, a round of
         #: its lock and a check of the owner per push).
         self._draining = 0
@@ -191,16 +193,16 @@ class DeliveryWorker:
         except Exception:  # their leases lapse instead
             log.exception("handing back %d unstarted deliveries failed", len(unstarted))
 
-    def _refill(self) -> None:
+    def _claim(self) -> tuple[ClaimRequest | None, list[DeliveryJob]]:
         """Claim what the buffer asks for, unless the last claim showed there is nothing it
-        could get; what a claim brings that the buffer cannot take is handed back."""
+        could get."""
         with self._idle:
             request = self._buffer.claim_request()
         if request is None:
-            return
+            return None, []
         dry = self._dry is not None and request.skip >= self._dry
         if dry and self._monotonic() < self._dry_until:
-            return
+            return None, []
         jobs = self.store.claim(self.owner, self.options.lease_seconds, request.limit, request.skip)
         if len(jobs) < request.limit:
             # Everything due outside ``skip`` is taken: claiming again with the same routes (or
@@ -208,17 +210,7 @@ class DeliveryWorker:
             # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
             # interval has passed; a publish anywhere calls wake().
             self._dry, self._dry_until = request.skip, self._monotonic() + self._poll_wait()
-        with self._idle:
-            handed_back = self._buffer.accept(request, jobs)
-        if handed_back:
-            self.store.release(self.owner, [job.delivery_id for job in handed_back])
-
-    def _start_ready(self) -> int:
-        with self._idle:
-            started = self._buffer.start()
-        for job in started:
-            self._pushers.submit(job)
-        return len(started)
+        return request, jobs
 
     def dispatch_once(self) -> int:
         """Claim what is due and fits, start what can run now; return how many started."""
@@ -226,8 +218,17 @@ class DeliveryWorker:
         return self._dispatch()
 
     def _dispatch(self) -> int:
-        self._refill()
-        return self._start_ready()
+        """A claim, then what it brought and what waited started as threads and slots allow,
+        in one round of the lock; what the buffer cannot take is handed back."""
+        request, jobs = self._claim()
+        with self._idle:
+            handed_back = self._buffer.accept(request, jobs) if request and jobs else []
+            started = self._buffer.start()
+        for job in started:  # before the store is asked anything more: they are in flight
+            self._pushers.submit(job)
+        if handed_back:
+            self.store.release(self.owner, [job.delivery_id for job in handed_back])
+        return len(started)
 
     def drain(self, timeout: float = 10.0) -> None:
         """Wait until no push is in flight or unrecorded (tests call it after dispatch_once).

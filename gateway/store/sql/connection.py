@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Generic, Protocol, TypeVar
 
 Params = Sequence[Any]
@@ -148,9 +149,8 @@ def insert_rows(
     suffix = f" {on_conflict}" if on_conflict else ""
     for start in range(0, len(rows), _ROWS_PER_INSERT):
         chunk = rows[start : start + _ROWS_PER_INSERT]
-        conn.execute(
-            f"INSERT INTO {into} {values_of(chunk)}{suffix}", [v for r in chunk for v in r]
-        )
+        values = list(chain.from_iterable(chunk))  # in C: a settle's history has ~200 values
+        conn.execute(f"INSERT INTO {into} {values_of(chunk)}{suffix}", values)
 
 
 def values_of(rows: Sequence[Params]) -> str:
