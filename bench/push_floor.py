@@ -17,10 +17,12 @@ beside), per NotifyContentFormat (XML, JSON, SIMPLIFIED) and for 1 and 10 subscr
   fan-outs (``stored`` claims from SQLite).
 
 Beside each, the CPU of one signature, timed with ``cryptography`` in this benchmark's own
-Python (the parent of every process measured) just before and just after that configuration
-(their mean), and the ratio of the push's CPU to it. Rounds (``--rounds``) repeat everything; the
-summary gives each ratio's range. On a shared machine absolute CPU is inflated by contention
-(cache, frequency); the ratio within one run is the figure to read.
+Python (the parent of every process measured), and the ratio of the push's CPU to it: the
+median of signatures sampled during the configuration's run (``sig µs``, ``ratio``;
+:class:`SignatureSampler`), and the mean of two batches timed just before and just after it
+(``sig ar``, ``rat ar``; the only figure until 2026-12-03). Rounds (``--rounds``) repeat
+everything; the summary gives each ratio's range. On a shared machine absolute CPU is inflated
+by contention (cache, frequency); the ratio within one run is the figure to read.
 
     .venv/bin/python bench/push_floor.py [--pushes 2000] [--rounds 1] [--formats XML,JSON,...]
         [--subscriptions 1,10] [--modes serve,worker] [--database-url auto|URL] [--only X]
@@ -91,7 +93,8 @@ class Row:
     pushes: int
     cpu_us: float  # the gateway's (serve) or the worker's (worker) CPU per delivered push
     database_us: float | None
-    signature_us: float
+    signature_us: float  #: sampled during the run
+    signature_around_us: float  #: timed before and after it
 
     @property
     def ratio(self) -> float:
@@ -107,12 +110,13 @@ class Row:
         return (
             f"{self.backend:<11}{self.mode:<10}{self.fmt:<11}{self.subscriptions:>5}{self.pushes:>7}"
             f"{self.cpu_us:>9.0f}{database:>9}{self.signature_us:>8.0f}{self.ratio:>7.2f}{total:>9}"
+            f"{self.signature_around_us:>8.0f}{self.cpu_us / self.signature_around_us:>7.2f}"
         )
 
 
 HEADER = (
     f"{'database':<11}{'mode':<10}{'format':<11}{'subs':>5}{'pushes':>7}{'CPU µs':>9}"
-    f"{'db µs':>9}{'sig µs':>8}{'ratio':>7}{'+db rat':>9}"
+    f"{'db µs':>9}{'sig µs':>8}{'ratio':>7}{'+db rat':>9}{'sig ar':>8}{'rat ar':>7}"
 )
 
 
@@ -252,11 +256,13 @@ def summary(rows: list[Row]) -> None:
     for key in keys:
         mine = [r for r in rows if (r.backend, r.mode, r.fmt, r.subscriptions) == key]
         ratios = [r.ratio for r in mine]
+        around = [r.cpu_us / r.signature_around_us for r in mine]
         cpu = [r.cpu_us for r in mine]
         text = (
             f"  {key[0]:<11}{key[1]:<10}{key[2]:<11}{key[3]:>3} subs:"
             f" ratio {min(ratios):.2f}-{max(ratios):.2f}"
-            f" ({statistics.median(ratios):.2f}); CPU {min(cpu):.0f}-{max(cpu):.0f} µs/push"
+            f" ({statistics.median(ratios):.2f}; timed around: {min(around):.2f}-"
+            f"{max(around):.2f}); CPU {min(cpu):.0f}-{max(cpu):.0f} µs/push"
         )
         database = [r.database_us for r in mine if r.database_us is not None]
         if database:
@@ -267,34 +273,83 @@ def summary(rows: list[Row]) -> None:
             )
         print(text)
     signatures = [r.signature_us for r in rows]
-    print(f"  one signature: {min(signatures):.0f}-{max(signatures):.0f} µs of CPU")
+    arounds = [r.signature_around_us for r in rows]
+    print(
+        f"  one signature: {min(signatures):.0f}-{max(signatures):.0f} µs of CPU during the runs,"
+        f" {min(arounds):.0f}-{max(arounds):.0f} timed around them"
+    )
 
 
 T = TypeVar("T")
 
 
-def around_signatures(run: Callable[[], T]) -> tuple[T, float]:
-    """``run()``'s result, and one signature's CPU timed just before and just after it (their
-    mean): on a shared machine the signature's CPU drifts with the load from minute to minute."""
+class SignatureSampler:
+    """One signature's CPU while a run goes on: every ``interval`` seconds a thread of this
+    process makes a batch of signatures, each timed in its own thread's CPU, and keeps the
+    median of the batch's warm ones.
+
+    On this shared machine a signature's CPU moves with the load from minute to minute (by a
+    third within one run of the benchmark): timed only before and after a run, it can be the
+    figure of another minute than the run's. The first signature of a batch is left out: after
+    the pause, with the run's work through the caches meanwhile, one cost 1.3-1.4 times a warm
+    one (2026-12-03), where the worker's own signatures come one after another. About 3 % of a
+    core at the defaults.
+    """
+
+    def __init__(self, interval: float = 0.25, batch: int = 8) -> None:
+        self.interval = interval
+        self.batch = batch
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        key = _key()
+        while not self._stop.wait(self.interval):
+            times = []
+            for _ in range(self.batch):
+                started = time.thread_time()
+                key.sign(_TEXT_TO_SIGN, padding.PKCS1v15(), hashes.SHA1())
+                times.append((time.thread_time() - started) * 1e6)
+            self.samples.append(statistics.median(times[2:]))
+
+    def __enter__(self) -> SignatureSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def median_us(self) -> float | None:
+        return statistics.median(self.samples) if len(self.samples) >= 5 else None
+
+
+def around_signatures(run: Callable[[], T]) -> tuple[T, float, float]:
+    """``run()``'s result; one signature's CPU sampled during it (:class:`SignatureSampler`);
+    and timed just before and just after it (their mean), as this benchmark did until
+    2026-12-03. A run too short for five batches gives the second for the first."""
     before = signature_cpu_us(200)
-    result = run()
-    return result, (before + signature_cpu_us(200)) / 2
+    with SignatureSampler() as sampler:
+        result = run()
+    around = (before + signature_cpu_us(200)) / 2
+    return result, sampler.median_us() or around, around
 
 
 def configuration(
     backend: Backend, mode: str, fmt: str, subscriptions: int, args: argparse.Namespace
 ) -> Row:
     """One configuration's run, the signature timed around it."""
-    (cpu, database, delivered), signature = around_signatures(
+    (cpu, database, delivered), signature, around = around_signatures(
         lambda: RUNS[mode](backend, fmt, subscriptions, args.pushes)
     )
-    return Row(backend.label, mode, fmt, subscriptions, delivered, cpu, database, signature)
+    return Row(backend.label, mode, fmt, subscriptions, delivered, cpu, database, signature, around)
 
 
 def loop_configuration(loop: str, pushes: int) -> Row:
     """A bare_push.py loop's row, the signature timed around it."""
-    (cpu, made), signature = around_signatures(lambda: loop_run(loop, pushes))
-    return Row("-", loop, LOOPS[loop], 1, made, cpu, None, signature)
+    (cpu, made), signature, around = around_signatures(lambda: loop_run(loop, pushes))
+    return Row("-", loop, LOOPS[loop], 1, made, cpu, None, signature, around)
 
 
 def main() -> None:
