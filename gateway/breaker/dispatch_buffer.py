@@ -132,22 +132,20 @@ class DispatchBuffer:
         if free <= 0 or not self.ready:
             return []
         # Called at every dispatch (a push that ends wakes the dispatcher), over every waiting
-        # delivery: each route's room is worked out at its first one, not again at each.
-        room: dict[str, int] = {}
+        # delivery: a route found full is passed over by a set lookup after that.
+        full: set[str] = set()
         started: list[DeliveryJob] = []
         waiting: list[DeliveryJob] = []
         for job in self.ready:
             route = job.route
-            left = room.get(route)
-            if left is None:
-                left = self.limit(route) - self.inflight[route]
-            if left > 0 and len(started) < free:
+            if route in full or len(started) >= free:
+                waiting.append(job)
+            elif self.inflight[route] < self.limit(route):
                 self.inflight[route] += 1
                 started.append(job)
-                left -= 1
             else:
+                full.add(route)
                 waiting.append(job)
-            room[route] = left
         self.ready = waiting
         return started
 
