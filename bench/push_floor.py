@@ -288,12 +288,12 @@ class SignatureSampler:
     process makes a batch of signatures, each timed in its own thread's CPU, and keeps the
     median of the batch's warm ones.
 
-    On this shared machine a signature's CPU moves with the load from minute to minute (by a
-    third within one run of the benchmark): timed only before and after a run, it can be the
-    figure of another minute than the run's. The first signature of a batch is left out: after
-    the pause, with the run's work through the caches meanwhile, one cost 1.3-1.4 times a warm
-    one (2026-12-03), where the worker's own signatures come one after another. About 3 % of a
-    core at the defaults.
+    On this shared machine a signature's CPU moves with the load from minute to minute: timed
+    only before and after a run, it can be the figure of another minute than the run's. The
+    first two signatures of a batch are left out: after the pause, with the run's work through
+    the caches meanwhile, they cost more than the worker's own signatures, which come one after
+    another (docs/benchmarks.md#bytecodes-per-push-counted-the-signature-sampled-during-the-run).
+    About 3 % of a core at the defaults.
     """
 
     def __init__(self, interval: float = 0.25, batch: int = 8) -> None:
@@ -327,8 +327,9 @@ class SignatureSampler:
 
 def around_signatures(run: Callable[[], T]) -> tuple[T, float, float]:
     """``run()``'s result; one signature's CPU sampled during it (:class:`SignatureSampler`);
-    and timed just before and just after it (their mean), as this benchmark did until
-    2026-12-03. A run too short for five batches gives the second for the first."""
+    and timed just before and just after it (their mean), the way the earlier figures in
+    docs/benchmarks.md were taken. A run too short for five batches gives the second for the
+    first."""
     before = signature_cpu_us(200)
     with SignatureSampler() as sampler:
         result = run()
@@ -339,7 +340,7 @@ def around_signatures(run: Callable[[], T]) -> tuple[T, float, float]:
 def configuration(
     backend: Backend, mode: str, fmt: str, subscriptions: int, args: argparse.Namespace
 ) -> Row:
-    """One configuration's run, the signature timed around it."""
+    """One configuration's run, the signature sampled during it and timed around it."""
     (cpu, database, delivered), signature, around = around_signatures(
         lambda: RUNS[mode](backend, fmt, subscriptions, args.pushes)
     )
@@ -347,7 +348,7 @@ def configuration(
 
 
 def loop_configuration(loop: str, pushes: int) -> Row:
-    """A bare_push.py loop's row, the signature timed around it."""
+    """A bare_push.py loop's row, the signature sampled during it and timed around it."""
     (cpu, made), signature, around = around_signatures(lambda: loop_run(loop, pushes))
     return Row("-", loop, LOOPS[loop], 1, made, cpu, None, signature, around)
 

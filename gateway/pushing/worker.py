@@ -103,7 +103,7 @@ class DeliveryWorker:
         first = options.first_per_route if store.breaker.enabled else None
         self._buffer = DispatchBuffer(options.threads, options.max_per_route, first)
         # A plain lock, not the default RLock: nothing here takes it twice, and under gevent an
-        # RLock is Python around that lock, two more rounds of it per push.
+        # RLock is Python code wrapped around that same lock, run at every round of it.
         self._idle = threading.Condition(threading.Lock())
         #: Callers waiting in :meth:`drain`: only they need a notify (under gevent, a round of
         #: its lock and a check of the owner per push).
