@@ -92,6 +92,7 @@ class PushRecorder:
         self._received: list[ReceivedPush] = []
         self._connections = 0
         self._closed = 0
+        self._hung_up = 0
         self._changed = threading.Condition()
         self._server: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -138,6 +139,13 @@ class PushRecorder:
         """How many TCP connections were opened to the endpoint (keep-alive reuses one)."""
         with self._changed:
             return self._connections
+
+    @property
+    def hung_up(self) -> int:
+        """How many answers found their pusher gone: it hung up first (its push timeout passed
+        while the answer was held, say). Not an error of the endpoint's: nothing is printed."""
+        with self._changed:
+            return self._hung_up
 
     def wait_closed(self, count: int = 1, *, timeout: float = DEFAULT_WAIT) -> None:
         """Wait until ``count`` connections have ended (either side closed them)."""
@@ -256,10 +264,11 @@ class PushRecorder:
             return ReceivedPush(push.resource, push.headers, push.body, False, error, None)
         return ReceivedPush(push.resource, push.headers, push.body, True, None, notification)
 
-    def _connected(self, opened: int = 1, closed: int = 0) -> None:
+    def _connected(self, opened: int = 1, closed: int = 0, hung_up: int = 0) -> None:
         with self._changed:
             self._connections += opened
             self._closed += closed
+            self._hung_up += hung_up
             self._changed.notify_all()
 
 
@@ -305,6 +314,14 @@ def _handler(recorder: PushRecorder) -> type[http.server.BaseHTTPRequestHandler]
             answer, releases = recorder.receive(self.path, headers, body)
             if answer.held:
                 recorder.answers.wait_released(releases)
+            try:
+                self._answer(answer)
+            except ConnectionError:  # a broken pipe or a reset
+                # The pusher hung up first: counted, not printed as the server's error.
+                recorder._connected(opened=0, hung_up=1)
+                self.close_connection = True
+
+        def _answer(self, answer: Answer) -> None:
             self.send_response(answer.status)
             if answer.body:
                 self.send_header("Content-Type", answer.content_type)

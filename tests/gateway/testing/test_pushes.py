@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.client
+import socket
+import struct
 import threading
 from collections.abc import Iterator
 
@@ -94,6 +96,25 @@ def test_a_held_request_is_recorded_at_once_and_answered_on_release(raw: PushRec
     poster.join(10)
 
     assert answered == [204]
+
+
+def test_an_answer_whose_pusher_hung_up_is_counted_not_printed(
+    raw: PushRecorder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw.hold()
+    pusher = socket.create_connection(("127.0.0.1", int(raw.url.rsplit(":", 1)[1])), timeout=10)
+    pusher.sendall(b"POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+    raw.wait_for(1, path="/hook")
+    # Gone at once with a reset, as a pusher whose timeout passed may be: the answer's first
+    # write then fails.
+    pusher.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    pusher.close()
+    raw.release()
+
+    raw.wait_closed(1)
+    assert raw.hung_up == 1
+    assert "Traceback" not in capsys.readouterr().err
+    assert _post(raw.url, "/", b"y")[0] == 204  # and the endpoint answers the next push
 
 
 def test_a_verifying_recorder_refuses_an_unsigned_post() -> None:
