@@ -127,9 +127,8 @@ def count_worker(backend: Backend, args: argparse.Namespace) -> tuple[Counter[Fu
                 first = _wait(port, args.warm_up)
                 counter.start()
                 last = _wait(port, first + args.pushes)
-                counts = counter.stop()
             finally:
-                counter.stop()
+                counts = counter.stop()
                 runtime.close()
     finally:
         backend.drop_database(database)

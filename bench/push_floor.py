@@ -100,6 +100,10 @@ class Row:
     def ratio(self) -> float:
         return self.cpu_us / self.signature_us
 
+    @property
+    def ratio_around(self) -> float:
+        return self.cpu_us / self.signature_around_us
+
     def line(self) -> str:
         database = "-" if self.database_us is None else f"{self.database_us:7.0f}"
         total = (
@@ -110,7 +114,7 @@ class Row:
         return (
             f"{self.backend:<11}{self.mode:<10}{self.fmt:<11}{self.subscriptions:>5}{self.pushes:>7}"
             f"{self.cpu_us:>9.0f}{database:>9}{self.signature_us:>8.0f}{self.ratio:>7.2f}{total:>9}"
-            f"{self.signature_around_us:>8.0f}{self.cpu_us / self.signature_around_us:>7.2f}"
+            f"{self.signature_around_us:>8.0f}{self.ratio_around:>7.2f}"
         )
 
 
@@ -256,7 +260,7 @@ def summary(rows: list[Row]) -> None:
     for key in keys:
         mine = [r for r in rows if (r.backend, r.mode, r.fmt, r.subscriptions) == key]
         ratios = [r.ratio for r in mine]
-        around = [r.cpu_us / r.signature_around_us for r in mine]
+        around = [r.ratio_around for r in mine]
         cpu = [r.cpu_us for r in mine]
         text = (
             f"  {key[0]:<11}{key[1]:<10}{key[2]:<11}{key[3]:>3} subs:"
