@@ -7,7 +7,11 @@ gevent had already patched ``select``, else ``wait_poll``, which under gevent bu
 object, registers the socket and starts a watcher for every wait.
 
 :func:`wait_on_hub` waits on one libev/libuv watcher on the hub instead, which costs a query
-less client CPU (docs/benchmarks.md#waiting-for-postgresql-on-gevents-hub). Waits with a
+less client CPU (docs/benchmarks.md#waiting-for-postgresql-on-gevents-hub). A wait to write
+(or to write or read) first asks the socket, without blocking, whether it is ready already:
+in pipeline mode psycopg waits once per statement it sends, and the socket can almost always
+take it at once, so a round of the hub for each would cost more than the statement
+(docs/benchmarks.md#a-writable-socket-is-not-waited-for). Waits with a
 deadline (``connection.notifies(timeout=…)``) keep psycopg's own function, which raises
 psycopg's timeout error itself. A greenlet killed while it waits leaves no watcher behind: the
 hub stops it, and it is closed on the way out.
@@ -15,7 +19,10 @@ hub stops it, and it is closed on the way out.
 
 from __future__ import annotations
 
+import functools
+import select
 import sys
+from collections.abc import Callable
 from typing import Any, Final
 
 from psycopg import waiting
@@ -26,6 +33,9 @@ _EVENTS: Final = {Wait.R: 1, Wait.W: 2, Wait.RW: 3}
 #: For ``RW`` both are reported: the generator's reading and flushing never block (libpq is in
 #: non-blocking mode), so the one of the two that was not ready just does nothing.
 _READY: Final = {Wait.R: Ready.R, Wait.W: Ready.W, Wait.RW: Ready.RW}
+#: poll(2) events asked for a wait that may be answered without the hub, and what poll reports.
+_ASKED: Final = {Wait.W: select.POLLOUT, Wait.RW: select.POLLOUT | select.POLLIN}
+_TROUBLE: Final = select.POLLERR | select.POLLHUP | select.POLLNVAL
 
 
 def gevent_patched() -> bool:
@@ -64,6 +74,9 @@ def wait_on_hub(gen: Any, fileno: int, interval: float = 0.0, timeout: float | N
     try:
         state = next(gen)
         while True:
+            if state is not Wait.R and (ready := _ready_now(fileno, state)):
+                state = gen.send(ready)
+                continue
             watcher = io(fileno, _EVENTS[state])
             try:
                 hub.wait(watcher)
@@ -72,3 +85,27 @@ def wait_on_hub(gen: Any, fileno: int, interval: float = 0.0, timeout: float | N
             state = gen.send(_READY[state])
     except StopIteration as done:
         return done.value
+
+
+def _ready_now(fileno: int, state: Wait) -> Ready:
+    """What of ``state`` the socket is ready for at once (``Ready.NONE`` if nothing), asked of
+    poll(2) with no timeout. An error or a hang-up reports all that was asked, for psycopg's
+    reading or flushing to find it."""
+    poller = _original_poll()()
+    poller.register(fileno, _ASKED[state])
+    found = poller.poll(0)
+    if not found:
+        return Ready.NONE
+    events = found[0][1]
+    if events & _TROUBLE:
+        return _READY[state]
+    return Ready((events & select.POLLIN and Ready.R) | (events & select.POLLOUT and Ready.W))
+
+
+@functools.cache
+def _original_poll() -> Callable[[], Any]:
+    """``select.poll`` as the standard library has it: gevent's would go through the hub,
+    which is what a check without a timeout is meant to spare."""
+    from gevent.monkey import get_original
+
+    return get_original("select", "poll")  # type: ignore[no-any-return]
