@@ -4,7 +4,11 @@ A push thread that waited for its outcome to be committed would spend much of it
 Instead it hands a :class:`Settlement` to the settler and takes the next delivery; the settler
 commits whatever arrives within ``linger`` seconds of the first outcome in one write. (Under
 gevent the settler runs as soon as the first outcome arrives: without the wait, nearly every
-push got a transaction of its own.) Until that commit the delivery is still leased, so nobody
+push got a transaction of its own.) A settle costs the database about as much for one outcome
+as for dozens, so the linger is long enough for a busy worker's settles to carry a few dozen
+(docs/benchmarks.md#settles-twice-as-large); but with no push in flight (``more_coming``) no
+further outcome can come soon, and what has arrived is committed at once: a quiet worker
+records each outcome without waiting. Until that commit the delivery is still leased, so nobody
 else takes it; if the process dies first, the lease lapses and the push is made again, which
 at-least-once delivery allows.
 
@@ -38,15 +42,20 @@ class Settler:
         owner: str,
         on_settled: Callable[[list[Settlement], list[Filed | None]], None],
         max_batch: int = 512,
-        linger: float = 0.01,
+        linger: float = 0.025,
         retry_for: float = 30.0,
+        more_coming: Callable[[], bool] | None = None,
     ) -> None:
+        """``more_coming``: whether outcomes may still arrive soon (the worker's pushes in
+        flight); once it says no, a batch is committed without waiting out the linger. Without
+        it the linger is always waited out."""
         self.store = store
         self.owner = owner
         self.on_settled = on_settled
         self.max_batch = max_batch
         self.linger = linger
         self.retry_for = retry_for
+        self._more_coming = more_coming
         self._stopping = threading.Event()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="mns-settle", daemon=True)
@@ -76,7 +85,10 @@ class Settler:
         deadline = time.monotonic() + self.linger
         while len(batch) < self.max_batch:
             try:
-                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                if self._more_coming is None or self._more_coming():
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                else:
+                    item = self._queue.get_nowait()
             except queue.Empty:
                 break
             if item is _STOP:

@@ -111,10 +111,15 @@ class DeliveryWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._unsettled = 0
+        self._claiming = False
         self._pushers = PushThreads(options.threads, self._process)
         # Outcomes are retried through an outage for half a lease: the pushes are not made again.
         self._settler = Settler(
-            store, self.owner, self._settled, retry_for=options.lease_seconds / 2
+            store,
+            self.owner,
+            self._settled,
+            retry_for=options.lease_seconds / 2,
+            more_coming=self._more_coming,
         )
         self._thread: threading.Thread | None = None
         self._next_expiry = 0.0
@@ -203,8 +208,13 @@ class DeliveryWorker:
         dry = self._dry is not None and request.skip >= self._dry
         if dry and self._monotonic() < self._dry_until:
             return None, []
-        jobs = self.store.claim(self.owner, self.options.lease_seconds, request.limit, request.skip)
-        if len(jobs) < request.limit:
+        limit = request.limit
+        self._claiming = True
+        try:
+            jobs = self.store.claim(self.owner, self.options.lease_seconds, limit, request.skip)
+        finally:
+            self._claiming = False
+        if len(jobs) < limit:
             # Everything due outside ``skip`` is taken: claiming again with the same routes (or
             # more) skipped would only scan their backlog in vain. Work that falls due later (a
             # retry, a lapsed lease) is looked for when the dispatcher wakes on its own or a poll
@@ -244,6 +254,13 @@ class DeliveryWorker:
                     self._idle.wait(deadline - time.monotonic())
             finally:
                 self._draining -= 1
+
+    def _more_coming(self) -> bool:
+        """Whether outcomes may come soon, for the settler: pushes in flight, claimed ones
+        waiting, or a claim under way (a busy worker's pushes come in waves that meet at its
+        claims). Read without the lock: each is one step under the GIL, and an outcome missed
+        just then is committed in the next batch."""
+        return self._claiming or bool(self._buffer.inflight) or bool(self._buffer.ready)
 
     def _busy(self) -> bool:
         return bool(self._buffer.in_flight() or self._unsettled)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -58,3 +59,30 @@ def test_stopping_records_what_is_pending(store: Store) -> None:
     settler.stop()
     assert batches.sizes == [3]
     assert store.deliveries.due_count() == 0
+
+
+def test_with_no_push_in_flight_a_batch_does_not_wait_out_the_linger(store: Store) -> None:
+    settlements = claimed(store, 3)
+    batches = Batches()
+    settler = Settler(store.deliveries, "me", batches, linger=30.0, more_coming=lambda: False)
+    for settlement in settlements:
+        settler.submit(settlement)
+    # Within seconds, where lingering would take thirty: each outcome's batch is what had
+    # arrived by then, committed at once.
+    deadline = time.monotonic() + 10
+    while sum(batches.sizes) < 3 and time.monotonic() < deadline:
+        batches.settled.wait(0.05)
+    assert sum(batches.sizes) == 3
+    assert store.deliveries.due_count() == 0
+    settler.stop()
+
+
+def test_while_pushes_are_in_flight_the_linger_gathers_their_outcomes(store: Store) -> None:
+    settlements = claimed(store, 3)
+    batches = Batches()
+    settler = Settler(store.deliveries, "me", batches, linger=0.5, more_coming=lambda: True)
+    for settlement in settlements:
+        settler.submit(settlement)
+    assert batches.settled.wait(10)
+    settler.stop()
+    assert batches.sizes == [3]
