@@ -4,13 +4,13 @@ A push thread that waited for its outcome to be committed would spend much of it
 Instead it hands a :class:`Settlement` to the settler and takes the next delivery; the settler
 commits whatever arrives within ``linger`` seconds of the first outcome in one write. (Under
 gevent the settler runs as soon as the first outcome arrives: without the wait, nearly every
-push got a transaction of its own.) A settle costs the database about as much for one outcome
+push got a transaction of its own.) A settle costs about as much CPU for one outcome
 as for dozens, so the linger is long enough for a busy worker's settles to carry a few dozen
-(docs/benchmarks.md#settles-twice-as-large); but with no push in flight (``more_coming``) no
-further outcome can come soon, and what has arrived is committed at once: a quiet worker
-records each outcome without waiting. Until that commit the delivery is still leased, so nobody
-else takes it; if the process dies first, the lease lapses and the push is made again, which
-at-least-once delivery allows.
+(docs/benchmarks.md#settles-twice-as-large); but once no further outcome can come soon
+(``more_coming``: for the worker, no push in flight, claimed or being claimed), what has
+arrived is committed at once: a quiet worker records each outcome without waiting. Until that
+commit the delivery is still leased, so nobody else takes it; if the process dies first, the
+lease lapses and the push is made again, which at-least-once delivery allows.
 
 A database that is briefly away (restarting, failing over) does not cost the outcomes: a batch
 that fails with :class:`~gateway.errors.StoreUnavailableError` is tried again with a
@@ -46,9 +46,8 @@ class Settler:
         retry_for: float = 30.0,
         more_coming: Callable[[], bool] | None = None,
     ) -> None:
-        """``more_coming``: whether outcomes may still arrive soon (the worker's pushes in
-        flight); once it says no, a batch is committed without waiting out the linger. Without
-        it the linger is always waited out."""
+        """``more_coming``: whether outcomes may still arrive soon; once it says no, a batch is
+        committed without waiting out the linger. Without it the linger is always waited out."""
         self.store = store
         self.owner = owner
         self.on_settled = on_settled
