@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -38,12 +39,19 @@ class Batches:
         self.settled.set()
 
 
-def test_outcomes_arriving_within_the_linger_share_one_transaction(store: Store) -> None:
-    settlements = claimed(store, 20)
+def settling(store: Store, count: int, **options: Any) -> tuple[Settler, Batches]:
+    """A settler (with ``options``) given the outcomes of ``count`` claimed deliveries, and
+    the batches it commits."""
+    settlements = claimed(store, count)
     batches = Batches()
-    settler = Settler(store.deliveries, "me", batches, linger=5.0, max_batch=20)
+    settler = Settler(store.deliveries, "me", batches, **options)
     for settlement in settlements:
         settler.submit(settlement)
+    return settler, batches
+
+
+def test_outcomes_arriving_within_the_linger_share_one_transaction(store: Store) -> None:
+    settler, batches = settling(store, 20, linger=5.0, max_batch=20)
     assert batches.settled.wait(10)
     settler.stop()
     assert batches.sizes == [20]  # max_batch reached: no need to wait out the linger
@@ -51,22 +59,14 @@ def test_outcomes_arriving_within_the_linger_share_one_transaction(store: Store)
 
 
 def test_stopping_records_what_is_pending(store: Store) -> None:
-    settlements = claimed(store, 3)
-    batches = Batches()
-    settler = Settler(store.deliveries, "me", batches, linger=30.0)
-    for settlement in settlements:
-        settler.submit(settlement)
+    settler, batches = settling(store, 3, linger=30.0)
     settler.stop()
     assert batches.sizes == [3]
     assert store.deliveries.due_count() == 0
 
 
 def test_with_no_push_in_flight_a_batch_does_not_wait_out_the_linger(store: Store) -> None:
-    settlements = claimed(store, 3)
-    batches = Batches()
-    settler = Settler(store.deliveries, "me", batches, linger=30.0, more_coming=lambda: False)
-    for settlement in settlements:
-        settler.submit(settlement)
+    settler, batches = settling(store, 3, linger=30.0, more_coming=lambda: False)
     # Within seconds, where lingering would take thirty: each outcome's batch is what had
     # arrived by then, committed at once.
     deadline = time.monotonic() + 10
@@ -75,14 +75,3 @@ def test_with_no_push_in_flight_a_batch_does_not_wait_out_the_linger(store: Stor
     assert sum(batches.sizes) == 3
     assert store.deliveries.due_count() == 0
     settler.stop()
-
-
-def test_while_pushes_are_in_flight_the_linger_gathers_their_outcomes(store: Store) -> None:
-    settlements = claimed(store, 3)
-    batches = Batches()
-    settler = Settler(store.deliveries, "me", batches, linger=0.5, more_coming=lambda: True)
-    for settlement in settlements:
-        settler.submit(settlement)
-    assert batches.settled.wait(10)
-    settler.stop()
-    assert batches.sizes == [3]
