@@ -65,6 +65,9 @@ class DeliveryJob:
     granted_second: int | None = None
     #: Its subscription's Standard Webhooks secrets, when they are on (their repr shows none).
     standard_webhooks: WebhookSecrets | None = None
+    #: Whether its subscription had a TenantRateLimitPolicy on its pushes when it was claimed:
+    #: the claim reads the limit's count only for those.
+    rate_limited: bool = False
 
 
 @dataclass(frozen=True, slots=True)

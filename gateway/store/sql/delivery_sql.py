@@ -20,6 +20,7 @@ from typing import Final
 from gateway.delivery.records import Attempt, DeliveryJob, Settlement
 from gateway.store.sql.connection import Connection, Row, placeholders
 from gateway.store.sql.control_sql import resource_column
+from gateway.store.sql.push_limit_sql import LIMITED
 from gateway.store.sql.topic_sql import SUBSCRIPTION_COLUMNS, subscription_of
 from gateway.store.sql.webhook_secret_sql import SECRET_COLUMNS, secrets_of
 from gateway.topics.records import Subscription, TopicMessage
@@ -28,7 +29,7 @@ JOB_COLUMNS: Final = (
     "d.id AS delivery_id, d.attempts, d.replay_request_id, m.id AS message_id, m.body,"
     " m.body_md5, m.tag, m.attributes, m.publish_time, t.logging_enabled, s.route, "
     + ", ".join(f"s.{column}" for column in SUBSCRIPTION_COLUMNS.split(", "))
-    + f", {SECRET_COLUMNS}"
+    + f", {SECRET_COLUMNS}, {LIMITED}"
 )
 JOB_JOINS: Final = (
     " JOIN subscriptions s ON s.topic_name = d.topic_name AND s.name = d.subscription_name"
@@ -104,6 +105,7 @@ def _job(row: Row, message: TopicMessage, subscription: Subscription) -> Deliver
         logging_enabled=bool(row["logging_enabled"]),
         replay_request_id=row["replay_request_id"],
         standard_webhooks=secrets_of(row),
+        rate_limited=bool(row["rate_limited"]),
     )
 
 

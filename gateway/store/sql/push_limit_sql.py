@@ -8,7 +8,9 @@ transaction (:func:`grant_claimed`): the rows of the batch's limited subscriptio
 decides, and what the second cannot take is handed back untried, due at the start of the next.
 So every worker and replica shares one count, and a push costs the limit no transaction of its
 own. Only a push whose grant lapsed before it started takes its place again
-(:func:`take_push`).
+(:func:`take_push`). The claim itself says which of its deliveries' subscriptions have a limit
+(:data:`LIMITED`), so a claim of none reads no count: most subscriptions have no limit, and on
+PostgreSQL that read is a wait for the server per claim.
 """
 
 from __future__ import annotations
@@ -19,9 +21,18 @@ from collections.abc import Sequence
 from gateway.delivery.push_limits import PushCount, grant_batch
 from gateway.delivery.records import DeliveryJob
 from gateway.store.sql.connection import Connection, placeholders
+from gateway.store.sql.control_sql import resource_column
 from gateway.topics.records import subscription_resource
 
 RESOURCE = "subscription"
+#: A claimed row's column: whether its subscription (``s``) has an enabled limit, read in the
+#: claim's statement (:attr:`DeliveryJob.rate_limited`). One turned on after that statement is
+#: as one turned on just after the claim: it counts from the next.
+LIMITED = (
+    "EXISTS (SELECT 1 FROM rate_limit_policies r"
+    f" WHERE r.resource_type = '{RESOURCE}' AND r.enabled = 1 AND r.max_per_second IS NOT NULL"
+    f" AND r.resource_name = {resource_column('s.topic_name', 's.name')}) AS rate_limited"
+)
 
 
 def resource_of(job: DeliveryJob) -> str:
@@ -44,7 +55,8 @@ def grant_claimed(conn: Connection, jobs: Sequence[DeliveryJob], now_ms: int) ->
     Each batch's deliveries are granted in claim order (oldest due first)."""
     groups: dict[str, list[DeliveryJob]] = {}
     for job in jobs:
-        groups.setdefault(resource_of(job), []).append(job)
+        if job.rate_limited:
+            groups.setdefault(resource_of(job), []).append(job)
     counts = locked_counts(conn, list(groups))
     if not counts:
         return Granted(list(jobs), {})

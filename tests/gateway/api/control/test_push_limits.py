@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
+from typing import cast
 
 from gateway.delivery.push_limits import (
     BatchGrant,
@@ -26,6 +27,8 @@ from gateway.pushing.worker import DeliveryWorker, WorkerOptions
 from gateway.store.backends.memory import MemoryDatabase
 from gateway.store.base import Store, compose_store
 from gateway.store.control import RateLimitPolicy
+from gateway.store.sql.connection import Connection
+from gateway.store.sql.push_limit_sql import grant_claimed
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
@@ -133,6 +136,28 @@ def test_a_subscription_without_a_limit_shares_the_batch_untouched(
     granted = Counter((job.subscription.name, job.granted_second) for job in jobs)
     assert granted == {("free", None): 4, ("limited", S): 2}
     assert all(store.deliveries.take_push(job) for job in jobs)  # no second take for any
+
+
+class NoStatements:
+    """A connection that fails any statement run on it."""
+
+    def execute(self, sql: str, parameters: object = ()) -> None:
+        raise AssertionError(f"a statement ran: {sql}")
+
+
+def test_a_claim_says_which_subscriptions_are_limited_and_reads_no_count_for_the_others(
+    open_database: OpenDatabase,
+) -> None:
+    clock = Clock()
+    store = compose_store(open_database(), clock)
+    limited_topic(store, {"free": None, "limited": 2, "off": 5}, clock, 2)
+    store.control.set_rate_limit("subscription", "t/off", RateLimitPolicy(False, 5))
+    jobs = claim(store)
+    flags = Counter((job.subscription.name, job.rate_limited) for job in jobs)
+    assert flags == {("free", False): 2, ("limited", True): 2, ("off", False): 2}
+    unlimited = [job for job in jobs if not job.rate_limited]
+    granted = grant_claimed(cast(Connection, NoStatements()), unlimited, S * 1000)
+    assert granted.jobs == unlimited and granted.used_up == {}
 
 
 def test_a_used_up_subscriptions_backlog_is_left_out_of_claims_until_its_second_ends(
