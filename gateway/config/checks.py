@@ -169,6 +169,8 @@ CHECKS: Mapping[str, Check] = {
     "lease_seconds": duration(DAY),
     "push_timeout": duration(HOUR),
     "max_waiters": optional(whole(0, 1_000_000)),
+    # A long poll lasts 30 s at most (WaitSeconds): a longer re-check would never happen.
+    "long_poll_recheck": duration(30),
     "max_queues": whole(1),
     "header_timeout": duration(HOUR),
     "max_connections": whole(1, 1_000_000),

@@ -119,6 +119,10 @@ class Settings:
     #: Long polls one process holds at once; ``None`` sizes it from the worker class
     #: (:attr:`waiter_limit`).
     max_waiters: int | None = None
+    #: ``MNS_GATEWAY_LONG_POLL_RECHECK``: the longest a long poll sleeps without looking at its
+    #: queue again. A wake-up from a send ends the sleep at once; this bounds what a lost one
+    #: costs (a datagram between processes, a NOTIFY between replicas during an outage).
+    long_poll_recheck: float = 1.0
     max_queues: int = 1000
     #: Seconds a client has to send a request's whole head, from connecting (or, on a kept-alive
     #: connection, from its first byte); also the longest a body may stall between two reads.
@@ -304,6 +308,7 @@ READERS: Mapping[str, Callable[[str], object]] = {
     "signing_cert_file": _optional_path,
     "admin_access_keys": _split_list,
     "max_waiters": _optional_int,
+    "long_poll_recheck": _number,
     "max_queues": _whole,
     "header_timeout": _number,
     "max_connections": _whole,

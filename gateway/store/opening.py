@@ -60,6 +60,7 @@ def open_store(settings: Settings) -> Store:
         open_database(settings),
         max_waiters=settings.waiter_limit,
         max_queues=settings.max_queues,
+        recheck_seconds=settings.long_poll_recheck,
         region=settings.region,
         account_id=settings.account_id,
         history_retention=settings.history_retention,

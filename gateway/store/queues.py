@@ -87,6 +87,8 @@ class QueueStore:
         self.account_id = account_id
         self.clock = clock
         self.max_queues = max_queues
+        #: The longest a long poll here sleeps without looking at its queue again.
+        self.recheck_seconds = recheck_seconds
         self.wakeups = wakeups
         self.monotonic = monotonic
         self._ids = ids

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
 from gateway.config.settings import GEVENT_WAITERS, READERS, Settings, env_name, settings_from_env
 from gateway.errors.commands import SettingsError
+from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS
+from gateway.store.opening import open_store
 from tests.readme import section
 
 
@@ -67,6 +70,22 @@ def test_a_region_is_required_of_v4_scopes_only_when_set() -> None:
     assert settings_from_env({}).region == "local"
     assert settings_from_env({"MNS_GATEWAY_REGION": "local"}).signing_region == "local"
     assert settings_from_env({"MNS_GATEWAY_REGION": "cn-shanghai"}).signing_region == "cn-shanghai"
+
+
+def test_the_long_polls_recheck_is_the_stores(tmp_path: Path) -> None:
+    """Unset, a long poll re-checks as a store built without settings does; set, the queues the
+    gateway opens re-check that often."""
+    assert settings_from_env({}).long_poll_recheck == DEFAULT_RECHECK_SECONDS
+    settings = settings_from_env(
+        {"MNS_GATEWAY_DATA_DIR": str(tmp_path), "MNS_GATEWAY_LONG_POLL_RECHECK": "2.5"}
+    )
+    store = open_store(settings)
+    try:
+        assert store.queues.recheck_seconds == 2.5
+    finally:
+        store.database.close()
+    with pytest.raises(SettingsError, match="MNS_GATEWAY_LONG_POLL_RECHECK"):
+        settings_from_env({"MNS_GATEWAY_LONG_POLL_RECHECK": "31"})
 
 
 def test_retention_settings_default_to_a_day_and_forever_and_refuse_too_little() -> None:
