@@ -49,6 +49,10 @@ REFUSED_BY_THE_SCHEMA: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["/gateway/workerClass", "'gevent', 'gthread'"],
     ),
     "no graceful timeout": ({"gateway": {"gracefulTimeout": 0}}, ["/gateway/gracefulTimeout"]),
+    "a long poll's re-check longer than any long poll": (
+        {"gateway": {"longPollRecheck": 31}},
+        ["/gateway/longPollRecheck", "maximum: got 31, want 30"],
+    ),
     "a relative log dir": ({"gateway": {"logDir": "oplog"}}, ["/gateway/logDir"]),
     "an egress range that is not a CIDR": (
         {"delivery": {"egress": {"deny": ["10.0.0.0"]}}},

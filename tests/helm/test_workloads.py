@@ -135,6 +135,13 @@ def test_production_uses_no_bundled_database_and_no_chart_made_secret() -> None:
     assert api(rendered)["spec"]["template"]["spec"].get("initContainers") is None
 
 
+def test_every_gateway_container_re_checks_long_polls_as_the_values_say() -> None:
+    for values, expected in (({}, "1"), ({"gateway": {"longPollRecheck": 2.5}}, "2.5")):
+        rendered = render({"store": {"type": "sqlite"}, **values})
+        for _, container in rendered.gateway_containers():
+            assert env_of(container)["MNS_GATEWAY_LONG_POLL_RECHECK"] == expected
+
+
 @pytest.mark.parametrize("case", MATRIX)
 def test_pods_drain_for_longer_than_the_longest_long_poll(case: str) -> None:
     """SIGTERM: requests (a long poll up to 30 s) and pushes get the graceful timeout; the

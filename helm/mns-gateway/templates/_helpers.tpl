@@ -217,6 +217,8 @@ The MNS_GATEWAY_* environment of a gateway container. Call with
   value: {{ $values.gateway.databaseTimeout | quote }}
 - name: MNS_GATEWAY_MAX_WAITERS
   value: {{ $values.gateway.maxWaiters | int | quote }}
+- name: MNS_GATEWAY_LONG_POLL_RECHECK
+  value: {{ $values.gateway.longPollRecheck | quote }}
 - name: MNS_GATEWAY_MAX_QUEUES
   value: {{ $values.gateway.maxQueues | int | quote }}
 - name: MNS_GATEWAY_HEADER_TIMEOUT
