@@ -87,8 +87,6 @@ class QueueStore:
         self.account_id = account_id
         self.clock = clock
         self.max_queues = max_queues
-        #: The longest a long poll here sleeps without looking at its queue again.
-        self.recheck_seconds = recheck_seconds
         self.wakeups = wakeups
         self.monotonic = monotonic
         self._ids = ids
@@ -99,6 +97,11 @@ class QueueStore:
         #: Ordered queues seen here: their sends, deletes and visibility changes need a
         #: transaction (:meth:`write`).
         self._ordered: set[str] = set()
+
+    @property
+    def recheck_seconds(self) -> float:
+        """The longest a long poll here sleeps without looking at its queue again."""
+        return self._receiving.recheck_seconds
 
     @property
     def waiters(self) -> WaiterHub:

@@ -229,6 +229,11 @@ def _any_shape(column: str, shapes: Sequence[EndpointShape]) -> tuple[str, list[
 
 
 # rate-limit policies --------------------------------------------------------------------------
+#: The condition on a ``rate_limit_policies`` row under which its limit counts: enabled, with a
+#: rate (a policy may be stored off, or without one).
+ENFORCED = "enabled = 1 AND max_per_second IS NOT NULL"
+
+
 def rate_limit_of(
     conn: Connection, resource_type: str, name: str
 ) -> tuple[bool, int | None] | None:
@@ -289,8 +294,7 @@ def take_allowance(
     so replicas taking at once never grant more than the limit between them."""
     row = conn.execute(
         "SELECT max_per_second, window_second, window_used FROM rate_limit_policies"
-        " WHERE resource_type = ? AND resource_name = ? AND enabled = 1"
-        f" AND max_per_second IS NOT NULL{conn.dialect.lock_row}",
+        f" WHERE resource_type = ? AND resource_name = ? AND {ENFORCED}{conn.dialect.lock_row}",
         (resource_type, name),
     ).fetchone()
     if row is None:
@@ -319,8 +323,7 @@ def give_back(conn: Connection, resource_type: str, name: str, unused: int, seco
 def limited(conn: Connection, resource_type: str) -> list[str]:
     """The resources of the type with an enabled limit."""
     rows = conn.execute(
-        "SELECT resource_name FROM rate_limit_policies WHERE resource_type = ? AND enabled = 1"
-        " AND max_per_second IS NOT NULL",
+        f"SELECT resource_name FROM rate_limit_policies WHERE resource_type = ? AND {ENFORCED}",
         (resource_type,),
     )
     return [row["resource_name"] for row in rows]

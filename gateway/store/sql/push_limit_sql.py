@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from gateway.delivery.push_limits import PushCount, grant_batch
 from gateway.delivery.records import DeliveryJob
 from gateway.store.sql.connection import Connection, placeholders
-from gateway.store.sql.control_sql import resource_column
+from gateway.store.sql.control_sql import ENFORCED, resource_column
 from gateway.topics.records import subscription_resource
 
 RESOURCE = "subscription"
@@ -30,8 +30,8 @@ RESOURCE = "subscription"
 #: as one turned on just after the claim: it counts from the next.
 LIMITED = (
     "EXISTS (SELECT 1 FROM rate_limit_policies r"
-    f" WHERE r.resource_type = '{RESOURCE}' AND r.enabled = 1 AND r.max_per_second IS NOT NULL"
-    f" AND r.resource_name = {resource_column('s.topic_name', 's.name')}) AS rate_limited"
+    f" WHERE r.resource_type = '{RESOURCE}' AND r.resource_name ="
+    f" {resource_column('s.topic_name', 's.name')} AND {ENFORCED}) AS rate_limited"
 )
 
 
@@ -93,8 +93,7 @@ def locked_counts(conn: Connection, resources: Sequence[str]) -> dict[str, PushC
         return {}
     rows = conn.execute(
         "SELECT resource_name, max_per_second, window_second, window_used"
-        " FROM rate_limit_policies WHERE resource_type = ? AND enabled = 1"
-        " AND max_per_second IS NOT NULL"
+        f" FROM rate_limit_policies WHERE resource_type = ? AND {ENFORCED}"
         f" AND resource_name IN ({placeholders(len(resources))})"
         f" ORDER BY resource_name{conn.dialect.lock_row}",
         (RESOURCE, *resources),
