@@ -81,18 +81,16 @@ class CpuGroup:
     @classmethod
     def create(cls) -> CpuGroup | None:
         name = f"mns-suite-cpu-{os.getpid()}"
-        unified, cpuacct = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpuacct")
+        unified = Path("/sys/fs/cgroup")
         if (unified / "cgroup.controllers").exists():
-            candidates = [(unified / name, "cpu.stat", 1e6)]
+            path, usage, per_second = unified / name, "cpu.stat", 1e6
         else:
-            candidates = [(cpuacct / name, "cpuacct.usage", 1e9)]
-        for path, usage, per_second in candidates:
-            try:
-                path.mkdir()
-            except OSError:
-                continue
-            return cls(path, path / usage, per_second)
-        return None
+            path, usage, per_second = unified / "cpuacct" / name, "cpuacct.usage", 1e9
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        return cls(path, path / usage, per_second)
 
     def join(self) -> None:
         """Move the calling process in (the command's child, before it executes the command)."""
@@ -135,7 +133,7 @@ def main(argv: list[str]) -> int:
     print(f"\n{command!r}: exit {child.returncode}, {wall:.0f} s wall")
     print(f"{'kind':30} {'CPU s':>8} {'share':>6} {'processes':>10}")
     for name, (cpu, count) in sorted(totals.items(), key=lambda item: -item[1][0]):
-        print(f"{name:30} {cpu:8.0f} {cpu / used:6.1%} {count:10.0f}")
+        print(f"{name:30} {cpu:8.0f} {cpu / used if used else 0:6.1%} {count:10.0f}")
     cores = os.cpu_count() or 1
     print(f"{'all':30} {used:8.0f}   cores busy {used / (wall * cores):.0%} of {cores}")
     if counted is None:
@@ -144,7 +142,7 @@ def main(argv: list[str]) -> int:
         print(
             f"{'all, counted by the kernel':30} {counted:8.0f}"
             f"   cores busy {counted / (wall * cores):.0%} of {cores};"
-            f" the sampling saw {used / counted:.0%}"
+            f" the sampling saw {used / counted if counted else 1:.0%}"
         )
     return child.returncode
 
