@@ -9,7 +9,10 @@ in one process monkey-patched as the worker is, on 32 greenlets (the worker's de
 - ``inline``: each greenlet composes a push (a real ``build_signed_push`` with a stub key: the
   body, the headers and the string to sign) and signs its string on the event loop's thread;
 - ``pool N``: the same, the signature run by a gevent ``ThreadPool`` of N threads, the
-  greenlet waiting for it (``hub.threadpool`` is ``pool 10``).
+  greenlet waiting for it (``hub.threadpool`` is ``pool 10``);
+- ``thread``: the same, the signature run by one native thread of the leanest kind
+  (:class:`_SigningThread`: a C queue in, one async watcher out, no task objects), to tell
+  what the pool's own machinery costs from what handing work to another core costs.
 
 For each, per push: wall time, CPU time (every thread of the process), and the cores in use
 (CPU / wall); rounds interleave the variants, and each variant's ratio to ``inline`` is taken
@@ -23,13 +26,19 @@ from gevent import monkey
 monkey.patch_all()
 
 # The imports after the patch, as in the worker.
+import _queue
 import argparse
+import collections
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from gevent import get_hub
+from gevent.hub import Waiter
+from gevent.monkey import get_original
 from gevent.pool import Pool
 from gevent.threadpool import ThreadPool
 
@@ -73,6 +82,35 @@ def _inline(text: bytes) -> bytes:
     return _KEY.sign(text, _PADDING, _SHA1)
 
 
+class _SigningThread:
+    """One native thread signing for the hub's greenlets: each caller queues its text and waits
+    on the hub; the thread signs, queues the answer and wakes the hub through one async watcher,
+    whose callback hands each caller its answer."""
+
+    def __init__(self) -> None:
+        self._requests: Any = _queue.SimpleQueue()  # the C queue: gevent does not patch it
+        self._answers: collections.deque[tuple[Waiter, bytes]] = collections.deque()
+        self._wake = get_hub().loop.async_()
+        self._wake.start(self._answer)
+        get_original("_thread", "start_new_thread")(self._run, ())
+
+    def sign(self, text: bytes) -> bytes:
+        waiter = Waiter()
+        self._requests.put((text, waiter))
+        return waiter.get()  # type: ignore[no-any-return]
+
+    def _run(self) -> None:
+        while True:
+            text, waiter = self._requests.get()
+            self._answers.append((waiter, _inline(text)))
+            self._wake.send()
+
+    def _answer(self) -> None:
+        while self._answers:
+            waiter, signature = self._answers.popleft()
+            waiter.switch(signature)
+
+
 def _measure(sign: Callable[[bytes], bytes], pushes: int) -> tuple[float, float]:
     """(wall µs, CPU µs) per push, ``pushes`` of them on ``GREENLETS`` greenlets."""
     pool = Pool(GREENLETS)
@@ -90,6 +128,7 @@ def main() -> None:
     parser.add_argument("--pools", default="1,2,10", help="thread pool sizes to try")
     args = parser.parse_args()
     variants: dict[str, Callable[[bytes], bytes]] = {"inline": _inline}
+    variants["thread"] = _SigningThread().sign
     for size in (int(text) for text in args.pools.split(",")):
         threads = ThreadPool(size)
         variants[f"pool {size}"] = lambda text, t=threads: t.apply(
