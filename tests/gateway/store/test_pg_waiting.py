@@ -110,9 +110,10 @@ def notifies():
         tick = gevent.spawn(ticker)
         started = time.monotonic()
         result["idle"] = [n.payload for n in listener.notifies(timeout=0.3)]
-        result["idle_seconds"] = time.monotonic() - started
+        ended = time.monotonic()
+        result["idle_seconds"] = ended - started
         tick.join()
-        result["longest_tick_gap"] = max(b - a for a, b in zip(ticks, ticks[1:]))
+        result["ticks_while_waiting"] = sum(started < t < ended for t in ticks)
         gevent.spawn_later(0.1, sender.execute, "NOTIFY pgw, 'hello'")
         result["received"] = [n.payload for n in listener.notifies(timeout=3, stop_after=1)]
 
@@ -211,7 +212,8 @@ def test_notifies_keeps_its_deadline_and_cooperates(url: str) -> None:
     seen = run(PATCHED, url, "notifies")
     assert seen["idle"] == []
     assert 0.25 < seen["idle_seconds"] < 1.5, seen
-    assert seen["longest_tick_gap"] < 0.2, seen
+    # About 15 when it cooperates; a wait that blocked the process leaves none inside it.
+    assert seen["ticks_while_waiting"] >= 3, seen
     assert seen["received"] == ["hello"]
 
 
