@@ -63,12 +63,17 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         with pushes_to(gateway.url, *[500] * 12) as flaky, pushes_to(gateway.url) as held:
             topic = Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET).get_topic("orders")
             topic.create(TopicMeta(logging_enabled=True))
-            for name, url in (
-                ("flaky", flaky.url),
-                ("held", held.url),
-                ("down", f"http://127.0.0.1:{free_port()}/gone"),
+            for name, url, strategy in (
+                ("flaky", flaky.url, ""),
+                ("held", held.url, ""),
+                # Retried for as long as the test runs: under the default three retries, a busy
+                # machine can let a message spend its last one on a probe that finds the
+                # endpoint still down, and the facts keep no wait that ends at such an attempt
+                # (docs/pipeline.md#endpoint-circuits): it would not count as having waited.
+                ("down", f"http://127.0.0.1:{free_port()}/gone", "EXPONENTIAL_DECAY_RETRY"),
             ):
-                topic.get_subscription(name).subscribe(SubscriptionMeta(url))
+                meta = SubscriptionMeta(url, notify_strategy=strategy)
+                topic.get_subscription(name).subscribe(meta)
             # The report charges a subscription with never-tried messages only from the first
             # message it has a record for (docs/pipeline.md#endpoint-circuits): the first is
             # tried before the rest are published, which a busy machine may push out of order.
@@ -133,12 +138,11 @@ def test_an_endpoint_still_down_holds_everything_including_what_was_never_tried(
 ) -> None:
     down = report["outages"]["down"]
     assert down["closed_ms"] is None and down["open_ms"] > 0
-    # Every delivery of both batches waited behind it; none was delivered; the second batch,
-    # published while it was open, is still waiting (untried, or tried only as a probe).
+    # Every delivery of both batches waited behind it; none was delivered, none ran out of
+    # retries: all are still waiting (untried, or tried only as a probe).
     assert down["waited"] == FIRST + SECOND
-    assert down["delivered"] == 0
-    assert down["dead_lettered"] + down["still_waiting"] == FIRST + SECOND
-    assert down["still_waiting"] >= SECOND
+    assert (down["delivered"], down["dead_lettered"]) == (0, 0)
+    assert down["still_waiting"] == FIRST + SECOND
 
 
 def test_an_operators_hold_is_an_outage_opened_and_closed_by_the_operator(
