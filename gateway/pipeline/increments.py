@@ -18,7 +18,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-STATE_VERSION: Final = 2
+#: Raised whenever what the stored facts mean changes: a state another version wrote starts the
+#: report over (3: a delivery's ``retry_due_ms`` is the latest retry any of its failures
+#: scheduled, where it was the last failure's, null after a last try).
+STATE_VERSION: Final = 3
 
 #: file name -> (size in bytes, modification time in epoch ms)
 FileStamps = Mapping[str, tuple[int, int]]

@@ -1,10 +1,11 @@
 """What waited behind each endpoint outage (:mod:`gateway.pipeline.circuits`), from the facts.
 
 A delivery (a message to one subscription) *waits* from when it is due until its next attempt:
-its first wait from its publication to its first attempt, its last from the retry due after
-its last failed attempt (the record's NextAttemptTime) to the attempt after it, or to its dead
-letter. It waited behind an outage when one of those waits overlaps the time the circuit was
-not closed; it counts once, in the first such outage. How it ended is its final state:
+its first wait from its publication to its first attempt, its last from its latest retry's
+due time (the latest NextAttemptTime of its failed attempts) to the attempt after it, or to its
+dead letter: a last retry spent on a probe that failed waited until that probe. It waited
+behind an outage when one of those waits overlaps the time the circuit was not closed; it
+counts once, in the first such outage. How it ended is its final state:
 delivered (its latest attempt succeeded), dead-lettered, or still waiting at the report's end.
 Messages of the topic published with no record at all for the subscription yet (held from the
 start and never tried) wait from their publication.

@@ -196,10 +196,10 @@ def _topic_figures() -> list[Column]:
         F.max_by(F.when(push, F.col("status_code")), F.when(push, F.col("time_ms"))).alias(
             "last_status_code"
         ),
-        # When the retry after the last failure is due (null: none is, it was the last try).
-        F.max_by(
-            F.when(failed, F.col("next_attempt_time_ms")), F.when(failed, F.col("time_ms"))
-        ).alias("retry_due_ms"),
+        # When the latest retry was due: the latest NextAttemptTime of a failure (null: no
+        # failure scheduled one). A last try that failed schedules none; its wait began at
+        # the retry due before it, so that one is kept rather than a null.
+        F.max(F.when(failed, F.col("next_attempt_time_ms"))).alias("retry_due_ms"),
         F.min(F.when(push, F.col("publish_time_ms"))).alias("publish_time_ms"),
         F.min(F.when(action_is(Action.DEAD_LETTER), F.col("time_ms"))).alias("dead_letter_ms"),
         F.count_if(action_is(Action.REPLAY)).alias("replays"),
@@ -291,7 +291,7 @@ def _merged_figures() -> list[Column]:
         *[F.max(name).alias(name) for name in LATEST],
         F.max("max_dequeue_count").alias("max_dequeue_count"),
         F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
-        F.max_by("retry_due_ms", "last_failure_ms").alias("retry_due_ms"),
+        F.max("retry_due_ms").alias("retry_due_ms"),
     ]
 
 
@@ -318,9 +318,10 @@ def _resolve_handles(facts: DataFrame) -> DataFrame:
 
 #: Figures whose type is a 32-bit integer (they come from int fields); all others are longs.
 INT_FIGURES: Final = ("last_status_code", "max_dequeue_count")
-#: Taken from the latest failure across partitions.
-BY_LAST_FAILURE: Final = ("retry_due_ms",)
-FIGURES: Final = (*SUMMED, *EARLIEST, *LATEST, *INT_FIGURES, *BY_LAST_FAILURE)
+#: The latest retry any failure scheduled, across partitions (a later failure's retry is due
+#: after an earlier one's).
+LATEST_RETRY: Final = ("retry_due_ms",)
+FIGURES: Final = (*SUMMED, *EARLIEST, *LATEST, *INT_FIGURES, *LATEST_RETRY)
 
 
 def schema() -> StructType:

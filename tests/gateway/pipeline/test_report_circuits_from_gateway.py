@@ -66,10 +66,10 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             for name, url, strategy in (
                 ("flaky", flaky.url, ""),
                 ("held", held.url, ""),
-                # Retried for as long as the test runs: under the default three retries, a busy
-                # machine can let a message spend its last one on a probe that finds the
-                # endpoint still down, and the facts keep no wait that ends at such an attempt
-                # (docs/pipeline.md#endpoint-circuits): it would not count as having waited.
+                # Retried for as long as the test runs, so every message is still waiting at
+                # the end: under the default three retries, how many a busy machine lets spend
+                # their last one (on a probe, dead-lettered) depends on its timing.
+                # tests/gateway/pipeline/test_circuit_waits.py counts those.
                 ("down", f"http://127.0.0.1:{free_port()}/gone", "EXPONENTIAL_DECAY_RETRY"),
             ):
                 meta = SubscriptionMeta(url, notify_strategy=strategy)
