@@ -247,7 +247,9 @@ EARLIEST: Final = (
     "sent_ms",
     "deleted_ms",
 )
-LATEST: Final = ("last_ms", "last_attempt_ms", "last_success_ms", "last_failure_ms")
+#: Latest across partitions; ``retry_due_ms`` too, since a later failure's retry is due after an
+#: earlier one's.
+LATEST: Final = ("last_ms", "last_attempt_ms", "last_success_ms", "last_failure_ms", "retry_due_ms")
 
 
 def merge_facts(facts: DataFrame, *, resolve_handles: bool) -> DataFrame:
@@ -277,7 +279,6 @@ def merge_homed(homed: DataFrame) -> DataFrame:
         *LATEST,
         "max_dequeue_count",
         "last_status_code",
-        "retry_due_ms",
     ]
     single = homed.where(~F.col("_spans")).select(*KEYS, *figures, HOME)
     spanning = homed.where(F.col("_spans")).groupBy(*KEYS, HOME).agg(*_merged_figures())
@@ -291,7 +292,6 @@ def _merged_figures() -> list[Column]:
         *[F.max(name).alias(name) for name in LATEST],
         F.max("max_dequeue_count").alias("max_dequeue_count"),
         F.max_by("last_status_code", "last_attempt_ms").alias("last_status_code"),
-        F.max("retry_due_ms").alias("retry_due_ms"),
     ]
 
 
@@ -318,10 +318,7 @@ def _resolve_handles(facts: DataFrame) -> DataFrame:
 
 #: Figures whose type is a 32-bit integer (they come from int fields); all others are longs.
 INT_FIGURES: Final = ("last_status_code", "max_dequeue_count")
-#: The latest retry any failure scheduled, across partitions (a later failure's retry is due
-#: after an earlier one's).
-LATEST_RETRY: Final = ("retry_due_ms",)
-FIGURES: Final = (*SUMMED, *EARLIEST, *LATEST, *INT_FIGURES, *LATEST_RETRY)
+FIGURES: Final = (*SUMMED, *EARLIEST, *LATEST, *INT_FIGURES)
 
 
 def schema() -> StructType:
