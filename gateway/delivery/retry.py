@@ -11,6 +11,7 @@ import math
 import random
 from typing import Final
 
+from gateway.delivery.records import Attempt, DeliveryJob, PushOutcome, Settlement
 from gateway.protocol.notify import NotifyStrategy
 
 #: BACKOFF_RETRY: "重试 3 次，每次重试的间隔时间是 10秒 到 20秒 之间的随机值".
@@ -51,3 +52,18 @@ def retry_delay(
     if strategy is NotifyStrategy.BACKOFF_RETRY:
         return rng.uniform(BACKOFF_MIN_SECONDS, BACKOFF_MAX_SECONDS) * scale
     return EXPONENTIAL_DECAY_INTERVALS[retries_done] * scale
+
+
+def after_attempt(
+    job: DeliveryJob, attempt: Attempt, *, now_ms: int, rng: random.Random, scale: float = 1.0
+) -> Settlement:
+    """What becomes of a delivery after an attempt sent at ``now_ms`` or before: done when the
+    endpoint took it; otherwise due again after its strategy's next interval from ``now_ms``,
+    or a dead letter once the schedule is spent."""
+    if attempt.outcome is PushOutcome.SUCCESS:
+        return Settlement(job, attempt)
+    strategy = job.subscription.notify_strategy
+    delay = retry_delay(strategy, job.attempts, rng=rng, scale=scale)
+    if delay is None:
+        return Settlement(job, attempt, dead_reason="retries exhausted")
+    return Settlement(job, attempt, retry_at_ms=now_ms + int(delay * 1000))

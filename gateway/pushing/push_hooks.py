@@ -1,13 +1,17 @@
 """The hooks every delivery worker runs around its push attempts, in their one order: tracing
-(:mod:`gateway.pushing.attempt_spans`, only when on), the operation log, metrics."""
+(:mod:`gateway.pushing.attempt_spans`, only when on), the operation log, metrics, and the
+warnings of the gateway's own log."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from prometheus_client import Counter
 
+from gateway.breaker.events import circuit_record
+from gateway.breaker.state import Transition
 from gateway.delivery.push_records import PushFacts, push_record
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
 from gateway.observability.metrics import GatewayMetrics
@@ -15,6 +19,8 @@ from gateway.observability.oplog import Action, OperationLog
 from gateway.observability.tracing import Tracing
 from gateway.pushing.attempt_spans import TracingHook
 from gateway.pushing.hooks import Push, PushHook
+
+log = logging.getLogger(__name__)
 
 _PUSH = PushFacts()
 
@@ -52,6 +58,10 @@ class OperationLogHook(PushHook):
                 reason = settlement.dead_reason or "unknown"
                 facts = PushFacts(Action.DEAD_LETTER, error=reason, filed=letter)
                 self._write(settlement.job, None, facts, "")
+
+    def transitions(self, transitions: Sequence[Transition]) -> None:
+        for transition in transitions:  # an ``EndpointCircuit`` record, whatever the topic logs
+            self._oplog.write(circuit_record(transition, self._account_id))
 
     def _write(
         self, job: DeliveryJob, attempt: Attempt | None, facts: PushFacts, trace_id: str
@@ -97,10 +107,33 @@ class MetricsHook(PushHook):
                 self._metrics.dead_letters.labels(reason.split(":")[0]).inc()
                 self.count_dead_letter_queue(letter)
 
+    def expired(self, letters: Sequence[Filed]) -> None:
+        for letter in letters:
+            self._metrics.dead_letters.labels("expired").inc()
+            self.count_dead_letter_queue(letter)
+
+    def transitions(self, transitions: Sequence[Transition]) -> None:
+        for transition in transitions:
+            self._metrics.circuit_transitions.labels(transition.after.value).inc()
+
     def count_dead_letter_queue(self, filed: Filed) -> None:
         if filed.dead_letter_queue and filed.dead_letter_queue_message_id:
             counter = self._metrics.dead_letter_queue_messages
             counter.labels("subscription", filed.dead_letter_queue).inc()
+
+
+class WarningsHook(PushHook):
+    """A warning in the gateway's own log per circuit transition
+    (docs/delivery.md#endpoint-health)."""
+
+    def transitions(self, transitions: Sequence[Transition]) -> None:
+        for transition in transitions:
+            log.warning(
+                "endpoint circuit of %s: %s -> %s",
+                transition.resource,
+                transition.before.value,
+                transition.after.value,
+            )
 
 
 def standard_push_hooks(
@@ -112,8 +145,10 @@ def standard_push_hooks(
     now_ms: Callable[[], int],
 ) -> list[PushHook]:
     """Tracing first (the span and its trace id exist before the others' moments), then the
-    operation log (it writes that trace id) and metrics. Tracing is left out when off."""
+    operation log (it writes that trace id), metrics and warnings. Tracing is left out when
+    off."""
     hooks: list[PushHook] = [TracingHook(tracing)] if tracing.enabled else []
     hooks.append(OperationLogHook(oplog, account_id, now_ms))
     hooks.append(MetricsHook(metrics))
+    hooks.append(WarningsHook())
     return hooks

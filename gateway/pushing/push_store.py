@@ -18,7 +18,8 @@ service) could carry deliveries by answering these calls, without touching the p
 - **hold** is the store's own: what an open breaker holds never reaches a claim.
 
 Beside those, the pipeline asks when the next delivery falls due (its idle wait), runs the
-minutely expiry, reads the store's clock, and listens for breaker transitions and wake-ups.
+minutely expiry and the delivered history's retention pass when one is due, reads the store's
+clock, and listens for breaker transitions and wake-ups.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class PushStore(Protocol):
     def next_due_ms(self) -> int | None: ...
 
     def expire(self, limit: int = 500) -> list[Filed]: ...
+
+    #: The history retention pass if one is due (the dispatcher asks every round): how many
+    #: rows it deleted, ``None`` when none was due. A store that keeps no history returns None.
+    def retain_if_due(self) -> int | None: ...
 
     def on_breaker_transitions(self, callback: TransitionListener) -> None: ...
 

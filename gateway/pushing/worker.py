@@ -25,12 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.breaker.dispatch_buffer import FIRST_PER_ROUTE, ClaimRequest, DispatchBuffer
-from gateway.breaker.events import circuit_record
 from gateway.breaker.state import Transition
 from gateway.delivery.polling import failure_backoff, quiet_backoff
 from gateway.delivery.push_limits import until_next_second
 from gateway.delivery.records import Attempt, DeliveryJob, Filed, PushOutcome, Settlement
-from gateway.delivery.retry import retry_delay
+from gateway.delivery.retry import after_attempt
 from gateway.errors import PermanentDeliveryError, StoreUnavailableError
 from gateway.observability.metrics import GatewayMetrics
 from gateway.observability.oplog import NullOperationLog, OperationLog
@@ -80,19 +79,16 @@ class DeliveryWorker:
         hooks: PushHooks | None = None,
     ) -> None:
         self.store = store
-        self.tracing = tracing
         self.senders = senders
         self.options = options
         self.metrics = metrics or GatewayMetrics()
-        self.oplog = oplog or NullOperationLog()
         self.rng = rng or random.Random()
-        self.account_id = account_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        #: Tracing, the operation log and metrics around each attempt, registered once.
+        #: Tracing, the operation log, metrics and warnings around each attempt, registered once.
         self.hooks = hooks or PushHooks(
             standard_push_hooks(
                 tracing=tracing,
-                oplog=self.oplog,
+                oplog=oplog or NullOperationLog(),
                 metrics=self.metrics,
                 account_id=account_id,
                 now_ms=store.now_ms,
@@ -322,9 +318,9 @@ class DeliveryWorker:
         now = self._monotonic()
         if now >= self._next_expiry:
             self._next_expiry = now + self.options.expiry_interval
-            for filed in self.store.expire():
-                self.metrics.dead_letters.labels("expired").inc()
-                self._count_dead_letter_queue(filed)
+            expired = self.store.expire()
+            if expired:
+                self.hooks.expired(expired)
         # The retention pass (in expire() too) runs more often at a short retention.
         self.store.retain_if_due()
 
@@ -360,23 +356,25 @@ class DeliveryWorker:
     def _push(self, push: Push) -> Settlement:
         """One attempt: send, then what becomes of the delivery (the hooks log and count it)."""
         job = push.job
-        number = job.attempts + 1
         started_ms = self.store.now_ms()
         try:
             result = self.senders.for_route(job.route).send(job)
         except PermanentDeliveryError as exc:
-            attempt = Attempt(number, started_ms, PushOutcome.REJECTED, None, str(exc), None)
-            return Settlement(job, attempt, dead_reason=str(exc))
+            error = str(exc)
+            attempt = Attempt(job.attempts + 1, started_ms, PushOutcome.REJECTED, None, error)
+            return Settlement(job, attempt, dead_reason=error)
         attempt = Attempt(
-            number, started_ms, result.outcome, result.status, result.error, result.latency_ms
+            job.attempts + 1,
+            started_ms,
+            result.outcome,
+            result.status,
+            result.error,
+            result.latency_ms,
         )
-        if result.ok:
-            return Settlement(job, attempt)
-        strategy = job.subscription.notify_strategy
-        delay = retry_delay(strategy, job.attempts, rng=self.rng, scale=self.options.retry_scale)
-        if delay is None:
-            return Settlement(job, attempt, dead_reason="retries exhausted")
-        return Settlement(job, attempt, retry_at_ms=self.store.now_ms() + int(delay * 1000))
+        now_ms = self.store.now_ms()
+        return after_attempt(
+            job, attempt, now_ms=now_ms, rng=self.rng, scale=self.options.retry_scale
+        )
 
     def _settled(self, batch: list[Settlement], letters: list[Filed | None]) -> None:
         self.hooks.settled(batch, letters)
@@ -389,19 +387,5 @@ class DeliveryWorker:
             self._wake.set()
 
     def _breaker_changed(self, transitions: list[Transition]) -> None:
-        """Count and log each transition this process made (docs/delivery.md#endpoint-health)."""
-        for transition in transitions:
-            self.metrics.circuit_transitions.labels(transition.after.value).inc()
-            log.warning(
-                "endpoint circuit of %s: %s -> %s",
-                transition.resource,
-                transition.before.value,
-                transition.after.value,
-            )
-            self.oplog.write(circuit_record(transition, self.account_id))
-
-    def _count_dead_letter_queue(self, filed: Filed) -> None:
-        if filed.dead_letter_queue and filed.dead_letter_queue_message_id:
-            self.metrics.dead_letter_queue_messages.labels(
-                "subscription", filed.dead_letter_queue
-            ).inc()
+        """Each transition this process made, to the hooks (docs/delivery.md#endpoint-health)."""
+        self.hooks.transitions(transitions)

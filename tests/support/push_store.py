@@ -89,6 +89,9 @@ class StubPushStore:
     def expire(self, limit: int = 500) -> list[Filed]:
         return []
 
+    def retain_if_due(self) -> int | None:
+        return None
+
     def on_breaker_transitions(self, callback: Callable[[list[Transition]], None]) -> None:
         return None
 

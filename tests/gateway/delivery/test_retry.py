@@ -6,8 +6,10 @@ import random
 
 import pytest
 
-from gateway.delivery.retry import max_retries, retry_delay
+from gateway.delivery.records import Attempt, DeliveryJob, PushOutcome
+from gateway.delivery.retry import after_attempt, max_retries, retry_delay
 from gateway.protocol.notify import NotifyStrategy
+from gateway.topics.records import Subscription, TopicMessage
 
 BACKOFF = NotifyStrategy.BACKOFF_RETRY
 EXPONENTIAL = NotifyStrategy.EXPONENTIAL_DECAY_RETRY
@@ -80,3 +82,24 @@ def test_backoff_is_exhausted_after_three_retries() -> None:
 def test_nonsense_arguments_are_rejected(retries_done: int, scale: float) -> None:
     with pytest.raises(ValueError):
         retry_delay(EXPONENTIAL, retries_done, rng=random.Random(0), scale=scale)
+
+
+def job(strategy: NotifyStrategy, attempts: int) -> DeliveryJob:
+    message = TopicMessage("m", "orders", "body", "MD5", 0)
+    subscription = Subscription("orders", "s", "http://e/", notify_strategy=strategy)
+    return DeliveryJob("d", attempts, message, subscription, "http://e/")
+
+
+def test_after_an_attempt_a_delivery_is_done_due_again_or_a_dead_letter() -> None:
+    rng = random.Random(0)
+    ok = Attempt(1, 0, PushOutcome.SUCCESS, 204)
+    refused = Attempt(1, 0, PushOutcome.HTTP_ERROR, 503)
+
+    done = after_attempt(job(EXPONENTIAL, 0), ok, now_ms=5_000, rng=rng)
+    assert (done.succeeded, done.retry_at_ms, done.dead_reason) == (True, None, None)
+    # The first retry of EXPONENTIAL_DECAY_RETRY is due 1 s after the attempt's end, scaled.
+    again = after_attempt(job(EXPONENTIAL, 0), refused, now_ms=5_000, rng=rng, scale=0.5)
+    assert (again.retry_at_ms, again.dead_reason) == (5_500, None)
+    # A failed last try (three retries done on BACKOFF_RETRY) is not retried.
+    dead = after_attempt(job(BACKOFF, 3), refused, now_ms=5_000, rng=rng)
+    assert (dead.retry_at_ms, dead.dead_reason) == (None, "retries exhausted")

@@ -1,17 +1,25 @@
-"""What waited behind an endpoint outage, from operation logs written by hand: a delivery whose
-last retry is the probe that finds the endpoint still down, and is dead-lettered there, waited
-behind the outage from that retry's due time (docs/pipeline.md#endpoint-circuits)."""
+"""What waited behind an endpoint outage, from operation-log records written by hand: a delivery
+whose last retry is the probe that finds the endpoint still down, and is dead-lettered there,
+waited behind the outage from that retry's due time (docs/pipeline.md#endpoint-circuits).
+
+The records go through the report's own steps from the input rows on (parsing, the facts, the
+endpoint circuits and their table), on the shared session; the report's whole run on a gateway's
+logs is tests/gateway/pipeline/test_report_circuits_from_gateway.py's."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from tests.gateway.pipeline.test_report import run, table
+from gateway.pipeline.spark_job import endpoint_circuits
+from gateway.pipeline.transforms import facts, parsing
+from tests.gateway.pipeline.conftest import Records
+from tests.gateway.pipeline.test_report import table
 
 T0 = 1_717_200_000_000
 
@@ -65,14 +73,19 @@ def records() -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def outage(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("circuit-waits")
-    hour = root / "logs" / "dt=2024-06-01" / "hour=00"
-    hour.mkdir(parents=True)
-    (hour / "oplog.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records()))
-    out: Path = root / "out"
-    assert run(spark, "--logs", str(root / "logs"), "--out", str(out)) == 0
+def outage(
+    spark: SparkSession,
+    make_raw: Callable[[Records], DataFrame],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Any]:
+    # The facts as a report keeps them, per log partition: one partition here.
+    parsed = parsing.parse_records(make_raw(records())).withColumn(facts.PARTITION, F.lit("p"))
+    all_facts = facts.partition_facts(parsed, None, None, with_handles=False)
+    out: Path = tmp_path_factory.mktemp("circuit-waits") / "out"
+    # The report ends at its latest record, as a report's run does (its summary's last time).
+    (shown,) = endpoint_circuits(spark, str(out), all_facts, report_end_ms=T0 + 5_002)
     (row,) = table(spark, out, "endpoint_circuits")
+    assert shown["waited"] == row["waited"]  # the page is given what the table holds
     return row
 
 

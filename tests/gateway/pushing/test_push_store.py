@@ -4,9 +4,14 @@ Protocol."""
 
 from __future__ import annotations
 
+import logging
 import random
+import threading
 
-from gateway.delivery.records import DeliveryJob, PushOutcome
+import pytest
+
+from gateway.delivery.records import DeliveryJob, Filed, PushOutcome
+from gateway.observability.metrics import GatewayMetrics
 from gateway.pushing.push_store import PushStore
 from gateway.pushing.senders import SenderRegistry
 from gateway.pushing.worker import DeliveryWorker, WorkerOptions
@@ -63,3 +68,40 @@ def test_a_failed_push_is_due_again_on_its_schedule_in_the_stub_store(clock: Clo
     assert settlement.retry_at_ms is not None and settlement.retry_at_ms > store.now_ms()
     assert store.due["d0"][0] == settlement.retry_at_ms
     assert store.due["d0"][1].attempts == 1
+
+
+class Expiring(StubPushStore):
+    """A stub whose first expiry pass files one delivery in a dead-letter queue."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock)
+        self.expiry_passes = 0
+        self.retention_asked = threading.Event()
+
+    def expire(self, limit: int = 500) -> list[Filed]:
+        self.expiry_passes += 1
+        return [Filed("letter-1", "dlq", "dlq-message-1")] if self.expiry_passes == 1 else []
+
+    def retain_if_due(self) -> int | None:
+        self.retention_asked.set()
+        return None
+
+
+def test_the_dispatcher_runs_its_rounds_over_the_stub_store(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Everything a round asks of the store is in the seam: the expiry and retention passes
+    too, and what the expiry filed reaches the hooks (here, the standard metrics)."""
+    store = Expiring(clock)
+    metrics = GatewayMetrics()
+    worker = DeliveryWorker(store, SenderRegistry(ScriptedSender()), metrics=metrics)
+    worker.start()
+    try:
+        assert store.retention_asked.wait(10)
+    finally:
+        worker.stop(timeout=5)  # joins the dispatcher: its round's hooks have run
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    counted = metrics.registry.get_sample_value
+    assert counted("mns_dead_letters_total", {"reason": "expired"}) == 1
+    labels = {"source": "subscription", "dead_letter_queue": "dlq"}
+    assert counted("mns_dead_letter_queue_messages_total", labels) == 1
