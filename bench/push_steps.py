@@ -31,9 +31,10 @@ from gateway.delivery.formats import (
 from gateway.delivery.notifications import notification_of
 from gateway.delivery.records import DeliveryJob
 from gateway.delivery.signing import SigningKey, cert_url, sign_headers
+from gateway.delivery.wire import encode_request, origin_of
 from gateway.protocol.properties import trace_context
 from gateway.protocol.request_ids import new_request_id
-from gateway.pushing.transport import PushOutcome, PushResult, encode_request, origin_of
+from gateway.pushing.transport import PushOutcome, PushResult
 from gateway.topics.records import Subscription, TopicMessage
 
 URL = "http://127.0.0.1:8080/s3"

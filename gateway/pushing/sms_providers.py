@@ -22,15 +22,11 @@ from urllib.parse import urlencode, urlsplit
 from gateway.auth.acs3 import acs_date, sign_rpc
 from gateway.delivery.records import DeliveryJob, PushOutcome
 from gateway.delivery.sms import OutgoingSms, prepare_sms
+from gateway.delivery.wire import Origin, origin_of
 from gateway.errors import DeliveryError, PermanentDeliveryError
 from gateway.errors.delivery import SmsConfigError
 from gateway.observability.tracing import NO_TRACING, Tracing
-from gateway.pushing.transport import (
-    Origin,
-    PushResult,
-    PushTransport,
-    origin_of,
-)
+from gateway.pushing.transport import PushResult, PushTransport
 from gateway.topics.direct import SmsType
 
 DYSMS_VERSION: Final = "2017-05-25"

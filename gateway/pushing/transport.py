@@ -34,16 +34,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from types import TracebackType
-from typing import Final, NamedTuple, Self
-from urllib.parse import urlsplit
+from typing import Final, Self
 
 from gateway.delivery.egress import EgressPolicy
 from gateway.delivery.formats import push_path
-from gateway.delivery.proxy import ProxyRoutes, PushProxy, absolute_target
+from gateway.delivery.proxy import ProxyRoutes, PushProxy
 from gateway.delivery.records import PushOutcome
 from gateway.delivery.signing import SignedPush
+from gateway.delivery.wire import Origin, authority, origin_of, request_bytes
 from gateway.errors import DeliveryError
 from gateway.errors.delivery import EgressRefusedError, ProxyError, PushTimeoutError
 from gateway.pushing.pools import OriginPool
@@ -84,43 +83,6 @@ def resolve_host(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-class Origin(NamedTuple):
-    """Where a push goes: the key of its connection pool. A tuple, so that hashing and comparing
-    it, once per push, run in C (a dataclass's generated ``__hash__`` and ``__eq__`` are Python)."""
-
-    scheme: str
-    host: str
-    port: int
-
-    @property
-    def host_header(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        default_port = 443 if self.scheme == "https" else 80
-        return host if self.port == default_port else f"{host}:{self.port}"
-
-
-@lru_cache(maxsize=4096)
-def origin_of(url: str) -> Origin:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise DeliveryError(f"cannot push to {url!r}: only http and https URLs")
-    default_port = 443 if parts.scheme == "https" else 80
-    return Origin(parts.scheme, parts.hostname, parts.port or default_port)
-
-
-def encode_request(
-    path: str, host_header: str, headers: Sequence[tuple[str, str]], body: bytes
-) -> bytes:
-    """The whole request as it goes on the wire: names exactly as given, values as UTF-8 (the
-    bytes the signature covers); no Accept-Encoding, as MNS sends none."""
-    lines = [f"POST {path} HTTP/1.1", f"Host: {host_header}", f"Content-Length: {len(body)}"]
-    lines += [f"{name}: {value}" for name, value in headers]
-    joined = "".join(lines)
-    if "\r" in joined or "\n" in joined:
-        raise DeliveryError("a header or the path contains a line break")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body
-
-
 def _remaining(deadline: float) -> float:
     left = deadline - time.monotonic()
     if left <= 0:
@@ -137,29 +99,6 @@ def _round_trip(sock: socket.socket, request: bytes, deadline: float) -> tuple[i
     if sent < len(request):
         sock.sendall(memoryview(request)[sent:])
     return read_response(sock, lambda: _remaining(deadline), MAX_RESPONSE_BYTES)
-
-
-def _authority(origin: Origin) -> str:
-    host = f"[{origin.host}]" if ":" in origin.host else origin.host
-    return f"{host}:{origin.port}"
-
-
-def _request(
-    origin: Origin,
-    proxy: PushProxy | None,
-    path: str,
-    headers: Sequence[tuple[str, str]],
-    body: bytes,
-) -> bytes:
-    """The request's bytes: through the proxy, plain HTTP goes in absolute form (with the
-    proxy's credentials); https goes unchanged inside the tunnel."""
-    if proxy is None or origin.scheme == "https":
-        return encode_request(path, origin.host_header, headers, body)
-    if proxy.authorization is not None:
-        headers = [("Proxy-Authorization", proxy.authorization), *headers]
-    return encode_request(
-        absolute_target(origin.host_header, path), origin.host_header, headers, body
-    )
 
 
 def _dropped_by_proxy(exc: OSError, origin: Origin, proxy: PushProxy | None) -> ProxyError | None:
@@ -278,7 +217,7 @@ class PushTransport:
             origin = origin_of(url)
             proxy = self._proxy.proxy_for(origin.host) if self._proxy is not None else None
             target = push_path(url) if path is None else path
-            request = _request(origin, proxy, target, headers, body)
+            request = request_bytes(origin, proxy, target, headers, body)
             status, response_body = self._exchange(origin, proxy, request, timeout)
         except (DeliveryError, OSError) as exc:
             outcome, error = _classify_failure(exc)
@@ -392,7 +331,7 @@ class PushTransport:
             return sock
         try:
             if proxy is not None:
-                open_tunnel(sock, proxy, _authority(origin), lambda: _remaining(deadline))
+                open_tunnel(sock, proxy, authority(origin), lambda: _remaining(deadline))
             sock.settimeout(_remaining(deadline))
             return context.wrap_socket(sock, server_hostname=origin.host)
         except BaseException:
