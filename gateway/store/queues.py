@@ -27,7 +27,7 @@ from gateway.queues import dlq_policy as dead_letters
 from gateway.queues import receipts
 from gateway.queues.dlq_policy import PolicyUpdate
 from gateway.queues.message_ids import MessageIdFactory
-from gateway.queues.receipts import Receipt, ReceiptSigner
+from gateway.queues.receipts import ReceiptSigner
 from gateway.queues.records import (
     MessageCounts,
     NewMessage,
@@ -38,10 +38,10 @@ from gateway.queues.records import (
     SentMessage,
     VisibilityChange,
 )
-from gateway.queues.states import visible_after
 from gateway.queues.waiters import DEFAULT_RECHECK_SECONDS, WaiterHub
 from gateway.store.control import RateLimitPolicy, Tags, change_rate_limit, give_created
 from gateway.store.notify.notifier import Wakeups
+from gateway.store.queue_receipts import QueueReceipts
 from gateway.store.queue_receiving import QueueReceiving, Received
 from gateway.store.queue_sending import QueueSending
 from gateway.store.sql import fifo_sql, queue_claims
@@ -96,7 +96,8 @@ class QueueStore:
         self._sending = QueueSending(self)
         #: Ordered queues seen here: their sends, deletes and visibility changes need a
         #: transaction (:meth:`write`).
-        self._ordered: set[str] = set()
+        self.ordered: set[str] = set()
+        self._receipts = QueueReceipts(self)
 
     @property
     def recheck_seconds(self) -> float:
@@ -276,76 +277,20 @@ class QueueStore:
 
     # receipts -----------------------------------------------------------------------------
     def delete_message(self, name: str, handle: str) -> tuple[Queue, str]:
-        """Delete the message ``handle`` names; its MessageId."""
-        queue, (result,) = self._delete_single(name, self.signer().verify(name, handle))
-        if isinstance(result, MNSError):
-            raise result
-        return queue, result
+        """Delete the message ``handle`` names; its MessageId: :class:`~gateway.store.
+        queue_receipts.QueueReceipts`, as the batch and visibility changes are."""
+        return self._receipts.delete_message(name, handle)
 
     def delete_messages(
         self, name: str, handles: Sequence[str]
     ) -> tuple[Queue, list[str | MNSError]]:
-        """(Batch)DeleteMessage: per handle, the deleted MessageId or why it failed. In an
-        ordered queue a deleted head lets its group's next message be received. A batch of one
-        valid handle costs what a DeleteMessage costs (the JSON API has no other delete)."""
-        checked = [_verified(self.signer(), name, handle) for handle in handles]
-        if len(checked) == 1 and isinstance(checked[0], Receipt):
-            return self._delete_single(name, checked[0])
-        return self._delete(name, checked)
-
-    def _delete_single(self, name: str, receipt: Receipt) -> tuple[Queue, list[str | MNSError]]:
-        if name not in self._ordered:  # a standard queue's: one statement on PostgreSQL
-            now_ms = self.now_ms()
-            work = partial(
-                message_sql.delete_in_standard_queue,
-                queue_name=name,
-                match=receipts.of_its_receive(receipt, now_ms),
-            )
-            queue, deleted = self.database.write(SelfContained(work))
-            if not queue.attributes.ordered:
-                return queue, [receipt.message_id if deleted else MNSError("MessageNotExist")]
-            self._ordered.add(name)
-        return self._delete(name, [receipt])
-
-    def _delete(
-        self, name: str, checked: Sequence[Receipt | MNSError]
-    ) -> tuple[Queue, list[str | MNSError]]:
-        now_ms = self.now_ms()
-        receipts_ = [item for item in checked if isinstance(item, Receipt)]
-
-        def work(conn: Connection, atomic: bool) -> tuple[Queue, list[str | MNSError], int]:
-            queue = self.require(conn, name, atomic)
-            groups = fifo_sql.lock_groups_of(conn, queue, (r.message_id for r in receipts_))
-            results = [_delete_one(conn, name, item, now_ms) for item in checked]
-            fifo_sql.refresh_groups(conn, name, groups, now_ms)
-            return queue, results, len(groups)
-
-        # Each handle succeeds or fails alone (BatchDeleteMessage reports them one by one).
-        queue, results, groups = self.write(name, work)
-        if groups and any(isinstance(r, str) for r in results):
-            self.notify(name, groups)  # each group's next message may be receivable now
-        return queue, results
+        """(Batch)DeleteMessage: per handle, the deleted MessageId or why it failed."""
+        return self._receipts.delete_messages(name, handles)
 
     def change_visibility(
         self, name: str, handle: str, seconds: int
     ) -> tuple[Queue, VisibilityChange]:
-        receipt = self.signer().verify(name, handle)
-        now_ms = self.now_ms()
-        until, match = visible_after(now_ms, seconds), receipts.of_its_receive(receipt, now_ms)
-
-        def work(conn: Connection, atomic: bool) -> Queue:
-            queue = self.require(conn, name, atomic)
-            groups = fifo_sql.lock_groups_of(conn, queue, [receipt.message_id])
-            if not message_sql.change_visibility(conn, name, match, until):
-                raise MNSError("MessageNotExist")
-            fifo_sql.refresh_groups(conn, name, groups, now_ms)
-            return queue
-
-        queue = self.write(name, work)
-        if seconds == 0:
-            self.notify(name, 1)
-        new_handle = self.signer().issue(name, receipt.moved_to(until))
-        return queue, VisibilityChange(receipt.message_id, new_handle, until)
+        return self._receipts.change_visibility(name, handle, seconds)
 
     # writes with or without a transaction --------------------------------------------------
     def write(self, name: str, work: Callable[[Connection, bool], T]) -> T:
@@ -355,19 +300,19 @@ class QueueStore:
         ordered is remembered; ``work(conn, atomic)`` looks the queue up with :meth:`require`,
         which stops it when it finds an ordered queue without a transaction, and it runs again
         in one."""
-        atomic = name in self._ordered
+        atomic = name in self.ordered
         try:
             if atomic:
                 return self.database.write(partial(work, atomic=True))
             return self.database.write(SelfContained(partial(work, atomic=False)))
         except _NeedsTransaction:
-            self._ordered.add(name)
+            self.ordered.add(name)
             return self.database.write(partial(work, atomic=True))
 
     def require(self, conn: Connection, name: str, atomic: bool) -> Queue:
         queue = sql.require_queue(conn, name)
         if not queue.attributes.ordered:
-            self._ordered.discard(name)
+            self.ordered.discard(name)
         elif not atomic:
             raise _NeedsTransaction
         return queue
@@ -395,23 +340,6 @@ class QueueStore:
 class _NeedsTransaction(Exception):
     """An ordered queue's write found running without a transaction (raised before it changed
     anything): run it again in one."""
-
-
-def _verified(signer: ReceiptSigner, name: str, handle: str) -> Receipt | MNSError:
-    try:
-        return signer.verify(name, handle)
-    except MNSError as error:
-        return error
-
-
-def _delete_one(
-    conn: Connection, name: str, item: Receipt | MNSError, now_ms: int
-) -> str | MNSError:
-    if isinstance(item, MNSError):
-        return item
-    if message_sql.delete_by_receipt(conn, name, receipts.of_its_receive(item, now_ms)):
-        return item.message_id
-    return MNSError("MessageNotExist")
 
 
 def _check_dead_letter_target(
