@@ -173,6 +173,11 @@ class Rendered:
                     yield workload, container
 
 
+#: libyaml's safe loader where PyYAML was built with it (its wheels are): the same documents as
+#: ``yaml.safe_load_all`` in a tenth of the time (3 ms against 38 ms for the defaults' render).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def render(values: dict[str, Any] | None = None, **options: Any) -> Rendered:
     """Render as ``helm install`` (or, with ``is_upgrade=True``, ``helm upgrade``) would."""
     with helm_python.Chart.load(CHART) as chart:
@@ -181,7 +186,7 @@ def render(values: dict[str, Any] | None = None, **options: Any) -> Rendered:
         document
         for path, text in sorted(files.items())
         if path.endswith(".yaml")
-        for document in yaml.safe_load_all(text)
+        for document in yaml.load_all(text, Loader=_LOADER)
         if document
     )
     notes = next((text for path, text in files.items() if path.endswith("NOTES.txt")), "")
