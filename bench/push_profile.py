@@ -58,7 +58,7 @@ STEPS: list[tuple[str, str]] = [
     ),
     (
         "metrics hooks",
-        r"^(MetricsHook\.\w+|DeliveryWorker\._count_dead_letter_queue)(\.[\w.<>]+)? ",
+        r"^MetricsHook\.\w+(\.[\w.<>]+)? ",
     ),
     ("operation log", r"^(OperationLogHook\.\w+|push_record)(\.[\w.<>]+)? |oplog"),
     (

@@ -104,19 +104,20 @@ class MetricsHook(PushHook):
         for settlement, letter in zip(batch, letters, strict=True):
             if letter is not None:
                 reason = settlement.dead_reason or "unknown"
-                self._metrics.dead_letters.labels(reason.split(":")[0]).inc()
-                self.count_dead_letter_queue(letter)
+                self._dead_lettered(reason.split(":")[0], letter)
 
     def expired(self, letters: Sequence[Filed]) -> None:
         for letter in letters:
-            self._metrics.dead_letters.labels("expired").inc()
-            self.count_dead_letter_queue(letter)
+            self._dead_lettered("expired", letter)
 
     def transitions(self, transitions: Sequence[Transition]) -> None:
         for transition in transitions:
             self._metrics.circuit_transitions.labels(transition.after.value).inc()
 
-    def count_dead_letter_queue(self, filed: Filed) -> None:
+    def _dead_lettered(self, reason: str, filed: Filed) -> None:
+        """A delivery filed in the dead letters, and in its subscription's dead-letter queue when
+        it went there too."""
+        self._metrics.dead_letters.labels(reason).inc()
         if filed.dead_letter_queue and filed.dead_letter_queue_message_id:
             counter = self._metrics.dead_letter_queue_messages
             counter.labels("subscription", filed.dead_letter_queue).inc()
