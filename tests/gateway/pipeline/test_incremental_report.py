@@ -1,6 +1,6 @@
 """Incremental reports: a report kept in one --out reads only new or changed log partitions,
 and its tables equal those of a full run over the same logs, whatever arrived late, grew or
-disappeared in between."""
+disappeared in between; the page of an incremental run names what needs attention."""
 
 from __future__ import annotations
 
@@ -145,6 +145,7 @@ def test_incremental_runs_equal_full_runs(spark: SparkSession, tmp_path: Path) -
     assert partitions_rewritten(first, second) == {"hour%3D00", "hour%3D01"}
     # Hour 00 was read again, and m1 and q1, in hours 00 and 01, are homed in 01 now.
     assert homes_recomputed(out, first_partials) == {"hour%3D00", "hour%3D01"}
+    assert_the_page_names_what_needs_attention(out / "report.html")
     assert run(spark, "--logs", str(logs), "--out", str(tmp_path / "full1"), "--full") == 0
     assert_same_tables(spark, out, tmp_path / "full1")
 
@@ -158,13 +159,10 @@ def test_incremental_runs_equal_full_runs(spark: SparkSession, tmp_path: Path) -
     assert_same_tables(spark, out, tmp_path / "full2")
 
 
-def test_the_page_names_what_needs_attention(spark: SparkSession, tmp_path: Path) -> None:
-    """A dead letter and a failing endpoint, each with its trace; the endpoint's HTML error
-    page shown as text."""
-    logs = tmp_path / "logs"
-    write(hour(logs, 0) / "oplog-a.jsonl", HOUR_00 + HOUR_01[2:])
-    assert run(spark, "--logs", str(logs), "--out", str(tmp_path / "out")) == 0
-    page = (tmp_path / "out" / "report.html").read_text()
+def assert_the_page_names_what_needs_attention(page_path: Path) -> None:
+    """m3, dead-lettered in hour 01 after its endpoint answered with an HTML error page: the
+    page links its trace, names the dead letter, and shows the error page as short text."""
+    page = page_path.read_text()
     assert '<details id="trace-m3">' in page
     assert '<a href="#trace-m3">m3</a>' in page
     assert "dead letter — t / other" in page

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,8 +126,10 @@ def table(spark: SparkSession, out: Path, name: str) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="module")
 def out(spark: SparkSession, logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One report run, with ``--traces``, for the tests that read what it wrote (a run costs
+    seconds of Spark's planning, however few the records)."""
     target = tmp_path_factory.mktemp("report")
-    assert run(spark, "--logs", str(logs), "--out", str(target)) == 0
+    assert run(spark, "--logs", str(logs), "--out", str(target), "--traces") == 0
     return target
 
 
@@ -185,7 +188,6 @@ def test_other_tables_and_the_html_are_written(spark: SparkSession, out: Path) -
     timeline = table(spark, out, "delivery_timeline")
     assert sum(row["attempts"] for row in timeline) == 3
     assert sum(row["messages"] for row in timeline) == 2  # m1 to s1 and to s2
-    assert not (out / "message_traces").exists()  # only with --traces
     page = (out / "report.html").read_text()
     assert page.count("<svg") == 6  # three charts, each for a phone and a wider screen
     assert "Malformed lines skipped</th><td>3<" in page
@@ -211,10 +213,11 @@ def test_time_window(spark: SparkSession, logs: Path, tmp_path: Path) -> None:
         0,
     )
     assert table(spark, tmp_path, "subscription_summary") == []
+    assert not (tmp_path / "message_traces").exists()  # only with --traces
 
 
 def test_trace_from_the_facts_under_out(
-    spark: SparkSession, out: Path, capsys: pytest.CaptureFixture[str]
+    out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without a message_traces table the facts tell the story, one line per kind of
     operation, with the delete logged with only a receipt handle included; no Spark, no logs
@@ -223,7 +226,11 @@ def test_trace_from_the_facts_under_out(
     def no_spark(options: object) -> SparkSession:
         raise AssertionError("--trace with --out must not start Spark")
 
-    code = run_report(arguments("--out", str(out), "--trace", "b"), session_factory=no_spark)
+    without_traces = tmp_path / "out"
+    shutil.copytree(out, without_traces, ignore=shutil.ignore_patterns("message_traces"))
+    code = run_report(
+        arguments("--out", str(without_traces), "--trace", "b"), session_factory=no_spark
+    )
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[2] for line in lines] == ["SendMessage", "ReceiveMessage", "DeleteMessage"]
@@ -233,12 +240,11 @@ def test_trace_from_the_facts_under_out(
 
 
 def test_trace_from_the_written_table(
-    spark: SparkSession, logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    spark: SparkSession, out: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(spark, "--logs", str(logs), "--out", str(tmp_path), "--traces") == 0
-    assert len(table(spark, tmp_path, "message_traces")) == len(GATEWAY_RECORDS) + 6
+    assert len(table(spark, out, "message_traces")) == len(GATEWAY_RECORDS) + 6
     capsys.readouterr()
-    assert run(spark, "--out", str(tmp_path), "--trace", "b") == 0
+    assert run(spark, "--out", str(out), "--trace", "b") == 0
     lines = capsys.readouterr().out.splitlines()
     actions = [line.split()[2] for line in lines]
     assert actions == ["SendMessage", "ReceiveMessage", "ReceiveMessage", "DeleteMessage"]

@@ -118,10 +118,16 @@ def history(make_events: EventFactory) -> DataFrame:
     return make_events(HISTORY)
 
 
+#: The timeline's bucket: two seconds, so that the history's three messages fall in three.
+BUCKET_MS = 2000
+
+
 @pytest.fixture(scope="module")
 def summed(history: DataFrame) -> DataFrame:
-    """The history's partial summaries, computed once for the tests that read the tables."""
-    return partials_of(history)
+    """The history's partial summaries, computed once for the tests that read the tables (each
+    computation costs seconds of Spark's planning, however few its rows). In the timeline's
+    two-second buckets: the other tables sum over the buckets, as a report's do."""
+    return partials_of(history, bucket_ms=BUCKET_MS)
 
 
 def test_message_deliveries_joins_publications(history: DataFrame) -> None:
@@ -233,39 +239,54 @@ def test_endpoint_health_reports_failing_since_the_last_success(summed: DataFram
     )
 
 
+#: audit's m1 fails before and after m2's success.
+STRADDLING: Records = [
+    push(10, "audit", "m1", 1, "timeout", None),
+    push(20, "audit", "m2", 1, "success", 200),
+    push(30, "audit", "m1", 2, "timeout", None),
+    push(40, "audit", "m1", 3, "timeout", None),
+    push(35, "audit", "m3", 1, "timeout", None),
+]
+#: billing has never succeeded.
+NEVER_SUCCEEDED: Records = [
+    push(at, "billing", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)
+]
+
+
+@pytest.fixture(scope="module")
+def failing_health(make_events: EventFactory) -> DataFrame:
+    """The health of two failing endpoints, one history each (no message in common), summed
+    once."""
+    return health_table(partials_of(make_events(STRADDLING + NEVER_SUCCEEDED))).localCheckpoint()
+
+
 def test_endpoint_health_counts_a_message_straddling_the_last_success_once(
-    make_events: EventFactory,
+    failing_health: DataFrame,
 ) -> None:
-    """m1 fails before and after m2's success: the facts keep m1's last failure only."""
-    records = [
-        push(10, "audit", "m1", 1, "timeout", None),
-        push(20, "audit", "m2", 1, "success", 200),
-        push(30, "audit", "m1", 2, "timeout", None),
-        push(40, "audit", "m1", 3, "timeout", None),
-        push(35, "audit", "m3", 1, "timeout", None),
-    ]
-    health = health_table(partials_of(make_events(records)))
+    """The facts keep m1's last failure only."""
     assertDataFrameEqual(
-        health.select("failing_since_ms", "consecutive_failures", "currently_failing"),
+        failing_health.where("subscription_name = 'audit'").select(
+            "failing_since_ms", "consecutive_failures", "currently_failing"
+        ),
         [Row(failing_since_ms=T0 + 35, consecutive_failures=2, currently_failing=True)],
     )
 
 
 def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
-    make_events: EventFactory,
+    failing_health: DataFrame,
 ) -> None:
-    attempts = [push(at, "audit", f"m{at}", 1, "timeout", None) for at in (10, 20, 30)]
-    health = health_table(partials_of(make_events(attempts)))
     assertDataFrameEqual(
-        health.select("failing_since_ms", "consecutive_failures", "last_success_ms"),
+        failing_health.where("subscription_name = 'billing'").select(
+            "failing_since_ms", "consecutive_failures", "last_success_ms"
+        ),
         [Row(failing_since_ms=T0 + 10, consecutive_failures=3, last_success_ms=None)],
     )
 
 
-def test_delivery_timeline_counts_messages_by_publish_time(history: DataFrame) -> None:
+def test_delivery_timeline_counts_messages_by_publish_time(summed: DataFrame) -> None:
     """billing: m1 (published at +1000) delivered after a retry, m2 (+2000) dead-lettered, m3
     (+5000) delivered; by message, not by attempt."""
-    timeline = tables.delivery_timeline(partials_of(history, bucket_ms=2000), 2000)
+    timeline = tables.delivery_timeline(summed, BUCKET_MS)
     assertDataFrameEqual(
         timeline.select(
             "bucket_start_ms", "subscription_name", "messages", "delivered", "attempts"

@@ -2,7 +2,9 @@
 
 Queue "jobs": q1 is received, left to become visible again, received again and deleted; q2 is
 never received; q3 is received and deleted; q4 is received, its visibility changed, never
-deleted. Queue "other" has a single message dead-lettered after two receives.
+deleted. Queue "other" has a single message dead-lettered after two receives. Two more
+histories have queues of their own: "redelivered" and "fed" (by a topic). The queue table is
+computed once for all three.
 """
 
 from __future__ import annotations
@@ -106,9 +108,46 @@ def queue_table(events: DataFrame) -> DataFrame:
     return tables.queue_summary(summed, tables.subscriptions(summed))
 
 
-def test_queue_summary(make_events: EventFactory) -> None:
+def pushed_into(at: int, message: str, queue: str) -> dict[str, object]:
+    """A topic's successful push into a queue endpoint."""
+    return {
+        "time_ms": T0 + at,
+        "action": "PushMessage",
+        "topic_name": "orders",
+        "subscription_name": f"to-{queue}",
+        "endpoint": f"acs:mns:local:1234567890:queues/{queue}",
+        "message_id": message,
+        "attempt": 1,
+        "outcome": "success",
+        "status_code": 201,
+    }
+
+
+#: Received twice, never with a DequeueCount.
+REDELIVERED: Records = [
+    operation(1, "SendMessage", "m", queue="redelivered"),
+    operation(2, "ReceiveMessage", "m", queue="redelivered"),
+    operation(3, "ReceiveMessage", "m", queue="redelivered"),
+]
+#: Four messages pushed in by a topic, one received and deleted, one received only.
+FED: Records = [
+    *(pushed_into(10 * n, f"t{n}", "fed") for n in range(4)),
+    operation(100, "ReceiveMessage", "f1", 1, queue="fed"),
+    operation(110, "DeleteMessage", "f1", queue="fed"),
+    operation(120, "ReceiveMessage", "f2", 1, queue="fed"),
+]
+
+
+@pytest.fixture(scope="module")
+def queue_summary(make_events: EventFactory) -> DataFrame:
+    """The queue table of the module's histories, each in queues of its own, computed once:
+    each computation costs seconds of Spark's planning, however few its rows."""
+    return queue_table(make_events(HISTORY + REDELIVERED + FED)).localCheckpoint()
+
+
+def test_queue_summary(queue_summary: DataFrame) -> None:
     assertDataFrameEqual(
-        queue_table(make_events(HISTORY)),
+        queue_summary.where("queue_name IN ('jobs', 'other')"),
         [
             Row(
                 queue_name="jobs",
@@ -141,43 +180,17 @@ def test_queue_summary(make_events: EventFactory) -> None:
 
 
 def test_repeated_receives_count_as_redelivery_without_dequeue_count(
-    make_events: EventFactory,
+    queue_summary: DataFrame,
 ) -> None:
-    events = make_events(
-        [
-            operation(1, "SendMessage", "m"),
-            operation(2, "ReceiveMessage", "m"),
-            operation(3, "ReceiveMessage", "m"),
-        ]
+    assertDataFrameEqual(
+        queue_summary.where("queue_name = 'redelivered'").select("redelivered"),
+        [Row(redelivered=1)],
     )
-    summary = queue_table(events)
-    assertDataFrameEqual(summary.select("redelivered"), [Row(redelivered=1)])
 
 
-def pushed_into(at: int, message: str, queue: str) -> dict[str, object]:
-    """A topic's successful push into a queue endpoint."""
-    return {
-        "time_ms": T0 + at,
-        "action": "PushMessage",
-        "topic_name": "orders",
-        "subscription_name": f"to-{queue}",
-        "endpoint": f"acs:mns:local:1234567890:queues/{queue}",
-        "message_id": message,
-        "attempt": 1,
-        "outcome": "success",
-        "status_code": 201,
-    }
-
-
-def test_a_queue_fed_by_a_topic_counts_what_waits_in_it(make_events: EventFactory) -> None:
-    """Four messages pushed in by a topic, one received and deleted, one received only: two
-    never consumed, three not deleted (failed before: both 0, the queue's log having no send)."""
-    history = [
-        *(pushed_into(10 * n, f"t{n}", "fed") for n in range(4)),
-        operation(100, "ReceiveMessage", "f1", 1, queue="fed"),
-        operation(110, "DeleteMessage", "f1", queue="fed"),
-        operation(120, "ReceiveMessage", "f2", 1, queue="fed"),
-    ]
-    (row,) = queue_table(make_events(history)).where("queue_name = 'fed'").collect()
+def test_a_queue_fed_by_a_topic_counts_what_waits_in_it(queue_summary: DataFrame) -> None:
+    """Two never consumed, three not deleted (failed before: both 0, the queue's log having no
+    send)."""
+    (row,) = queue_summary.where("queue_name = 'fed'").collect()
     assert (row["sent"], row["from_topics"], row["received"], row["deleted"]) == (4, 4, 2, 1)
     assert (row["never_consumed"], row["not_deleted"]) == (2, 3)
