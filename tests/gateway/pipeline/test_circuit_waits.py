@@ -78,9 +78,11 @@ def outage(
     make_raw: Callable[[Records], DataFrame],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Any]:
-    # The facts as a report keeps them, per log partition: one partition here.
+    # The facts as a report keeps them, per log partition: one partition here. Cut from the
+    # plan that made them, as a report reads them back from Parquet: each of the circuits'
+    # queries would otherwise plan and run the whole chain from the input rows again.
     parsed = parsing.parse_records(make_raw(records())).withColumn(facts.PARTITION, F.lit("p"))
-    all_facts = facts.partition_facts(parsed, None, None, with_handles=False)
+    all_facts = facts.partition_facts(parsed, None, None, with_handles=False).localCheckpoint()
     out: Path = tmp_path_factory.mktemp("circuit-waits") / "out"
     # The report ends at its latest record, as a report's run does (its summary's last time).
     (shown,) = endpoint_circuits(spark, str(out), all_facts, report_end_ms=T0 + 5_002)
