@@ -125,6 +125,15 @@ def merged_facts(events: DataFrame, partition: str = "p") -> DataFrame:
     return facts.merge_facts(partial, resolve_handles=False)
 
 
+def homed_facts(events: DataFrame, partition: str = "p") -> DataFrame:
+    """:func:`merged_facts` homed in their one partition, and cut from the plan that made them,
+    as a report reads its facts back from Parquet: the partial summaries read the facts in
+    several branches, and each would otherwise run the chain from the events again (3.3-3.9
+    against 5.9-7.6 CPU-seconds for a module's partial summaries, warm, 2026-12-04)."""
+    homed = merged_facts(events, partition).withColumn(homes.HOME, F.lit(partition))
+    return homed.localCheckpoint()
+
+
 #: A timeline bucket wide enough for tests that check only per-endpoint or per-topic figures.
 DAY_MS = 86_400_000
 
@@ -136,8 +145,9 @@ def partials_of(events: DataFrame, bucket_ms: int = DAY_MS, partition: str = "p"
     them back from Parquet: a table built on top then plans in a fraction of a second instead of
     re-analysing the whole chain from the events (0.5 s against 5-6 s for the endpoint health
     table on a quiet machine, 2026-11-28), which was most of what these tests cost."""
-    merged = merged_facts(events, partition).withColumn(homes.HOME, F.lit(partition))
-    summed = partials.partial_summaries(merged, join_publications=True, bucket_ms=bucket_ms)
+    summed = partials.partial_summaries(
+        homed_facts(events, partition), join_publications=True, bucket_ms=bucket_ms
+    )
     return summed.localCheckpoint()
 
 
@@ -146,6 +156,5 @@ def message_rows(
 ) -> DataFrame:
     """What the partials are computed from, for the messages of one kind (deliveries to
     subscription endpoints, queue messages...) among one log partition's events."""
-    merged = merged_facts(events).withColumn(homes.HOME, F.lit("p"))
-    rows = partials.message_rows(merged, join_publications=join_publications)
+    rows = partials.message_rows(homed_facts(events), join_publications=join_publications)
     return partials.of_kind(rows, kind)
