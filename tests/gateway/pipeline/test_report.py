@@ -133,6 +133,15 @@ def out(spark: SparkSession, logs: Path, tmp_path_factory: pytest.TempPathFactor
     return target
 
 
+@pytest.fixture(scope="module")
+def facts_only(out: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``out`` without its message_traces table, as a run without ``--traces`` leaves it: a
+    trace is then told from the facts."""
+    target = tmp_path_factory.mktemp("facts-only") / "out"
+    shutil.copytree(out, target, ignore=shutil.ignore_patterns("message_traces"))
+    return target
+
+
 def test_input_summary_counts_malformed_lines(spark: SparkSession, out: Path) -> None:
     [summary] = table(spark, out, "input_summary")
     assert summary["lines"] == len(GATEWAY_RECORDS) + len(MALFORMED_LINES) + len(EXPORTED_LINES) + 1
@@ -217,7 +226,7 @@ def test_time_window(spark: SparkSession, logs: Path, tmp_path: Path) -> None:
 
 
 def test_trace_from_the_facts_under_out(
-    out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    facts_only: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without a message_traces table the facts tell the story, one line per kind of
     operation, with the delete logged with only a receipt handle included; no Spark, no logs
@@ -226,11 +235,7 @@ def test_trace_from_the_facts_under_out(
     def no_spark(options: object) -> SparkSession:
         raise AssertionError("--trace with --out must not start Spark")
 
-    without_traces = tmp_path / "out"
-    shutil.copytree(out, without_traces, ignore=shutil.ignore_patterns("message_traces"))
-    code = run_report(
-        arguments("--out", str(without_traces), "--trace", "b"), session_factory=no_spark
-    )
+    code = run_report(arguments("--out", str(facts_only), "--trace", "b"), session_factory=no_spark)
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[2] for line in lines] == ["SendMessage", "ReceiveMessage", "DeleteMessage"]
@@ -262,9 +267,15 @@ def test_trace_from_the_logs(
     assert f"trace_id={TRACE}" in lines[1] or f"trace_id={TRACE}" in lines[2]
 
 
+@pytest.mark.parametrize("kept", ["out", "facts_only"])
 def test_unknown_message_exits_1(
-    spark: SparkSession, out: Path, capsys: pytest.CaptureFixture[str]
+    spark: SparkSession,
+    kept: str,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Looked up in the message_traces table, and in the facts where there is none."""
+    out: Path = request.getfixturevalue(kept)
     assert run(spark, "--out", str(out), "--trace", "nope") == 1
     assert "no operations logged" in capsys.readouterr().out
 
