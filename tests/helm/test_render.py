@@ -3,10 +3,13 @@ against the OpenAPI schemas of every Kubernetes version the chart claims to supp
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
 import helm_python
+import jsonschema
 import kubernetes_validate
 import pytest
 from kubernetes_validate.utils import SchemaNotFoundError
@@ -18,6 +21,7 @@ from tests.helm.chart import (
     MATRIX,
     OLDEST_KUBERNETES,
     render_case,
+    validate,
     values_of,
 )
 
@@ -68,8 +72,8 @@ def test_each_case_renders_what_it_names(case: str) -> None:
 
 def _validate(manifest: dict[str, Any], version: str) -> str | None:
     try:
-        kubernetes_validate.validate(manifest, version, strict=True)
-    except kubernetes_validate.ValidationError as error:
+        validate(manifest, version)
+    except jsonschema.ValidationError as error:
         where = ".".join(str(part) for part in error.path)
         return f"{manifest['kind']}/{manifest['metadata']['name']} {where}: {error.message}"
     except SchemaNotFoundError:
@@ -84,6 +88,32 @@ def test_manifests_are_valid_kubernetes_objects(case: str, version: str) -> None
     """Strict: an unknown or misspelled field fails as surely as a wrong type."""
     errors = [_validate(manifest, version) for manifest in render_case(case).manifests]
     assert [error for error in errors if error] == []
+
+
+def _verdict(
+    check: Callable[[dict[str, Any], str], object], manifest: dict[str, Any], version: str
+) -> str:
+    try:
+        check(manifest, version)
+    except jsonschema.ValidationError as error:
+        return f"{list(error.path)} {error.message}"
+    return "valid"
+
+
+@pytest.mark.parametrize("version", [KUBERNETES_VERSIONS[0], KUBERNETES_VERSIONS[-1]])
+def test_the_validation_judges_as_kubernetes_validate_does(version: str) -> None:
+    """The tests validate through ``chart.validate``, which reads each schema once; on the
+    chart's own manifests and on broken ones it must say what the library says."""
+    deployment = render_case("sqlite").get("Deployment")
+    misspelled, wrong_type = copy.deepcopy(deployment), copy.deepcopy(deployment)
+    misspelled["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
+    wrong_type["spec"]["replicas"] = "two"
+    manifests = [m for m in render_case("production").manifests if m["kind"] not in CUSTOM_KINDS]
+    library = lambda manifest, version: kubernetes_validate.validate(manifest, version, True)  # noqa: E731
+    for manifest in (*manifests, misspelled, wrong_type):
+        assert _verdict(validate, manifest, version) == _verdict(library, manifest, version)
+    assert _verdict(validate, misspelled, version) != "valid"
+    assert _verdict(validate, wrong_type, version) != "valid"
 
 
 @pytest.mark.parametrize("case", MATRIX)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
-from pyspark.testing import assertDataFrameEqual
 
+from tests.gateway.pipeline.frames import assert_frames_equal
 from tests.gateway.pipeline.test_report import run
 
 HOUR = 3_600_000
@@ -118,7 +118,7 @@ def partitions_rewritten(before: dict[str, int], after: dict[str, int]) -> set[s
 
 def assert_same_tables(spark: SparkSession, incremental: Path, full: Path) -> None:
     for name in TABLES:
-        assertDataFrameEqual(
+        assert_frames_equal(
             spark.read.parquet(str(incremental / name)),
             spark.read.parquet(str(full / name)),
             rtol=1e-9,

@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import pytest
 from pyspark.sql import DataFrame, Row, SparkSession
-from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import attention, deliveries, tables
 from gateway.pipeline.transforms.deliveries import SUBSCRIPTION_KEYS
 from gateway.pipeline.transforms.partials import Kind
 from tests.gateway.pipeline.conftest import Records, message_rows, partials_of
+from tests.gateway.pipeline.frames import assert_frames_equal
 
 EventFactory = Callable[[Records], DataFrame]
 
@@ -131,7 +131,7 @@ def summed(history: DataFrame) -> DataFrame:
 
 
 def test_message_deliveries_joins_publications(history: DataFrame) -> None:
-    assertDataFrameEqual(per_message(history).select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+    assert_frames_equal(per_message(history).select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
 def test_message_deliveries_uses_publish_time_on_push_records(
@@ -144,12 +144,12 @@ def test_message_deliveries_uses_publish_time_on_push_records(
         if record["action"] != "PublishMessage"
     ]
     found = per_message(make_events(records), join_publications=False)
-    assertDataFrameEqual(found.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
+    assert_frames_equal(found.select(*DELIVERY_COLUMNS), EXPECTED_DELIVERIES)
 
 
 def test_subscription_summary(summed: DataFrame) -> None:
     summary = summary_table(summed)
-    assertDataFrameEqual(
+    assert_frames_equal(
         summary,
         [
             Row(
@@ -193,7 +193,7 @@ def test_subscription_summary(summed: DataFrame) -> None:
 
 def test_attempts_histogram(summed: DataFrame) -> None:
     histogram = tables.attempts_histogram(summed)
-    assertDataFrameEqual(
+    assert_frames_equal(
         histogram.select("subscription_name", "attempts", "messages"),
         [
             Row(subscription_name="billing", attempts=1, messages=1),
@@ -206,7 +206,7 @@ def test_attempts_histogram(summed: DataFrame) -> None:
 
 def test_endpoint_health_reports_failing_since_the_last_success(summed: DataFrame) -> None:
     health = health_table(summed)
-    assertDataFrameEqual(
+    assert_frames_equal(
         health.drop("topic_name"),
         [
             Row(
@@ -264,7 +264,7 @@ def test_endpoint_health_counts_a_message_straddling_the_last_success_once(
     failing_health: DataFrame,
 ) -> None:
     """The facts keep m1's last failure only."""
-    assertDataFrameEqual(
+    assert_frames_equal(
         failing_health.where("subscription_name = 'audit'").select(
             "failing_since_ms", "consecutive_failures", "currently_failing"
         ),
@@ -275,7 +275,7 @@ def test_endpoint_health_counts_a_message_straddling_the_last_success_once(
 def test_endpoint_that_never_succeeded_is_failing_since_its_first_attempt(
     failing_health: DataFrame,
 ) -> None:
-    assertDataFrameEqual(
+    assert_frames_equal(
         failing_health.where("subscription_name = 'billing'").select(
             "failing_since_ms", "consecutive_failures", "last_success_ms"
         ),
@@ -287,7 +287,7 @@ def test_delivery_timeline_counts_messages_by_publish_time(summed: DataFrame) ->
     """billing: m1 (published at +1000) delivered after a retry, m2 (+2000) dead-lettered, m3
     (+5000) delivered; by message, not by attempt."""
     timeline = tables.delivery_timeline(summed, BUCKET_MS)
-    assertDataFrameEqual(
+    assert_frames_equal(
         timeline.select(
             "bucket_start_ms", "subscription_name", "messages", "delivered", "attempts"
         ),
@@ -330,7 +330,7 @@ def test_pushes_into_queue_endpoints_count_per_queue(make_events: EventFactory) 
         push(40, "audit", "m4", 1, "success", 200),
     ]
     pushed = deliveries.pushed_into_queues(tables.subscriptions(partials_of(make_events(records))))
-    assertDataFrameEqual(pushed, [Row(queue_name="jobs", from_topics=2)])
+    assert_frames_equal(pushed, [Row(queue_name="jobs", from_topics=2)])
 
 
 def test_status_code_decides_success_when_outcome_is_missing(make_events: EventFactory) -> None:
@@ -338,7 +338,7 @@ def test_status_code_decides_success_when_outcome_is_missing(make_events: EventF
         {**push(10, "audit", "m1", 1, "success", 204), "outcome": None},
         {**push(20, "audit", "m2", 1, "http_error", 500), "outcome": None},
     ]
-    assertDataFrameEqual(
+    assert_frames_equal(
         per_message(make_events(records)).select("message_id", "delivered"),
         [Row(message_id="m1", delivered=True), Row(message_id="m2", delivered=False)],
     )
@@ -354,7 +354,7 @@ def test_the_traces_complete_the_last_outcome_of_failing_endpoints(
         " last_outcome string, last_status_code int, last_error string",
     )
     health = tables.with_last_outcomes(health_table(summed), outcomes)
-    assertDataFrameEqual(
+    assert_frames_equal(
         health.select("subscription_name", *tables.LAST_OUTCOME),
         [
             Row(
@@ -379,7 +379,7 @@ def test_the_messages_that_need_attention(summed: DataFrame) -> None:
     chosen = attention.attention_messages(
         summed, health_table(summed), dead_letters=10, per_endpoint=3
     )
-    assertDataFrameEqual(
+    assert_frames_equal(
         chosen.select("reason", "subscription_name", "message_id", "at_ms"),
         [
             Row(

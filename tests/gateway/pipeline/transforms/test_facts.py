@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
-from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import facts, parsing
 from tests.gateway.pipeline.conftest import Records
+from tests.gateway.pipeline.frames import assert_frames_equal
 
 RawFactory = Callable[[Records], DataFrame]
 EventFactory = Callable[[Records], DataFrame]
@@ -48,7 +48,7 @@ def test_input_summary_counts_what_was_skipped_and_the_window(make_raw: RawFacto
     )
     parsed = parsing.parse_records(raw).withColumn(facts.PARTITION, F.lit("p"))
     partial = facts.partition_facts(parsed, T0 + 1000, T0 + 9000, with_handles=False)
-    assertDataFrameEqual(
+    assert_frames_equal(
         facts.partition_inputs(partial).drop(facts.HANDLE_ONLY_ROWS),
         [
             Row(
@@ -87,7 +87,7 @@ def test_a_message_across_partitions_merges_into_one_row(make_events: EventFacto
         partials(("h0", make_events(first_hour)), ("h1", make_events(next_hour))),
         resolve_handles=False,
     )
-    assertDataFrameEqual(
+    assert_frames_equal(
         merged.select(
             "message_id",
             "attempts",
@@ -134,7 +134,7 @@ def test_id_less_deletes_resolve_through_a_receive_in_an_earlier_partition(
     ]
     batches = (("h0", make_events(received)), ("h1", make_events(deleted)))
     merged = facts.merge_facts(partials(*batches), resolve_handles=True)
-    assertDataFrameEqual(
+    assert_frames_equal(
         merged.select("message_id", "sends", "receives", "deletes", "deleted_ms"),
         [Row(message_id="a", sends=1, receives=1, deletes=1, deleted_ms=T0 + 3_600_000)],
     )

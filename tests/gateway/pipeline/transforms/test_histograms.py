@@ -8,9 +8,9 @@ import math
 import pytest
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import histograms
+from tests.gateway.pipeline.frames import assert_frames_equal
 
 
 def buckets_of(spark: SparkSession, values: list[int]) -> list[tuple[int, int]]:
@@ -60,4 +60,4 @@ def test_percentiles_of_summed_counts_equal_those_of_all_values(spark: SparkSess
         both, ["k"], (0.5, 0.95, 0.99, 1.0), ("p50", "p95", "p99", "p100")
     )
     expected = {f"p{round(q * 100)}": math.ceil(q * 100) for q in (0.5, 0.95, 0.99, 1.0)}
-    assertDataFrameEqual(found, [Row(k="x", **expected)])
+    assert_frames_equal(found, [Row(k="x", **expected)])

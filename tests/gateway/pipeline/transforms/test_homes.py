@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import facts, homes
+from tests.gateway.pipeline.frames import assert_frames_equal
 
 LABELS = ("dt=2024-06-01/hour=00", "dt=2024-06-01/hour=01", "dt=2024-06-01/hour=02")
 H0, H1, H2 = LABELS
@@ -23,7 +23,7 @@ def test_a_message_is_homed_in_the_newest_partition_holding_it(spark: SparkSessi
     found = keyed(spark, [(H0, "a", 1), (H1, "a", 1), (H1, "b", 1), (H2, "c", 1), (H0, "c", 2)])
     spans = homes.spanning(homes.message_spans(homes.message_keys(found), LABELS))
     homed = homes.with_homes(found, spans, LABELS, homes=None)
-    assertDataFrameEqual(
+    assert_frames_equal(
         homed.select(facts.PARTITION, "message_id", homes.HOME, "_spans"),
         [
             Row(log_partition=H0, message_id="a", home_partition=H1, _spans=True),

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyspark.sql import DataFrame, Row
-from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import parsing
 from tests.gateway.pipeline.conftest import Records
+from tests.gateway.pipeline.frames import assert_frames_equal
 
 RawFactory = Callable[[Records], DataFrame]
 EventFactory = Callable[[Records], DataFrame]
@@ -31,7 +31,7 @@ def test_time_is_read_from_numbers_numeric_strings_and_date_strings(make_raw: Ra
         ]
     )
     parsed = parsing.parse_records(raw).select("time_ms")
-    assertDataFrameEqual(
+    assert_frames_equal(
         parsed,
         [
             Row(time_ms=T0),
@@ -63,7 +63,7 @@ def test_numbers_strings_and_empty_values_are_normalised(make_raw: RawFactory) -
     parsed = parsing.parse_records(raw).select(
         "message_id", "attempt", "status_code", "latency_ms", "outcome", "dequeue_count"
     )
-    assertDataFrameEqual(
+    assert_frames_equal(
         parsed,
         [
             Row(
@@ -90,13 +90,13 @@ def test_usable_events_drop_malformed_and_records_without_time_or_action(
         ]
     )
     events = parsing.usable_events(parsing.parse_records(raw))
-    assertDataFrameEqual(events.select("message_id"), [Row(message_id="kept")])
+    assert_frames_equal(events.select("message_id"), [Row(message_id="kept")])
 
 
 def test_time_window_includes_since_and_excludes_until(make_events: EventFactory) -> None:
     events = make_events([{"time_ms": T0 + offset, "action": "SendMessage"} for offset in range(4)])
     windowed = parsing.within_time_window(events, T0 + 1, T0 + 3)
-    assertDataFrameEqual(windowed.select("time_ms"), [Row(time_ms=T0 + 1), Row(time_ms=T0 + 2)])
+    assert_frames_equal(windowed.select("time_ms"), [Row(time_ms=T0 + 1), Row(time_ms=T0 + 2)])
     assert parsing.within_time_window(events, None, None).count() == 4
 
 
@@ -115,7 +115,7 @@ def test_message_trace_is_ordered_and_follows_receipt_handles(make_events: Event
         ]
     )
     trace = parsing.message_trace(events, "m1").select("time_ms", "action", "message_id")
-    assertDataFrameEqual(
+    assert_frames_equal(
         trace,
         [
             Row(time_ms=T0, action="SendMessage", message_id="m1"),

@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import pytest
 from pyspark.sql import DataFrame, Row
-from pyspark.testing import assertDataFrameEqual
 
 from gateway.pipeline.transforms import queues, tables
 from gateway.pipeline.transforms.partials import Kind
 from tests.gateway.pipeline.conftest import Records, message_rows, partials_of
+from tests.gateway.pipeline.frames import assert_frames_equal
 
 EventFactory = Callable[[Records], DataFrame]
 
@@ -62,7 +62,7 @@ def lifecycles(make_events: EventFactory) -> DataFrame:
 
 
 def test_queue_message_lifecycles(lifecycles: DataFrame) -> None:
-    assertDataFrameEqual(
+    assert_frames_equal(
         lifecycles.where("queue_name = 'jobs'").drop(
             "queue_name", "dead_lettered", "dead_letter_ms"
         ),
@@ -146,7 +146,7 @@ def queue_summary(make_events: EventFactory) -> DataFrame:
 
 
 def test_queue_summary(queue_summary: DataFrame) -> None:
-    assertDataFrameEqual(
+    assert_frames_equal(
         queue_summary.where("queue_name IN ('jobs', 'other')"),
         [
             Row(
@@ -182,7 +182,7 @@ def test_queue_summary(queue_summary: DataFrame) -> None:
 def test_repeated_receives_count_as_redelivery_without_dequeue_count(
     queue_summary: DataFrame,
 ) -> None:
-    assertDataFrameEqual(
+    assert_frames_equal(
         queue_summary.where("queue_name = 'redelivered'").select("redelivered"),
         [Row(redelivered=1)],
     )
