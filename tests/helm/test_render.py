@@ -4,6 +4,7 @@ against the OpenAPI schemas of every Kubernetes version the chart claims to supp
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -109,7 +110,7 @@ def test_the_validation_judges_as_kubernetes_validate_does(version: str) -> None
     misspelled["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
     wrong_type["spec"]["replicas"] = "two"
     manifests = [m for m in render_case("production").manifests if m["kind"] not in CUSTOM_KINDS]
-    library = lambda manifest, version: kubernetes_validate.validate(manifest, version, True)  # noqa: E731
+    library = functools.partial(kubernetes_validate.validate, strict=True)
     for manifest in (*manifests, misspelled, wrong_type):
         assert _verdict(validate, manifest, version) == _verdict(library, manifest, version)
     assert _verdict(validate, misspelled, version) != "valid"
