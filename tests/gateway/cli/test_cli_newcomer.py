@@ -13,10 +13,12 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 
 from tests.gateway.cli.test_cli_first_day import MNS_GATEWAY, run, shell
+from tests.support.in_one_process import Done, run_each
 
 # -- issue 34: store-only commands do not import the web app ----------------------------------
 
@@ -119,35 +121,69 @@ def test_without_a_public_url_serve_prints_no_second_url() -> None:
 # -- item 6: a serve that cannot start changes nothing ------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("option", "value"),
-    [
-        ("--port", "99999"),
-        ("--port", "0"),
-        ("--workers", "0"),
-        ("--workers", "-3"),
-        ("--threads", "0"),
-        ("--port", "http"),
-    ],
-)
+#: Options ``serve`` must refuse, each with what a user meets it as.
+BAD_OPTIONS = [
+    ("--port", "99999"),
+    ("--port", "0"),
+    ("--workers", "0"),
+    ("--workers", "-3"),
+    ("--threads", "0"),
+    ("--port", "http"),
+]
+
+
+def earlier_served_keys(data: Path) -> Path:
+    """A data dir served before, as ``credentials show`` would read it."""
+    data.mkdir(parents=True)
+    served = data / "served-keys.json"
+    served.write_text('{"Url": "http://127.0.0.1:8080", "AccessKeyIds": ["earlier"]}')
+    return data
+
+
+@pytest.fixture(scope="module")
+def refused_options(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], tuple[Done, Path]]:
+    """Each of :data:`BAD_OPTIONS` given to ``serve`` on a data dir of its own, all in one
+    child process (tests/support/in_one_process.py)."""
+    root = tmp_path_factory.mktemp("bad-options")
+    data = [earlier_served_keys(root / str(n)) for n in range(len(BAD_OPTIONS))]
+    cases = [
+        (["serve", option, value, "--data-dir", str(dir_)], {})
+        for dir_, (option, value) in zip(data, BAD_OPTIONS, strict=True)
+    ]
+    return dict(zip(BAD_OPTIONS, zip(run_each(cases, shell()), data, strict=True), strict=True))
+
+
+@pytest.mark.parametrize(("option", "value"), BAD_OPTIONS)
 def test_serve_refuses_a_bad_option_before_writing_anything(
-    tmp_path: Path, option: str, value: str
+    refused_options: dict[tuple[str, str], tuple[Done, Path]], option: str, value: str
 ) -> None:
     """Failed before: ``--port 99999`` was "unexpected OverflowError", ``--workers -3`` gunicorn's
     own error, ``--workers 0`` started with no worker; each after "listening" was printed and
     served-keys.json rewritten (``credentials show`` then checked a gateway not there)."""
-    data = tmp_path / "data"
-    data.mkdir()
-    served = data / "served-keys.json"
-    served.write_text('{"Url": "http://127.0.0.1:8080", "AccessKeyIds": ["earlier"]}')
-    done = run("serve", option, value, "--data-dir", str(data))
+    done, data = refused_options[option, value]
+    assert_refused_before_writing(done, data, option, value)
+
+
+def test_the_script_refuses_a_bad_option_before_writing_anything(tmp_path: Path) -> None:
+    """One of the table above through the ``mns-gateway`` script itself."""
+    data = earlier_served_keys(tmp_path / "data")
+    assert_refused_before_writing(
+        run("serve", "--workers", "0", "--data-dir", str(data)), data, "--workers", "0"
+    )
+
+
+def assert_refused_before_writing(
+    done: Done | CompletedProcess[str], data: Path, option: str, value: str
+) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("usage: mns-gateway serve ")
     assert done.stderr.splitlines()[-1].startswith(
         f"mns-gateway serve: error: argument {option}: {value!r} is not valid: "
     )
     assert sorted(path.name for path in data.iterdir()) == ["served-keys.json"]
-    assert "earlier" in served.read_text()
+    assert "earlier" in (data / "served-keys.json").read_text()
 
 
 # -- item 7: every setting checked before anything starts -----------------------------------------
@@ -246,26 +282,68 @@ def test_the_table_covers_every_setting() -> None:
     assert missing == []
 
 
-@pytest.mark.parametrize(("env", "variable"), BAD_SETTINGS, ids=lambda v: str(v))
+def settings_of(env: dict[str, str]) -> dict[str, str]:
+    return {f"MNS_GATEWAY_{name}": value for name, value in env.items()}
+
+
+@pytest.fixture(scope="module")
+def refused_settings(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Done, Path]]:
+    """``serve`` given each of :data:`BAD_SETTINGS`, with a data dir of its own that must not
+    come to exist, all in one child process (tests/support/in_one_process.py)."""
+    from gateway.testing.process import free_port
+
+    root = tmp_path_factory.mktemp("bad-settings")
+    data = [root / str(n) / "data" for n in range(len(BAD_SETTINGS))]
+    cases = [
+        (["serve", "--port", str(free_port()), "--data-dir", str(dir_)], settings_of(env))
+        for dir_, (env, _) in zip(data, BAD_SETTINGS, strict=True)
+    ]
+    return list(zip(run_each(cases, shell()), data, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("case", "variable"),
+    list(enumerate(variable for _, variable in BAD_SETTINGS)),
+    ids=[str(env) for env, _ in BAD_SETTINGS],
+)
 def test_serve_refuses_a_bad_setting_in_one_line_before_anything_starts(
-    tmp_path: Path, env: dict[str, str], variable: str
+    refused_settings: list[tuple[Done, Path]], case: int, variable: str
 ) -> None:
     """Failed before: ``EGRESS_ALLOW=notacidr`` printed "listening", a 35-line traceback and
     "Worker failed to boot"; ``WORKER_CLASS=eventlet`` a gunicorn traceback; ``RETRY_SCALE=-1``,
     ``DELIVERY_THREADS=-5``, ``PUSH_TIMEOUT=0`` and others were accepted silently (the gateway
     started: stopped here after 20 s); ``ACCESS_KEY_ID`` without ``_SECRET`` was ignored and a
     random pair generated."""
+    done, data = refused_settings[case]
+    assert_refused_in_one_line(done, data, variable)
+
+
+#: Through the script itself: a value read as a setting, one only the checks before forking
+#: find (a CIDR for the egress rules, a gunicorn worker class, a file), and a pair half given.
+THROUGH_THE_SCRIPT = [
+    ({"RETRY_SCALE": "-1"}, "MNS_GATEWAY_RETRY_SCALE"),
+    ({"EGRESS_ALLOW": "notacidr"}, "MNS_GATEWAY_EGRESS_ALLOW"),
+    ({"WORKER_CLASS": "eventlet"}, "MNS_GATEWAY_WORKER_CLASS"),
+    ({"SIGNING_KEY_FILE": "/nonexistent/key.pem"}, "MNS_GATEWAY_SIGNING_KEY_FILE"),
+    ({"ACCESS_KEY_ID": "my-key"}, "MNS_GATEWAY_ACCESS_KEY_SECRET"),
+]
+
+
+@pytest.mark.parametrize(("env", "variable"), THROUGH_THE_SCRIPT, ids=lambda v: str(v))
+def test_the_script_refuses_a_bad_setting_in_one_line_before_anything_starts(
+    tmp_path: Path, env: dict[str, str], variable: str
+) -> None:
     from gateway.testing.process import free_port
 
+    assert (env, variable) in BAD_SETTINGS
     data = tmp_path / "data"
     command = [str(MNS_GATEWAY), "serve", "--port", str(free_port()), "--data-dir", str(data)]
-    settings = {f"MNS_GATEWAY_{name}": value for name, value in env.items()}
     with subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**shell(), **settings},
+        env={**shell(), **settings_of(env)},
         start_new_session=True,  # its own process group: a gateway that started is stopped whole
     ) as process:
         try:
@@ -273,8 +351,12 @@ def test_serve_refuses_a_bad_setting_in_one_line_before_anything_starts(
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             out, err = process.communicate()
-    assert process.returncode == 1 and out == "", err
-    (line,) = err.splitlines()
+    assert_refused_in_one_line(Done(process.returncode, out, err), data, variable)
+
+
+def assert_refused_in_one_line(done: Done, data: Path, variable: str) -> None:
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    (line,) = done.stderr.splitlines()
     assert line.startswith("mns-gateway serve: ") and variable in line, line
     assert not data.exists()
 
@@ -282,14 +364,28 @@ def test_serve_refuses_a_bad_setting_in_one_line_before_anything_starts(
 # -- item 11: the CLI's rough edges -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("limit", ["0", "1001", "-1", "ten"])
-@pytest.mark.parametrize("command", [("dead-letters",), ("admin", "dead-letters")])
+LIMITS = ["0", "1001", "-1", "ten"]
+LISTINGS = [("dead-letters",), ("admin", "dead-letters")]
+
+
+@pytest.fixture(scope="module")
+def limits_refused() -> dict[tuple[tuple[str, ...], str], Done]:
+    """Each listing given each limit out of range, all in one child process."""
+    cases = [(command, limit) for command in LISTINGS for limit in LIMITS]
+    done = run_each(
+        [([*command, "list", "--limit", limit], {}) for command, limit in cases], shell()
+    )
+    return dict(zip(cases, done, strict=True))
+
+
+@pytest.mark.parametrize("limit", LIMITS)
+@pytest.mark.parametrize("command", LISTINGS)
 def test_a_dead_letter_limit_out_of_range_is_a_usage_error(
-    command: tuple[str, ...], limit: str
+    limits_refused: dict[tuple[tuple[str, ...], str], Done], command: tuple[str, ...], limit: str
 ) -> None:
     """Failed before: ``--limit 0`` said "no dead letters" and offered a marker while one
     existed (the help says 1 to 1000)."""
-    done = run(*command, "list", "--limit", limit)
+    done = limits_refused[command, limit]
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"usage: mns-gateway {' '.join(command)} ")
     assert done.stderr.splitlines()[-1] == (

@@ -28,6 +28,7 @@ from gateway.config.settings import (
 )
 from gateway.errors.commands import SettingsError
 from gateway.testing.process import free_port
+from tests.support.in_one_process import Done, run_each
 
 ROOT = Path(__file__).resolve().parents[3]
 ENTRY_POINT = Path(sys.executable).parent / "mns-gateway"
@@ -199,40 +200,76 @@ def test_the_docs_the_chart_and_the_tests_set_no_unknown_name() -> None:
 # Through the commands, as a user meets it --------------------------------------------------
 
 
-def run(command: str, data_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MNS_GATEWAY_", "OTEL_"))}
+def clean() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("MNS_GATEWAY_", "OTEL_"))}
+
+
+def argv(command: str, data_dir: Path) -> list[str]:
     args = [command, "--data-dir", str(data_dir)]
     if command == "serve":
         args += ["--port", str(free_port())]
-    return subprocess.run(
-        [str(ENTRY_POINT), *args],
+    return args
+
+
+COMMANDS = ["serve", "worker"]
+REFUSED = [
+    ("MNS_GATEWAY_LEASE_SECONDS", "1e300", "MNS_GATEWAY_LEASE_SECONDS='1e300' is not valid"),
+    ("MNS_GATEWAY_BREAKER_COOL_DOWN", "1e300", "MNS_GATEWAY_BREAKER_COOL_DOWN='1e300'"),
+    ("MNS_GATEWAY_BREAKER_EVENTS_TOPIC", "bad/name", "must be a topic name"),
+    ("MNS_GATEWAY_PROT", "8090", "did you mean MNS_GATEWAY_PORT?"),
+    ("OTEL_TRACES_EXPORTER", "zipkin", "use otlp, console or none"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT="),
+]
+
+
+@pytest.fixture(scope="module")
+def refusals(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Done, Path]]:
+    """Each command given each of :data:`REFUSED`, with a data dir of its own that must not come
+    to exist, all in one child process (tests/support/in_one_process.py)."""
+    root = tmp_path_factory.mktemp("refused")
+    keys = [(command, variable) for command in COMMANDS for variable, _, _ in REFUSED]
+    data = [root / str(n) / "data" for n in range(len(keys))]
+    values = {variable: value for variable, value, _ in REFUSED}
+    cases = [
+        (argv(command, dir_), {variable: values[variable]})
+        for (command, variable), dir_ in zip(keys, data, strict=True)
+    ]
+    return dict(zip(keys, zip(run_each(cases, clean()), data, strict=True), strict=True))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(("variable", "value", "says"), REFUSED)
+def test_serve_and_worker_refuse_it_in_one_line(
+    refusals: dict[tuple[str, str], tuple[Done, Path]],
+    command: str,
+    variable: str,
+    value: str,
+    says: str,
+) -> None:
+    done, data = refusals[command, variable]
+    assert_refused_in_one_line(done, data, command, says)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_script_refuses_it_in_one_line(tmp_path: Path, command: str) -> None:
+    """One of the table above through the ``mns-gateway`` script itself."""
+    done = subprocess.run(
+        [str(ENTRY_POINT), *argv(command, tmp_path / "data")],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-        env={**clean, **env},
+        env={**clean(), "MNS_GATEWAY_PROT": "8090"},
     )
+    assert_refused_in_one_line(done, tmp_path / "data", command, "did you mean MNS_GATEWAY_PORT?")
 
 
-@pytest.mark.parametrize("command", ["serve", "worker"])
-@pytest.mark.parametrize(
-    ("variable", "value", "says"),
-    [
-        ("MNS_GATEWAY_LEASE_SECONDS", "1e300", "MNS_GATEWAY_LEASE_SECONDS='1e300' is not valid"),
-        ("MNS_GATEWAY_BREAKER_COOL_DOWN", "1e300", "MNS_GATEWAY_BREAKER_COOL_DOWN='1e300'"),
-        ("MNS_GATEWAY_BREAKER_EVENTS_TOPIC", "bad/name", "must be a topic name"),
-        ("MNS_GATEWAY_PROT", "8090", "did you mean MNS_GATEWAY_PORT?"),
-        ("OTEL_TRACES_EXPORTER", "zipkin", "use otlp, console or none"),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT="),
-    ],
-)
-def test_serve_and_worker_refuse_it_in_one_line(
-    tmp_path: Path, command: str, variable: str, value: str, says: str
+def assert_refused_in_one_line(
+    done: Done | subprocess.CompletedProcess[str], data: Path, command: str, says: str
 ) -> None:
-    done = run(command, tmp_path / "data", {variable: value})
     assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
     assert done.stderr.startswith(f"mns-gateway {command}: ")
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert says in done.stderr
     assert done.stdout == ""
-    assert not (tmp_path / "data").exists()  # nothing written
+    assert not data.exists()  # nothing written
