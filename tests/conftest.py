@@ -201,7 +201,8 @@ OpenDatabase = Callable[[], Database]
 @pytest.fixture(params=BACKENDS)
 def open_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenDatabase]:
     """Opens another connection to this test's own database, on each backend in turn (a second
-    call stands in for a second process or replica)."""
+    call stands in for a second process or replica). On PostgreSQL the database starts with
+    the schema applied, as the first open leaves it (tests/postgres.py)."""
     opened: list[Database] = []
     if request.param == "sqlite":
         path = tmp_path / "db.sqlite3"
@@ -212,7 +213,7 @@ def open_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Op
     else:
         from gateway.store.backends.postgres import PostgresDatabase
 
-        url = request.getfixturevalue("postgres").new_database()
+        url = request.getfixturevalue("postgres").migrated_database()
 
         def factory() -> Database:
             return PostgresDatabase(url, pool_size=4)

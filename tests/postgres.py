@@ -4,7 +4,8 @@
 that need one, loudly, rather than skipping them. The server refuses to run as root, so when the
 tests run as root it runs as the ``postgres`` system user, in a directory of its own under the
 system temp dir (pytest's own temp dirs are private to root). Each test gets a database of its
-own, created from an empty template, so tests never see each other's rows.
+own, so tests never see each other's rows: an empty one, or one the gateway's schema was
+already applied to (:meth:`PostgresServer.migrated_database`).
 
 pytest-postgresql does the same job, but starts ``initdb``/``pg_ctl`` as the current user, which
 is root in CI here; these forty lines run it as the server's own user instead.
@@ -20,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gateway.testing.process import free_port
@@ -41,6 +42,8 @@ class PostgresServer:
     port: int
     #: The server's ``-c`` options, for :meth:`start` after a :meth:`stop`.
     flags: str = ""
+    #: The database :meth:`migrated_database` copies, once it has been made.
+    _migrated: str | None = field(default=None, repr=False)
 
     @property
     def data(self) -> Path:
@@ -58,14 +61,27 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SERVER_USER}@127.0.0.1:{self.port}/{database}"
 
-    def new_database(self) -> str:
-        """A fresh, empty database; its URL."""
+    def new_database(self, template: str | None = None) -> str:
+        """A fresh database, empty or a copy of ``template``; its URL."""
         import psycopg
 
         name = f"test_{os.getpid()}_{next(_databases)}"
+        copy = f" TEMPLATE {template}" if template else ""
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f"CREATE DATABASE {name}")
+            connection.execute(f"CREATE DATABASE {name}{copy}")
         return self.url(name)
+
+    def migrated_database(self) -> str:
+        """A fresh database with every migration applied; its URL. The first call migrates one
+        and each call copies it: a copy took half the server's CPU of migrating an empty
+        database (0.06 against 0.13 s, 2026-12-04), and the store tests each take one."""
+        if self._migrated is None:
+            from gateway.store.backends.postgres import PostgresDatabase
+
+            made = self.new_database()
+            PostgresDatabase(made, pool_size=1).close()  # migrates as it opens
+            self._migrated = made.rsplit("/", 1)[1]
+        return self.new_database(template=self._migrated)
 
     def server_pids(self) -> list[int]:
         """The postmaster and its children (for CPU accounting in benchmarks)."""
