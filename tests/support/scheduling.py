@@ -16,12 +16,20 @@ were done and ran alone at the end. :data:`SECONDS` holds what the longest modul
 run of the suite; the others are estimated from their number of tests. A stale figure costs
 only balance, never a test.
 
+The modules that use the session's pool of gateways (tests/conftest.py's ``GatewayPool``: the
+API's and the control plane's) go to the first :data:`POOL_WORKERS` workers while those have
+none left, and the other modules to the other workers: each worker that runs one starts the
+pool's gateways it asks for, up to five of them (1.25 s of CPU each to start and stop), and
+with the modules spread over all six, nearly every worker started nearly every one. When a
+worker's own kind is used up it takes whatever comes next, so no worker waits.
+
 ``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with pytest 9 it groups
 nothing: pytest-xdist 3.8 renames a grouped test's ``_nodeid``, which pytest 9 no longer reads.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 from xdist.scheduler import LoadScopeScheduling
@@ -100,6 +108,10 @@ SECONDS: Final = {
     # times its figure of 2026-11-27.
     "tests/php/test_php_sdk.py": 100,
 }
+#: The pool's modules: the API's, but the console's, which start gateways of their own.
+POOL: Final = "tests/gateway/api/"
+NOT_POOL: Final = "tests/gateway/api/console/"
+POOL_WORKERS: Final = 2
 #: The estimate for a scope not in :data:`SECONDS`, per test: the mean of those scopes in that run.
 SECONDS_PER_TEST: Final = 0.35
 
@@ -113,6 +125,23 @@ def scope_of(nodeid: str) -> str:
 
 def expected_seconds(scope: str, tests: int) -> float:
     return SECONDS.get(scope, tests * SECONDS_PER_TEST)
+
+
+def uses_the_pool(scope: str) -> bool:
+    return scope.startswith(POOL) and not scope.startswith(NOT_POOL)
+
+
+def next_scope(queue: Iterable[str], pool_worker: bool) -> str:
+    """The scope a worker takes next from ``queue`` (in the order they are handed out): the
+    first of its own kind, the pool's modules on a pool worker and the others elsewhere, or the
+    first of all when none of its kind is left."""
+    scopes = list(queue)
+    return next((s for s in scopes if uses_the_pool(s) == pool_worker), scopes[0])
+
+
+def is_pool_worker(worker_id: str) -> bool:
+    """``gw0``, ``gw1``...: the first :data:`POOL_WORKERS` of them."""
+    return int(worker_id.removeprefix("gw")) < POOL_WORKERS
 
 
 class ModulesAndSpark(LoadScopeScheduling):
@@ -131,4 +160,6 @@ class ModulesAndSpark(LoadScopeScheduling):
             )
             self.workqueue.clear()
             self.workqueue.update(queue)
+        chosen = next_scope(self.workqueue, is_pool_worker(node.gateway.id))  # type: ignore[attr-defined]
+        self.workqueue.move_to_end(chosen, last=False)
         super()._assign_work_unit(node)  # type: ignore[arg-type]
