@@ -1,6 +1,8 @@
 """``mns-gateway`` as a newcomer meets it on a fresh machine (issue 36 items 4-8 and 11, and
 issue 34's store-only commands), through the real ``mns-gateway`` script of this virtualenv in a
-subprocess (or ``main()`` where the process is not the point).
+subprocess (or ``main()`` where the process is not the point: the tables of refusals run
+``main()`` for each case in one child process, tests/support/in_one_process.py, and a few of
+their cases through the script).
 
 Every test here failed on 8db9520, as its docstring says.
 """
@@ -282,7 +284,7 @@ def test_the_table_covers_every_setting() -> None:
     assert missing == []
 
 
-def settings_of(env: dict[str, str]) -> dict[str, str]:
+def as_variables(env: dict[str, str]) -> dict[str, str]:
     return {f"MNS_GATEWAY_{name}": value for name, value in env.items()}
 
 
@@ -295,7 +297,7 @@ def refused_settings(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Don
     root = tmp_path_factory.mktemp("bad-settings")
     data = [root / str(n) / "data" for n in range(len(BAD_SETTINGS))]
     cases = [
-        (["serve", "--port", str(free_port()), "--data-dir", str(dir_)], settings_of(env))
+        (["serve", "--port", str(free_port()), "--data-dir", str(dir_)], as_variables(env))
         for dir_, (env, _) in zip(data, BAD_SETTINGS, strict=True)
     ]
     return list(zip(run_each(cases, shell()), data, strict=True))
@@ -343,7 +345,7 @@ def test_the_script_refuses_a_bad_setting_in_one_line_before_anything_starts(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**shell(), **settings_of(env)},
+        env={**shell(), **as_variables(env)},
         start_new_session=True,  # its own process group: a gateway that started is stopped whole
     ) as process:
         try:
