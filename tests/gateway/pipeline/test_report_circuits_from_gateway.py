@@ -133,16 +133,44 @@ def test_a_recovered_endpoint_has_one_outage_closed_by_its_probe(report: dict[st
     assert flaky["oldest_wait_ms"] > 0
 
 
+@pytest.fixture(scope="module")
+def seen_waiting(logs: Path) -> int:
+    """How many of ``down``'s deliveries the logs show waiting behind its outage: all of both
+    batches but one whose wait they cannot show. That is a delivery first tried before the
+    circuit opened, then spent on a probe so near the end of the run that the retry its failure
+    scheduled is due after the last record: the report sees a delivery's first wait and the
+    one after its latest failure, not those between (docs/pipeline.md#endpoint-circuits), and
+    when the run ends is the machine's timing (once in a suite under load, 19 of 20)."""
+    records = [
+        json.loads(line)
+        for path in sorted(logs.rglob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+    end = max(record["Time"] for record in records)
+    down = [record for record in records if record.get("SubscriptionName") == "down"]
+    opened = min(r["Time"] for r in down if r.get("CircuitState") == "open")
+    first_try: dict[str, int] = {}
+    next_due: dict[str, int] = {}
+    for push in (r for r in down if r["Action"] == "PushMessage"):
+        message = push["MessageId"]
+        first_try[message] = min(first_try.get(message, push["Time"]), push["Time"])
+        next_due[message] = max(next_due.get(message, 0), push.get("NextAttemptTime") or 0)
+    unseen = [m for m, at in first_try.items() if at < opened and next_due[m] > end]
+    assert len(unseen) <= 1, unseen  # the latest probe's delivery, if any
+    return FIRST + SECOND - len(unseen)
+
+
 def test_an_endpoint_still_down_holds_everything_including_what_was_never_tried(
-    report: dict[str, Any],
+    report: dict[str, Any], seen_waiting: int
 ) -> None:
     down = report["outages"]["down"]
     assert down["closed_ms"] is None and down["open_ms"] > 0
     # Every delivery of both batches waited behind it; none was delivered, none ran out of
     # retries: all are still waiting (untried, or tried only as a probe).
-    assert down["waited"] == FIRST + SECOND
+    assert down["waited"] == seen_waiting
     assert (down["delivered"], down["dead_lettered"]) == (0, 0)
-    assert down["still_waiting"] == FIRST + SECOND
+    assert down["still_waiting"] == seen_waiting
 
 
 def test_an_operators_hold_is_an_outage_opened_and_closed_by_the_operator(
@@ -154,14 +182,14 @@ def test_an_operators_hold_is_an_outage_opened_and_closed_by_the_operator(
     assert report["count"] == 3  # one outage each, none for anything else
 
 
-def test_the_page_has_a_block_per_subscription(report: dict[str, Any]) -> None:
+def test_the_page_has_a_block_per_subscription(report: dict[str, Any], seen_waiting: int) -> None:
     page = report["page"]
     section = page.split("<h2>Endpoint circuits</h2>", 1)[1].split("<h2>", 1)[0]
     for name in ("down", "flaky", "held"):
         assert f"orders / {name}</h3>" in section
     assert "operator (open) / operator (auto)" in section
     assert "still not closed at the end of the logs" in section
-    assert f"{FIRST + SECOND} deliveries waited" in section
+    assert f"{seen_waiting} deliveries waited" in section
 
 
 def test_the_report_prints_a_line_per_subscription(report: dict[str, Any]) -> None:
