@@ -2,12 +2,12 @@
 child process instead of one process each.
 
 Each refusal through the script costs a Python start and the CLI's imports, 0.3-0.6 s of CPU,
-for a check that takes microseconds; a module of such tables ran 80 of them on a suite that is
+for a check that takes microseconds; one module's tables ran 77 of them on a suite that is
 bound by its two cores' CPU (docs/testing.md#the-whole-suite-in-parallel). The child runs
 :func:`gateway.cli.commands.main` for each case with the case's environment alone (nothing
-left from the one before), its stdout and stderr captured apart, and logging
-set up afresh, so that each case sees what the script would. A few cases of each table still go
-through the script itself.
+left from the one before), its stdout and stderr captured apart, and logging set up afresh,
+so that each case sees what the script would. A few cases of each table still go through the
+script itself.
 
 The child is a process of its own, not the test's: a command that wrongly went on (a ``serve``
 accepting what it should refuse) would start gunicorn there, and the child is stopped with its

@@ -17,11 +17,11 @@ run of the suite; the others are estimated from their number of tests. A stale f
 only balance, never a test.
 
 The modules that use the session's pool of gateways (tests/conftest.py's ``GatewayPool``: the
-API's and the control plane's) go to the first :data:`POOL_WORKERS` workers while those have
-none left, and the other modules to the other workers: each worker that runs one starts the
-pool's gateways it asks for, up to five of them (1.25 s of CPU each to start and stop), and
-with the modules spread over all six, nearly every worker started nearly every one. When a
-worker's own kind is used up it takes whatever comes next, so no worker waits.
+API's and the control plane's) go to the first :data:`POOL_WORKERS` workers, and the other
+modules to the other workers: each worker that runs one starts the pool's gateways it asks
+for, up to five of them (1.25 s of CPU each to start and stop), and with the modules spread
+over all six, nearly every worker started nearly every one. A worker whose own kind is used
+up takes whatever comes next, so no worker waits.
 
 ``--dist loadgroup`` with ``xdist_group`` marks would say the same, but with pytest 9 it groups
 nothing: pytest-xdist 3.8 renames a grouped test's ``_nodeid``, which pytest 9 no longer reads.
@@ -160,6 +160,7 @@ class ModulesAndSpark(LoadScopeScheduling):
             )
             self.workqueue.clear()
             self.workqueue.update(queue)
-        chosen = next_scope(self.workqueue, is_pool_worker(node.gateway.id))  # type: ignore[attr-defined]
+        worker_id: str = node.gateway.id  # type: ignore[attr-defined]
+        chosen = next_scope(self.workqueue, is_pool_worker(worker_id))
         self.workqueue.move_to_end(chosen, last=False)
         super()._assign_work_unit(node)  # type: ignore[arg-type]
