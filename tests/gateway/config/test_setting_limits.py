@@ -227,14 +227,14 @@ def refusals(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
     """Each command given each of :data:`REFUSED`, with a data dir of its own that must not come
     to exist, all in one child process (tests/support/in_one_process.py)."""
     root = tmp_path_factory.mktemp("refused")
-    keys = [(command, variable) for command in COMMANDS for variable, _, _ in REFUSED]
-    data = [root / str(n) / "data" for n in range(len(keys))]
-    values = {variable: value for variable, value, _ in REFUSED}
+    given = [(command, variable, value) for command in COMMANDS for variable, value, _ in REFUSED]
+    data = [root / str(n) / "data" for n in range(len(given))]
     cases = [
-        (argv(command, dir_), {variable: values[variable]})
-        for (command, variable), dir_ in zip(keys, data, strict=True)
+        (argv(command, dir_), {variable: value})
+        for (command, variable, value), dir_ in zip(given, data, strict=True)
     ]
-    return dict(zip(keys, zip(run_each(cases, clean()), data, strict=True), strict=True))
+    done = zip(run_each(cases, clean()), data, strict=True)
+    return {(command, variable): d for (command, variable, _), d in zip(given, done, strict=True)}
 
 
 @pytest.mark.parametrize("command", COMMANDS)
