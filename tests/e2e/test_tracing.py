@@ -5,11 +5,9 @@ the OpenTelemetry SDK, the gateway (``mns-gateway serve``) and a Flask app with 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from tests.conftest import ACCESS_KEY_ID, ACCESS_KEY_SECRET, RunningGateway, start_gateway
 from tests.otlp_collector import OtlpCollector, ReceivedSpan
+from tests.support.oplog import wait_for_records
 
 pytestmark = pytest.mark.otel
 
@@ -65,18 +64,7 @@ def gateway(
 
 def logged(oplog_dir: Path, message_id: str, count: int) -> list[dict[str, object]]:
     """The operation-log records of ``message_id``, once there are ``count`` of them."""
-    deadline = time.monotonic() + 10
-    while True:
-        records = [
-            record
-            for path in oplog_dir.rglob("oplog-*")
-            if path.is_file()
-            for line in path.read_text().splitlines()
-            if (record := json.loads(line)).get("MessageId") == message_id
-        ]
-        if len(records) >= count or time.monotonic() > deadline:
-            return records
-        time.sleep(0.1)
+    return wait_for_records(oplog_dir, lambda r: r.get("MessageId") == message_id, count, 10)
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from tests.conftest import (
     free_port,
     start_gateway,
 )
+from tests.support.oplog import records
 from tests.support.pushes import pushes_to
 
 #: One delivery worker pushing one at a time to an endpoint: the order the endpoint sees is the
@@ -117,13 +118,6 @@ def now_iso() -> str:
     return iso_utc_ms(int(time.time() * 1000))
 
 
-def oplog_records(directory: Path, action: str) -> list[dict[str, Any]]:
-    lines = (
-        line for p in directory.rglob("*") if p.is_file() for line in p.read_text().splitlines()
-    )
-    return [r for r in map(json.loads, filter(str.strip, lines)) if r["Action"] == action]
-
-
 def test_the_window_is_pushed_again_in_publish_order(replaying: Replaying) -> None:
     before = replaying.publish(2)
     since = now_iso()
@@ -146,7 +140,9 @@ def test_the_window_is_pushed_again_in_publish_order(replaying: Replaying) -> No
     # Nothing more comes (the dry run queued nothing, the replay each message once).
     with pytest.raises(AssertionError):
         replaying.endpoint.wait_for(pushed + 5, timeout=1)
-    logged = oplog_records(Path(replaying.env["MNS_GATEWAY_LOG_DIR"]), "Replay")
+    logged = [
+        r for r in records(Path(replaying.env["MNS_GATEWAY_LOG_DIR"])) if r["Action"] == "Replay"
+    ]
     assert sorted(r["MessageId"] for r in logged) == sorted(window)
     assert {(r["RequestId"], r["SubscriptionName"]) for r in logged} == {(done["RequestId"], "web")}
 

@@ -29,6 +29,7 @@ from tests.conftest import (
     free_port,
     gateway_fixture,
 )
+from tests.support.oplog import wait_for_records
 
 logged_gateway = gateway_fixture("replay-gateway", FAST_RETRIES, oplog=True)
 
@@ -79,18 +80,11 @@ def records(  # type: ignore[type-arg]
 ) -> list[dict]:
     """The gateway's operation-log records of ``action`` on ``topic`` (logged at or after
     ``since_ms``), once ``count`` are in."""
-    logs = Path(gateway.env["MNS_GATEWAY_LOG_DIR"])
-    found: list[dict] = []  # type: ignore[type-arg]
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        files = [p for p in logs.rglob("*") if p.is_file()]
-        lines = (line for p in files for line in p.read_text().splitlines())
-        found = [r for r in map(json.loads, filter(str.strip, lines)) if r["Action"] == action]
-        found = [r for r in found if r.get("TopicName") == topic and r["Time"] >= since_ms]
-        if len(found) >= count:
-            return found
-        time.sleep(0.1)
-    return found
+    return wait_for_records(
+        Path(gateway.env["MNS_GATEWAY_LOG_DIR"]),
+        lambda r: r["Action"] == action and r.get("TopicName") == topic and r["Time"] >= since_ms,
+        count,
+    )
 
 
 @pytest.mark.parametrize("via", ["cli", "admin"])

@@ -29,6 +29,7 @@ from tests.conftest import (
     free_port,
     start_gateway,
 )
+from tests.support import oplog
 from tests.support.pushes import pushes_to
 
 FIRST, SECOND = 15, 5
@@ -141,12 +142,7 @@ def seen_waiting(logs: Path) -> int:
     scheduled is due after the last record: the report sees a delivery's first wait and the
     one after its latest failure, not those between (docs/pipeline.md#endpoint-circuits), and
     when the run ends is the machine's timing (once in a suite under load, 19 of 20)."""
-    records = [
-        json.loads(line)
-        for path in sorted(logs.rglob("*.jsonl"))
-        for line in path.read_text().splitlines()
-        if line.strip()
-    ]
+    records = oplog.records(logs)
     end = max(record["Time"] for record in records)
     down = [record for record in records if record.get("SubscriptionName") == "down"]
     opened = min(r["Time"] for r in down if r.get("CircuitState") == "open")

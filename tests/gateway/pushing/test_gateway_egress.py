@@ -4,7 +4,6 @@ operation log; the client certificate rotated by SIGHUP; a bad setting refused a
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from gateway.testing import EmbeddedGateway, PushRecorder
 from gateway.testing.process import free_port
 from tests.conftest import start_gateway
 from tests.support.egress import CertificateAuthority, Issued, TinyProxy, tinyproxy
+from tests.support.oplog import wait_for_records
 
 from .conftest import WAIT_SECONDS
 
@@ -141,19 +141,10 @@ def _wait_for(recorder: PushRecorder, body: str) -> None:
 def _push_errors(gateway: EmbeddedGateway, topic: str) -> list[str]:
     """The operation log's push errors for ``topic``, once there is one (bounded)."""
     logs = Path(gateway.settings["MNS_GATEWAY_LOG_DIR"])
-    deadline = time.monotonic() + PUSH_WAIT
-    while time.monotonic() < deadline:
-        lines = [
-            line for p in logs.rglob("*") if p.is_file() for line in p.read_text().splitlines()
-        ]
-        records = [json.loads(line) for line in lines if line.strip()]
-        errors = [
-            str(r["Error"]) for r in records if r.get("TopicName") == topic and r.get("Error")
-        ]
-        if errors:
-            return errors
-        time.sleep(0.1)
-    return []
+    found = wait_for_records(
+        logs, lambda r: r.get("TopicName") == topic and bool(r.get("Error")), 1, PUSH_WAIT
+    )
+    return [str(r["Error"]) for r in found]
 
 
 def test_a_push_goes_through_the_proxy_to_an_endpoint_asking_for_a_client_certificate(

@@ -28,6 +28,7 @@ from tests.conftest import (
 from tests.dysmsapi import ACCESS_KEY_ID as SMS_KEY_ID
 from tests.dysmsapi import ACCESS_KEY_SECRET as SMS_KEY_SECRET
 from tests.dysmsapi import SmsApi, sms_api
+from tests.support import oplog
 
 FAST = {"MNS_GATEWAY_RETRY_SCALE": "0.01", "MNS_GATEWAY_PUSH_TIMEOUT": "2"}
 T = TypeVar("T")
@@ -163,14 +164,10 @@ def test_sms_retries_dead_letters_metrics_and_operation_log(
     )
 
     def records() -> list[dict[str, Any]] | None:
-        lines = [
-            json.loads(line)
-            for path in logs.rglob("*")
-            if path.is_file()
-            for line in path.read_text().splitlines()
-        ]
         mine = [
-            r for r in lines if r.get("TopicName") == unique and r["Action"] != "PublishMessage"
+            r
+            for r in oplog.records(logs)
+            if r.get("TopicName") == unique and r["Action"] != "PublishMessage"
         ]
         return mine if len(mine) >= 5 else None
 
