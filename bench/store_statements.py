@@ -1,10 +1,12 @@
-"""What a push's claim and settle cost on SQLite, statement by statement (issue 49).
+"""What a push's claim and settle cost on SQLite, statement by statement, and on PostgreSQL, a
+cycle at a time (issue 49).
 
     .venv/bin/python bench/store_statements.py [--cycles 300] [--claim 16] [--subscriptions 10]
+        [--rounds 1] [--database-url auto|URL [--only SQLite|PostgreSQL]]
 
-A backlog is written into a new SQLite data dir; then, in one process monkey-patched by gevent
-as the worker is, one greenlet claims ``--claim`` deliveries and settles them all as delivered
-(no push: the store alone), ``--cycles`` times, as the worker's
+A backlog is written into a new SQLite data dir (or PostgreSQL database); then, in one process
+monkey-patched by gevent as the worker is, one greenlet claims ``--claim`` deliveries and settles
+them all as delivered (no push: the store alone), ``--cycles`` times, as the worker's
 :class:`~gateway.pushing.push_store.PushStore` calls do (both relaxed: ``synchronous=NORMAL``).
 Every statement's CPU is timed in the thread that runs it (SQLite's calls never yield to another
 greenlet), from ``execute`` to its last row fetched, by a subclass of
@@ -15,7 +17,12 @@ greenlet), from ``execute`` to its last row fetched, by a subclass of
 - each statement's CPU per cycle, its calls per cycle and share, the costliest first;
 - one RSA-2048 signature's CPU in this process, the unit issue 49 counts a push's cost in.
 
-Figures and what they say: docs/benchmarks.md#the-stores-part-statement-by-statement.
+On PostgreSQL statements are pipelined (sent before the earlier ones are answered), so none is
+timed alone: it prints the claim's and the settle's CPU in this process, and the database
+server's CPU (its process tree, from /proc) over the same cycles.
+
+Figures and what they say: docs/benchmarks.md#the-stores-part-statement-by-statement and
+docs/benchmarks.md#a-settles-writes-in-one-statement.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from backends import Backend, add_database_arguments, backends
 from harness import ROOT  # noqa: F401  (puts the checkout on sys.path)
 from push_floor import prepare_backlog, signature_cpu_us
 
@@ -40,7 +48,7 @@ from gateway.config.settings import Settings
 from gateway.delivery.records import Attempt, PushOutcome, Settlement
 from gateway.store.backends.sqlite import SQLiteConnection, SQLiteDatabase
 from gateway.store.base import Store
-from gateway.store.opening import compose_store
+from gateway.store.opening import compose_store, open_store
 
 #: CPU seconds and calls per statement, by its first 100 characters.
 SPENT: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0])
@@ -90,9 +98,13 @@ class TimedConnection(SQLiteConnection):
         return cursor
 
 
-def store_with_backlog(directory: Path, deliveries: int, subscriptions: int) -> Store:
+def store_with_backlog(
+    directory: Path, database_url: str | None, deliveries: int, subscriptions: int
+) -> Store:
     routes = [f"http://127.0.0.1:9/s{i}" for i in range(subscriptions)]
-    prepare_backlog(directory, None, routes, "XML", -(-deliveries // subscriptions))
+    prepare_backlog(directory, database_url, routes, "XML", -(-deliveries // subscriptions))
+    if database_url:
+        return open_store(Settings(data_dir=directory, database_url=database_url))
     path = Settings(data_dir=directory).database_path
     database = SQLiteDatabase(path, synchronous="NORMAL", connection_class=TimedConnection)
     return compose_store(database)
@@ -112,7 +124,14 @@ def cycles(store: Store, count: int, claim: int) -> Iterator[tuple[float, float,
         yield claimed - started, time.process_time() - claimed, len(jobs)
 
 
-def report(claim_s: float, settle_s: float, count: int, made: int, signature_us: float) -> None:
+def report(
+    claim_s: float,
+    settle_s: float,
+    count: int,
+    made: int,
+    signature_us: float,
+    database_s: float | None,
+) -> None:
     statements = sum(seconds for seconds, _ in SPENT.values())
     print(f"{count} cycles, {made} deliveries claimed and settled")
     print(f"one RSA-2048 signature: {signature_us:.0f} µs of CPU")
@@ -121,10 +140,15 @@ def report(claim_s: float, settle_s: float, count: int, made: int, signature_us:
         print(f"{name:>6}: {each}")
     whole = claim_s + settle_s
     per_delivery = whole / made * 1e6
-    print(
-        f"  both: {per_delivery:5.1f} µs a delivery ({per_delivery / signature_us:.3f} of a"
-        f" signature), of which SQLite's statements {statements / whole:.0%}"
-    )
+    share = per_delivery / signature_us
+    print(f"  both: {per_delivery:5.1f} µs a delivery ({share:.3f} of a signature)")
+    if database_s is not None:
+        # Pipelined statements are sent before earlier ones are answered: they cannot be timed
+        # one by one, so PostgreSQL's figures are the cycle's, client and server.
+        cycle, delivery = database_s / count * 1e6, database_s / made * 1e6
+        print(f"server: {cycle:7.0f} µs a cycle, {delivery:5.1f} µs a delivery")
+        return
+    print(f"  of which SQLite's statements {statements / whole:.0%}")
     print(f"\n{'µs/cycle':>9} {'calls':>6} {'share':>6}  statement")
     for sql, (seconds, calls) in sorted(SPENT.items(), key=lambda item: -item[1][0]):
         if seconds / whole < 0.005:
@@ -132,23 +156,41 @@ def report(claim_s: float, settle_s: float, count: int, made: int, signature_us:
         print(f"{seconds / count * 1e6:9.0f} {calls / count:6.2f} {seconds / whole:6.1%}  {sql}")
 
 
+def run_on(backend: Backend, args: argparse.Namespace) -> None:
+    url = backend.new_database()
+    with tempfile.TemporaryDirectory(prefix="mns-statements-") as tmp:
+        deliveries = (args.cycles + 20) * args.claim
+        store = store_with_backlog(Path(tmp), url, deliveries, args.subscriptions)
+        try:
+            for _ in cycles(store, 20, args.claim):  # warm-up: caches, statements prepared
+                pass
+            SPENT.clear()
+            server_before = backend.database_cpu_seconds()
+            ran = list(cycles(store, args.cycles, args.claim))
+            server_after = backend.database_cpu_seconds()
+        finally:
+            store.close()
+            backend.drop_database(url)
+    claim_s, settle_s, made = (sum(column) for column in zip(*ran, strict=True))
+    database_s = None
+    if server_before is not None and server_after is not None:
+        database_s = server_after - server_before
+    print(f"-- {backend.label}")
+    report(claim_s, settle_s, args.cycles, int(made), signature_cpu_us(), database_s)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=300)
     parser.add_argument("--claim", type=int, default=16)
     parser.add_argument("--subscriptions", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=1)
+    add_database_arguments(parser, only=True)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mns-statements-") as tmp:
-        store = store_with_backlog(Path(tmp), (args.cycles + 20) * args.claim, args.subscriptions)
-        try:
-            for _ in cycles(store, 20, args.claim):  # warm-up: caches, statements prepared
-                pass
-            SPENT.clear()
-            ran = list(cycles(store, args.cycles, args.claim))
-        finally:
-            store.close()
-    claim_s, settle_s, made = (sum(column) for column in zip(*ran, strict=True))
-    report(claim_s, settle_s, args.cycles, int(made), signature_cpu_us())
+    with backends(args) as found:
+        for _ in range(args.rounds):
+            for backend in found:
+                run_on(backend, args)
 
 
 if __name__ == "__main__":

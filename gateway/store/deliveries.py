@@ -28,6 +28,7 @@ from gateway.store.sql import (
 )
 from gateway.store.sql.connection import Connection
 from gateway.store.sql.push_limit_sql import grant_claimed, take_push
+from gateway.store.sql.together import together
 from gateway.topics.records import subscription_resource
 
 
@@ -143,15 +144,18 @@ class DeliveryStore:
         dead letters, what was filed.
 
         Successes, the common case, are removed together: two statements for the whole batch,
-        and one more keeps them in the delivered history (:mod:`delivered_sql`).
+        and one more keeps them in the delivered history (:mod:`delivered_sql`); with the live
+        figures' two, independent writes that PostgreSQL runs as one statement (:func:`together`).
         """
         now = self.now_ms()
         transitions: list[Transition] = []
 
         def work(conn: Connection) -> list[Filed | None]:
-            delivered_sql.record(conn, settlements)
-            delivery_sql.complete(conn, delivery_sql.completed_ids(settlements))
-            rates_sql.record(conn, _outcomes(settlements, now))
+            earlier = delivered_sql.earlier_attempts(conn, settlements)
+            with together(conn) as writes:
+                delivered_sql.record(writes, settlements, earlier)
+                delivery_sql.complete(writes, delivery_sql.completed_ids(settlements))
+                rates_sql.record(writes, _outcomes(settlements, now))
             filed = [
                 None if s.succeeded else self._settle_failure(conn, owner, s, now)
                 for s in settlements

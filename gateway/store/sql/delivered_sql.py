@@ -50,13 +50,29 @@ _INTO: Final = (
 )
 
 
-def record(conn: Connection, settlements: Sequence[Settlement]) -> None:
-    """Keep the successful ones among ``settlements``; before :func:`delivery_sql.complete`
-    deletes their earlier attempts."""
+def earlier_attempts(
+    conn: Connection, settlements: Sequence[Settlement]
+) -> dict[str, list[Attempt]]:
+    """The failed attempts before the successful ones among ``settlements``, by delivery: for
+    :func:`record`, read before :func:`delivery_sql.complete` deletes them (only deliveries
+    that had any are asked for: the claim says how many)."""
+    retried = [
+        s.job.delivery_id
+        for s in settlements
+        if s.succeeded and s.attempt is not None and s.job.attempts
+    ]
+    return attempts_by_delivery(conn, retried)
+
+
+def record(
+    conn: Connection, settlements: Sequence[Settlement], earlier: dict[str, list[Attempt]]
+) -> None:
+    """Keep the successful ones among ``settlements``, with their ``earlier`` attempts
+    (:func:`earlier_attempts`). Writes only: it may run in
+    :func:`~gateway.store.sql.together.together`."""
     succeeded = [s for s in settlements if s.succeeded and s.attempt is not None]
     if not succeeded:
         return
-    earlier = attempts_by_delivery(conn, [s.job.delivery_id for s in succeeded if s.job.attempts])
     rows = []
     for s in succeeded:
         job, attempt = s.job, s.attempt

@@ -1,0 +1,235 @@
+"""``together`` (gateway/store/sql/together.py): independent writes, all or none, joined into
+one statement on PostgreSQL; and a settle's writes sent that way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+import pytest
+
+from gateway.delivery.records import Attempt, PushOutcome, Settlement
+from gateway.store.backends.database import Database
+from gateway.store.base import compose_store
+from gateway.store.sql.connection import (
+    Connection,
+    Cursor,
+    Dialect,
+    Params,
+    SelfContained,
+    insert_rows,
+)
+from gateway.store.sql.together import joined, together
+from gateway.topics.records import Subscription, TopicMessage
+from tests.conftest import OpenDatabase
+
+T = TypeVar("T")
+
+
+def test_one_statement_is_sent_as_it_is() -> None:
+    assert joined([("DELETE FROM a WHERE x = ?", (1,))]) == [("DELETE FROM a WHERE x = ?", [1])]
+
+
+def test_several_are_one_with_each_but_the_last_in_a_with() -> None:
+    statements = [
+        ("INSERT INTO a VALUES (?, ?)", (1, 2)),
+        ("DELETE FROM b WHERE id IN (?)", ("x",)),
+        ("UPDATE c SET n = n + ?", (3,)),
+    ]
+    assert joined(statements) == [
+        (
+            "WITH joined_1 AS (INSERT INTO a VALUES (?, ?)),"
+            " joined_2 AS (DELETE FROM b WHERE id IN (?)) UPDATE c SET n = n + ?",
+            [1, 2, "x", 3],
+        )
+    ]
+
+
+def test_a_statement_with_its_own_with_goes_alone() -> None:
+    own = "with m AS (INSERT INTO m VALUES (?)) INSERT INTO d VALUES (?)"
+    statements = [
+        ("DELETE FROM a", ()),
+        ("DELETE FROM b", ()),
+        (own, (1, 2)),
+        ("DELETE FROM c", ()),
+    ]
+    assert joined(statements) == [
+        ("WITH joined_1 AS (DELETE FROM a) DELETE FROM b", []),
+        (own, [1, 2]),
+        ("DELETE FROM c", []),
+    ]
+
+
+def test_parameters_past_the_limit_start_another_statement() -> None:
+    statements = [("A ?", (1,)), ("B ? ?", (2, 3)), ("C ?", (4,)), ("D ? ? ? ?", (5, 6, 7, 8))]
+    assert joined(statements, limit=3) == [
+        ("WITH joined_1 AS (A ?) B ? ?", [1, 2, 3]),
+        ("C ?", [4]),
+        ("D ? ? ? ?", [5, 6, 7, 8]),  # more than the limit alone: as it is
+    ]
+    assert joined([], limit=3) == []
+
+
+class Counting:
+    """A :class:`Connection` that counts the statements reaching it."""
+
+    def __init__(self, inner: Connection) -> None:
+        self.inner = inner
+        self.sent: list[str] = []
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.inner.dialect
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
+        self.sent.append(sql)
+        return self.inner.execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any:
+        self.sent.append(sql)
+        return self.inner.executemany(sql, parameters)
+
+    def atomic(self) -> AbstractContextManager[object]:
+        return self.inner.atomic()
+
+
+def make_tables(conn: Connection) -> None:
+    conn.execute("CREATE TABLE kept (name TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+    conn.execute("CREATE TABLE gone (name TEXT PRIMARY KEY)")
+    insert_rows(conn, "gone (name)", [("a",), ("b",), ("c",)])
+
+
+def tables(conn: Connection) -> tuple[list[tuple[str, int]], list[str]]:
+    kept = conn.execute("SELECT name, n FROM kept ORDER BY name").fetchall()
+    gone = conn.execute("SELECT name FROM gone ORDER BY name").fetchall()
+    return [(r["name"], r["n"]) for r in kept], [r["name"] for r in gone]
+
+
+def writes(conn: Connection) -> None:
+    insert_rows(conn, "kept (name, n)", [("x", 1), ("y", 2)])
+    conn.execute("DELETE FROM gone WHERE name IN (?, ?)", ("a", "c"))
+    conn.executemany("INSERT INTO kept (name, n) VALUES (?, ?)", [("z", 3), ("w", 4)])
+
+
+def test_the_writes_land_in_one_statement_on_postgresql(open_database: OpenDatabase) -> None:
+    database = open_database()
+    database.write(make_tables)
+    counted: list[Counting] = []
+
+    def work(conn: Connection) -> None:
+        counted.append(Counting(conn))
+        with together(counted[0]) as kept:
+            writes(kept)
+
+    database.write(work)
+    assert database.read(tables) == ([("w", 4), ("x", 1), ("y", 2), ("z", 3)], ["b"])
+    assert len(counted[0].sent) == (1 if database.read(lambda c: c.dialect.writable_cte) else 3)
+
+
+def test_a_block_that_raises_writes_nothing(open_database: OpenDatabase) -> None:
+    database = open_database()
+    database.write(make_tables)
+
+    def work(conn: Connection) -> None:
+        with together(conn) as kept:
+            writes(kept)
+            raise LookupError("after the writes")
+
+    with pytest.raises(LookupError):
+        database.write(work)
+    assert database.read(tables) == ([], ["a", "b", "c"])
+
+
+def test_a_result_is_not_there_to_read_on_postgresql(open_database: OpenDatabase) -> None:
+    """On SQLite the statement has run, as it came; on PostgreSQL it runs when the block ends,
+    and reading its result is an error, not a wrong answer."""
+    database = open_database()
+    database.write(make_tables)
+    on_postgresql = database.read(lambda c: c.dialect.writable_cte)
+
+    def work(conn: Connection) -> None:
+        with together(conn) as kept:
+            cursor = kept.execute("DELETE FROM gone WHERE name = ?", ("a",))
+            if not on_postgresql:
+                assert kept is conn and cursor.rowcount == 1
+                return
+            reads = (lambda: cursor.rowcount, cursor.fetchone, cursor.fetchall, cursor.__iter__)
+            for read in reads:
+                with pytest.raises(TypeError, match="no result to read"):
+                    read()
+
+    database.write(work)
+    assert database.read(tables) == ([], ["b", "c"])
+
+
+class CountingDatabase:
+    """A :class:`Database` whose writes' statements are kept in ``sent``."""
+
+    def __init__(self, inner: Database) -> None:
+        self.inner = inner
+        self.outage = inner.outage
+        self.sent: list[str] = []
+
+    @property
+    def notifier(self) -> Any:
+        return self.inner.notifier
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        return self.inner.read(work)
+
+    def write(self, work: Callable[[Connection], T], **options: Any) -> T:
+        def counted(conn: Connection) -> T:
+            counting = Counting(conn)
+            try:
+                return work(counting)
+            finally:
+                self.sent.extend(counting.sent)
+
+        # Keep what the work says of itself: a SelfContained write stays one.
+        wrapped = SelfContained(counted) if isinstance(work, SelfContained) else counted
+        return self.inner.write(wrapped, **options)
+
+    def migrate(self) -> list[int]:
+        return self.inner.migrate()
+
+    def ping(self) -> bool:
+        return self.inner.ping()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_settle_sends_its_writes_in_one_statement_on_postgresql(
+    open_database: OpenDatabase,
+) -> None:
+    """Twelve successes, two of them retried: their history, the deliveries and their attempts
+    gone, and the live figures, in one statement (on SQLite, five)."""
+    database = CountingDatabase(open_database())
+    store = compose_store(database, clock=lambda: 1_700_000_000.0)  # type: ignore[arg-type]
+    store.topics.create_topic("t", 65536, False)
+    for name in ("s1", "s2"):
+        store.topics.subscribe(Subscription("t", name, "http://127.0.0.1:9/x"))
+    for n in range(6):
+        store.topics.publish(TopicMessage(f"M{n}", "t", "body", "md5", 1_700_000_000_000))
+    now = store.deliveries.now_ms()
+    first = store.deliveries.claim("w", 60.0, 2, frozenset())
+    # Refused with a 400: retried, and no breaker counts it as a failure (it keeps no row).
+    failed = [Settlement(j, Attempt(1, now, PushOutcome.HTTP_ERROR, 400), now) for j in first]
+    store.deliveries.settle("w", failed)
+    jobs = store.deliveries.claim("w", 60.0, 100, frozenset())
+    assert len(jobs) == 12
+    database.sent.clear()
+    store.deliveries.settle(
+        "w", [Settlement(j, Attempt(j.attempts + 1, now, PushOutcome.SUCCESS, 200)) for j in jobs]
+    )
+    writes = [sql for sql in database.sent if not sql.startswith("SELECT")]
+    on_postgresql = database.read(lambda c: c.dialect.writable_cte)
+    assert len(writes) == (1 if on_postgresql else 5), writes
+    assert store.deliveries.due_count() == 0
+    retried = {(j.message.id, j.subscription.name) for j in first}
+    for n in range(6):
+        delivered = store.deliveries.message_deliveries(f"M{n}").delivered
+        assert {d.subscription_name: len(d.attempts) for d in delivered} == {
+            name: 2 if (f"M{n}", name) in retried else 1 for name in ("s1", "s2")
+        }
