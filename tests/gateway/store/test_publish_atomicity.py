@@ -9,19 +9,17 @@ fail the second INSERT of deliveries, after the message row and the first 500 de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from collections.abc import Callable
 
 import pytest
 
 from gateway.store.backends.database import Database
 from gateway.store.base import compose_store
-from gateway.store.sql.connection import Connection, Cursor, Dialect, Params, SelfContained
+from gateway.store.sql.connection import Connection, Cursor, Params
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
+from tests.support.databases import PassingConnection, WrappedWrites
 
-T = TypeVar("T")
 FAN_OUT = 501
 
 
@@ -29,17 +27,13 @@ class InjectedFailure(Exception):
     pass
 
 
-class FailingConnection:
+class FailingConnection(PassingConnection):
     """A :class:`Connection` that raises on the ``nth`` statement ``matches`` picks out."""
 
     def __init__(self, inner: Connection, matches: Callable[[str], bool], nth: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.matches = matches
         self.left = nth
-
-    @property
-    def dialect(self) -> Dialect:
-        return self.inner.dialect
 
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
         if self.matches(sql):
@@ -48,49 +42,18 @@ class FailingConnection:
                 raise InjectedFailure(sql[:40])
         return self.inner.execute(sql, parameters)
 
-    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any:
-        return self.inner.executemany(sql, parameters)
 
-    def atomic(self) -> AbstractContextManager[object]:
-        return self.inner.atomic()
-
-
-class FailingDatabase:
+class FailingDatabase(WrappedWrites):
     """A :class:`Database` whose writes run on a :class:`FailingConnection` while ``armed``."""
 
     def __init__(self, inner: Database, matches: Callable[[str], bool], nth: int) -> None:
-        self.inner = inner
+        super().__init__(inner, self._connection)
         self.matches = matches
         self.nth = nth
         self.armed = False
-        self.outage = inner.outage
 
-    @property
-    def notifier(self) -> Any:
-        return self.inner.notifier
-
-    def read(self, work: Callable[[Connection], T]) -> T:
-        return self.inner.read(work)
-
-    def write(self, work: Callable[[Connection], T], **options: Any) -> T:
-        if not self.armed:
-            return self.inner.write(work, **options)
-
-        def failing(conn: Connection) -> T:
-            return work(FailingConnection(conn, self.matches, self.nth))
-
-        # Keep what the work says of itself: a SelfContained write stays one.
-        wrapped = SelfContained(failing) if isinstance(work, SelfContained) else failing
-        return self.inner.write(wrapped, **options)
-
-    def migrate(self) -> list[int]:
-        return self.inner.migrate()
-
-    def ping(self) -> bool:
-        return self.inner.ping()
-
-    def close(self) -> None:
-        self.inner.close()
+    def _connection(self, conn: Connection) -> Connection:
+        return FailingConnection(conn, self.matches, self.nth) if self.armed else conn
 
 
 def _is_delivery_insert(sql: str) -> bool:

@@ -3,28 +3,23 @@ one statement on PostgreSQL; and a settle's writes sent that way."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
 from gateway.delivery.records import Attempt, PushOutcome, Settlement
-from gateway.store.backends.database import Database
 from gateway.store.base import compose_store
 from gateway.store.sql.connection import (
     Connection,
     Cursor,
-    Dialect,
     Params,
-    SelfContained,
     insert_rows,
 )
 from gateway.store.sql.together import joined, together
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
-
-T = TypeVar("T")
+from tests.support.databases import PassingConnection, WrappedWrites
 
 
 def test_one_statement_is_sent_as_it_is() -> None:
@@ -71,16 +66,12 @@ def test_parameters_past_the_limit_start_another_statement() -> None:
     assert joined([], limit=3) == []
 
 
-class Counting:
-    """A :class:`Connection` that counts the statements reaching it."""
+class Counting(PassingConnection):
+    """A :class:`Connection` that keeps the statements reaching it in ``sent``."""
 
-    def __init__(self, inner: Connection) -> None:
-        self.inner = inner
-        self.sent: list[str] = []
-
-    @property
-    def dialect(self) -> Dialect:
-        return self.inner.dialect
+    def __init__(self, inner: Connection, sent: list[str] | None = None) -> None:
+        super().__init__(inner)
+        self.sent = [] if sent is None else sent
 
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
         self.sent.append(sql)
@@ -89,9 +80,6 @@ class Counting:
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any:
         self.sent.append(sql)
         return self.inner.executemany(sql, parameters)
-
-    def atomic(self) -> AbstractContextManager[object]:
-        return self.inner.atomic()
 
 
 def make_tables(conn: Connection) -> None:
@@ -163,49 +151,13 @@ def test_a_result_is_not_there_to_read_on_postgresql(open_database: OpenDatabase
     assert database.read(tables) == ([], ["b", "c"])
 
 
-class CountingDatabase:
-    """A :class:`Database` whose writes' statements are kept in ``sent``."""
-
-    def __init__(self, inner: Database) -> None:
-        self.inner = inner
-        self.outage = inner.outage
-        self.sent: list[str] = []
-
-    @property
-    def notifier(self) -> Any:
-        return self.inner.notifier
-
-    def read(self, work: Callable[[Connection], T]) -> T:
-        return self.inner.read(work)
-
-    def write(self, work: Callable[[Connection], T], **options: Any) -> T:
-        def counted(conn: Connection) -> T:
-            counting = Counting(conn)
-            try:
-                return work(counting)
-            finally:
-                self.sent.extend(counting.sent)
-
-        # Keep what the work says of itself: a SelfContained write stays one.
-        wrapped = SelfContained(counted) if isinstance(work, SelfContained) else counted
-        return self.inner.write(wrapped, **options)
-
-    def migrate(self) -> list[int]:
-        return self.inner.migrate()
-
-    def ping(self) -> bool:
-        return self.inner.ping()
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def test_a_settle_sends_its_writes_in_one_statement_on_postgresql(
     open_database: OpenDatabase,
 ) -> None:
     """Twelve successes, two of them retried: their history, the deliveries and their attempts
     gone, and the live figures, in one statement (on SQLite, five)."""
-    database = CountingDatabase(open_database())
+    sent: list[str] = []
+    database = WrappedWrites(open_database(), lambda conn: Counting(conn, sent))
     store = compose_store(database, clock=lambda: 1_700_000_000.0)  # type: ignore[arg-type]
     store.topics.create_topic("t", 65536, False)
     for name in ("s1", "s2"):
@@ -219,11 +171,11 @@ def test_a_settle_sends_its_writes_in_one_statement_on_postgresql(
     store.deliveries.settle("w", failed)
     jobs = store.deliveries.claim("w", 60.0, 100, frozenset())
     assert len(jobs) == 12
-    database.sent.clear()
+    sent.clear()
     store.deliveries.settle(
         "w", [Settlement(j, Attempt(j.attempts + 1, now, PushOutcome.SUCCESS, 200)) for j in jobs]
     )
-    writes = [sql for sql in database.sent if not sql.startswith("SELECT")]
+    writes = [sql for sql in sent if not sql.startswith("SELECT")]
     on_postgresql = database.read(lambda c: c.dialect.writable_cte)
     assert len(writes) == (1 if on_postgresql else 5), writes
     assert store.deliveries.due_count() == 0

@@ -1,0 +1,67 @@
+"""A store's database seen from a test: every write's connection wrapped, to count or to fail
+its statements, through the :class:`~gateway.store.backends.database.Database` seam the store
+is given (never by patching the store)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+from gateway.store.backends.database import Database
+from gateway.store.sql.connection import Connection, Cursor, Dialect, Params, SelfContained
+
+T = TypeVar("T")
+
+
+class PassingConnection:
+    """A :class:`Connection` that passes everything to ``inner``: subclasses change a part."""
+
+    def __init__(self, inner: Connection) -> None:
+        self.inner = inner
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.inner.dialect
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
+        return self.inner.execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any:
+        return self.inner.executemany(sql, parameters)
+
+    def atomic(self) -> AbstractContextManager[object]:
+        return self.inner.atomic()
+
+
+class WrappedWrites:
+    """A :class:`Database` that runs each write on ``wrap(connection)``; the rest as ``inner``
+    does. A :class:`SelfContained` write stays one, as the store said of it."""
+
+    def __init__(self, inner: Database, wrap: Callable[[Connection], Connection]) -> None:
+        self.inner = inner
+        self.wrap = wrap
+        self.outage = inner.outage
+
+    @property
+    def notifier(self) -> Any:
+        return self.inner.notifier
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        return self.inner.read(work)
+
+    def write(self, work: Callable[[Connection], T], **options: Any) -> T:
+        def wrapped(conn: Connection) -> T:
+            return work(self.wrap(conn))
+
+        keep = SelfContained(wrapped) if isinstance(work, SelfContained) else wrapped
+        return self.inner.write(keep, **options)
+
+    def migrate(self) -> list[int]:
+        return self.inner.migrate()
+
+    def ping(self) -> bool:
+        return self.inner.ping()
+
+    def close(self) -> None:
+        self.inner.close()
