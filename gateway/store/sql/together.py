@@ -12,15 +12,18 @@ joins them, pure. SQLite, whose statements are C calls in the process, runs each
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Final, NoReturn
 
 from gateway.store.sql.connection import Connection, Cursor, Dialect, Params
 
-#: Parameters in one joined statement: PostgreSQL's protocol takes at most 65,535; half leaves
-#: room for what a statement may add, and a settle batch uses a few hundred.
+#: Parameters in one joined statement. PostgreSQL's protocol takes at most 65,535 in a
+#: statement; joining stops well before (a settle batch has a few hundred).
 PARAMETERS_PER_STATEMENT: Final = 32_767
+#: A statement with a ``WITH`` of its own.
+_OWN_WITH: Final = re.compile(r"\s*WITH\s", re.IGNORECASE)
 
 
 def joined(
@@ -33,7 +36,7 @@ def joined(
     groups: list[list[tuple[str, Params]]] = []
     size = limit + 1  # no group open yet
     for sql, parameters in statements:
-        alone = sql.lstrip()[:5].upper() == "WITH "
+        alone = _OWN_WITH.match(sql) is not None
         if alone or size + len(parameters) > limit:
             groups.append([])
             size = 0

@@ -42,7 +42,7 @@ def test_several_are_one_with_each_but_the_last_in_a_with() -> None:
 
 
 def test_a_statement_with_its_own_with_goes_alone() -> None:
-    own = "with m AS (INSERT INTO m VALUES (?)) INSERT INTO d VALUES (?)"
+    own = "  with\nm AS (INSERT INTO m VALUES (?)) INSERT INTO d VALUES (?)"
     statements = [
         ("DELETE FROM a", ()),
         ("DELETE FROM b", ()),
