@@ -14,9 +14,10 @@ from gateway.store.sql.connection import (
     Connection,
     Cursor,
     Params,
+    SelfContained,
     insert_rows,
 )
-from gateway.store.sql.together import joined, together
+from gateway.store.sql.together import PARAMETERS_PER_STATEMENT, joined, together
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.databases import PassingConnection, WrappedWrites
@@ -127,6 +128,42 @@ def test_a_block_that_raises_writes_nothing(open_database: OpenDatabase) -> None
     with pytest.raises(LookupError):
         database.write(work)
     assert database.read(tables) == ([], ["a", "b", "c"])
+
+
+class FailingSecond(PassingConnection):
+    """A :class:`Connection` whose second statement fails."""
+
+    def __init__(self, inner: Connection) -> None:
+        super().__init__(inner)
+        self.statements = 0
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
+        self.statements += 1
+        if self.statements == 2:
+            raise LookupError("the second statement")
+        return self.inner.execute(sql, parameters)
+
+
+def test_more_parameters_than_one_statement_takes_are_still_all_or_nothing(
+    open_database: OpenDatabase,
+) -> None:
+    """Past :data:`PARAMETERS_PER_STATEMENT` PostgreSQL gets two statements: run by a write
+    that needs no transaction of its own (SelfContained), they get one, and the second's
+    failure leaves nothing of the first."""
+    database = open_database()
+    database.write(make_tables)
+    rows = [(f"n{number:05d}", number) for number in range(PARAMETERS_PER_STATEMENT // 2 + 1)]
+    sent: list[str] = []
+
+    def work(conn: Connection) -> None:
+        with together(FailingSecond(Counting(conn, sent))) as kept:
+            insert_rows(kept, "kept (name, n)", rows)
+
+    with pytest.raises(LookupError):
+        database.write(SelfContained(work))
+    assert database.read(tables) == ([], ["a", "b", "c"])
+    if database.read(lambda c: c.dialect.writable_cte):
+        assert len(sent) == 1  # of two: one joined under the limit, then the one that failed
 
 
 def test_a_result_is_not_there_to_read_on_postgresql(open_database: OpenDatabase) -> None:
