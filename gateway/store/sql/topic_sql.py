@@ -22,8 +22,8 @@ from gateway.store.sql.connection import (
     Row,
     SelfContained,
     insert_rows,
-    values_of,
 )
+from gateway.store.sql.together import together
 from gateway.topics.fanout import check_size, matching_subscriptions
 from gateway.topics.records import (
     Published,
@@ -319,31 +319,20 @@ def insert_deliveries(
     return [str(row[0]) for row in rows]
 
 
-#: Deliveries written in the message's own statement (PostgreSQL's ``WITH … INSERT``); more
-#: go in several statements in a transaction. 8 + 7 x 500 parameters, well inside the limit.
-MAX_DELIVERIES_IN_ONE_STATEMENT: Final = 500
-
-
 def insert_published(conn: Connection, message: TopicMessage, subscriptions: list[str]) -> None:
-    """The message and its deliveries, all or nothing whatever the fan-out: one statement
-    where the database can (PostgreSQL's ``WITH … INSERT``, so a publish needs no transaction
-    around it), else several in ``conn.atomic()``."""
-    due = message.publish_time_ms
-    rows = _delivery_rows(message.id, message.topic_name, subscriptions, due)
-    if not rows or not conn.dialect.writable_cte or len(rows) > MAX_DELIVERIES_IN_ONE_STATEMENT:
-        with conn.atomic():
-            insert_message(conn, message, message.expires_at_ms)
-            insert_deliveries(conn, message.id, message.topic_name, subscriptions, due)
-        return
-    conn.execute(
-        f"WITH message AS ({_INSERT_MESSAGE}) INSERT INTO {_DELIVERY_COLUMNS} {values_of(rows)}",
-        [*_message_params(message, message.expires_at_ms), *(v for row in rows for v in row)],
-    )
+    """The message and its deliveries, all or nothing whatever the fan-out: independent writes
+    (:func:`~gateway.store.sql.together.together`), on PostgreSQL one statement up to thousands
+    of subscriptions, so that a publish needs no transaction around it."""
+    with together(conn) as writes:
+        insert_message(writes, message, message.expires_at_ms)
+        insert_deliveries(
+            writes, message.id, message.topic_name, subscriptions, message.publish_time_ms
+        )
 
 
 def publishing(message: TopicMessage) -> SelfContained[Published]:
     """:func:`publish` as a write: it needs no transaction around it, as it reads, then writes
-    in one statement or in one ``conn.atomic()`` block (:func:`insert_published`)."""
+    all or nothing (:func:`insert_published`)."""
     return SelfContained(partial(publish, message=message))
 
 

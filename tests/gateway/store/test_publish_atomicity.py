@@ -1,15 +1,16 @@
 """A publish is all-or-nothing on both databases at any fan-out (issue 33, finding 5).
 
-Past 500 matching subscriptions PostgreSQL cannot write the message and its deliveries in one
-``WITH … INSERT`` statement; the publish then writes several statements, which must still commit
-together. The failure is injected through the store's own seam, the
+A publish's writes, the message and a delivery per subscription, are independent writes
+(gateway/store/sql/together.py). SQLite runs them one by one in its writer's transaction: the
+message, then the deliveries 500 to an INSERT. PostgreSQL gets them as one statement while
+their parameters fit in one (some 4,680 subscriptions), so that a publish needs no transaction
+around it; past that, as several in one transaction (tests/gateway/store/test_together.py
+checks that case). The failure is injected through the store's own seam, the
 :class:`~gateway.store.backends.database.Database` it is given: a database whose connections
-fail the second INSERT of deliveries, after the message row and the first 500 deliveries.
+fail a chosen statement among those that write deliveries.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import pytest
 
@@ -20,44 +21,38 @@ from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.databases import PassingConnection, WrappedWrites
 
-FAN_OUT = 501
-
 
 class InjectedFailure(Exception):
     pass
 
 
 class FailingConnection(PassingConnection):
-    """A :class:`Connection` that raises on the ``nth`` statement ``matches`` picks out."""
+    """A :class:`Connection` that keeps the statements writing deliveries in ``seen`` and,
+    with ``fail_at``, raises instead of running the one of that number."""
 
-    def __init__(self, inner: Connection, matches: Callable[[str], bool], nth: int) -> None:
+    def __init__(self, inner: Connection, seen: list[str], fail_at: int | None) -> None:
         super().__init__(inner)
-        self.matches = matches
-        self.left = nth
+        self.seen = seen
+        self.fail_at = fail_at
 
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
-        if self.matches(sql):
-            self.left -= 1
-            if self.left == 0:
+        if "INSERT INTO deliveries" in sql:
+            self.seen.append(sql)
+            if len(self.seen) == self.fail_at:
                 raise InjectedFailure(sql[:40])
         return self.inner.execute(sql, parameters)
 
 
 class FailingDatabase(WrappedWrites):
-    """A :class:`Database` whose writes run on a :class:`FailingConnection` while ``armed``."""
+    """A :class:`Database` whose writes run on a :class:`FailingConnection`."""
 
-    def __init__(self, inner: Database, matches: Callable[[str], bool], nth: int) -> None:
+    def __init__(self, inner: Database) -> None:
         super().__init__(inner, self._connection)
-        self.matches = matches
-        self.nth = nth
-        self.armed = False
+        self.seen: list[str] = []
+        self.fail_at: int | None = None
 
     def _connection(self, conn: Connection) -> Connection:
-        return FailingConnection(conn, self.matches, self.nth) if self.armed else conn
-
-
-def _is_delivery_insert(sql: str) -> bool:
-    return sql.startswith("INSERT INTO deliveries")
+        return FailingConnection(conn, self.seen, self.fail_at)
 
 
 def _counts(database: Database, topic: str) -> tuple[int, int]:
@@ -73,22 +68,27 @@ def _counts(database: Database, topic: str) -> tuple[int, int]:
     return database.read(work)
 
 
-@pytest.mark.parametrize("fan_out", [FAN_OUT, 1001])
-def test_a_failed_publish_past_500_subscriptions_leaves_nothing(
+@pytest.mark.parametrize("fan_out", [501, 1001])
+def test_a_failed_publish_to_hundreds_of_subscriptions_leaves_nothing(
     open_database: OpenDatabase, fan_out: int
 ) -> None:
-    database = FailingDatabase(open_database(), _is_delivery_insert, nth=2)
+    database = FailingDatabase(open_database())
     store = compose_store(database, clock=lambda: 1_700_000_000.0)  # type: ignore[arg-type]
     store.topics.create_topic("wide", 65536, False)
     for number in range(fan_out):
         store.topics.subscribe(Subscription("wide", f"s{number}", "http://127.0.0.1:9/"))
     message = TopicMessage("m-1", "wide", "body", "X", 1_700_000_000_000)
+    one_statement = database.read(lambda conn: conn.dialect.writable_cte)
+    # SQLite: the second INSERT of deliveries, after the message and the first 500 deliveries;
+    # PostgreSQL: its one statement.
+    database.fail_at = 1 if one_statement else 2
 
-    database.armed = True
     with pytest.raises(InjectedFailure):
         store.topics.publish(message)
     assert _counts(database, "wide") == (0, 0)
 
-    database.armed = False
+    database.fail_at = None
+    database.seen.clear()
     assert store.topics.publish(message).deliveries == fan_out
     assert _counts(database, "wide") == (1, fan_out)
+    assert len(database.seen) == (1 if one_statement else -(-fan_out // 500))
