@@ -2,11 +2,12 @@
 cycle at a time (issue 49).
 
     .venv/bin/python bench/store_statements.py [--cycles 300] [--claim 16] [--subscriptions 10]
-        [--rounds 1] [--database-url auto|URL [--only SQLite|PostgreSQL]]
+        [--rounds 1] [--failed] [--database-url auto|URL [--only SQLite|PostgreSQL]]
 
 A backlog is written into a new SQLite data dir (or PostgreSQL database); then, in one process
 monkey-patched by gevent as the worker is, one greenlet claims ``--claim`` deliveries and settles
-them all as delivered (no push: the store alone), ``--cycles`` times, as the worker's
+them all as delivered (``--failed``: as refused, retried in an hour) (no push: the store alone),
+``--cycles`` times, as the worker's
 :class:`~gateway.pushing.push_store.PushStore` calls do (both relaxed: ``synchronous=NORMAL``).
 Every statement's CPU is timed in the thread that runs it (SQLite's calls never yield to another
 greenlet), from ``execute`` to its last row fetched, by a subclass of
@@ -45,7 +46,7 @@ from harness import ROOT  # noqa: F401  (puts the checkout on sys.path)
 from push_floor import prepare_backlog, signature_cpu_us
 
 from gateway.config.settings import Settings
-from gateway.delivery.records import Attempt, PushOutcome, Settlement
+from gateway.delivery.records import Attempt, DeliveryJob, PushOutcome, Settlement
 from gateway.store.backends.sqlite import SQLiteConnection, SQLiteDatabase
 from gateway.store.base import Store
 from gateway.store.opening import compose_store, open_store
@@ -110,7 +111,19 @@ def store_with_backlog(
     return compose_store(database)
 
 
-def cycles(store: Store, count: int, claim: int) -> Iterator[tuple[float, float, int]]:
+def settlements(jobs: list[DeliveryJob], now: int, failed: bool) -> list[Settlement]:
+    """All delivered or, with ``failed``, all refused and retried in an hour (after the run).
+    Refused with a 400, which no circuit breaker counts: with 5xx the breakers would open and
+    the claims hold their deliveries back."""
+    if not failed:
+        return [Settlement(job, Attempt(1, now, PushOutcome.SUCCESS, 200)) for job in jobs]
+    refused = Attempt(1, now, PushOutcome.HTTP_ERROR, 400, "bad request", 5.0)
+    return [Settlement(job, refused, now + 3_600_000) for job in jobs]
+
+
+def cycles(
+    store: Store, count: int, claim: int, failed: bool = False
+) -> Iterator[tuple[float, float, int]]:
     """Each cycle's claim CPU, settle CPU and deliveries: the process's, since the store's
     writer (a greenlet here) runs the transactions while this one waits for them."""
     deliveries = store.deliveries
@@ -118,9 +131,7 @@ def cycles(store: Store, count: int, claim: int) -> Iterator[tuple[float, float,
         started = time.process_time()
         jobs = deliveries.claim(OWNER, 60.0, claim, frozenset())
         claimed = time.process_time()
-        now = deliveries.now_ms()
-        outcomes = [Settlement(job, Attempt(1, now, PushOutcome.SUCCESS, 200)) for job in jobs]
-        deliveries.settle(OWNER, outcomes)
+        deliveries.settle(OWNER, settlements(jobs, deliveries.now_ms(), failed))
         yield claimed - started, time.process_time() - claimed, len(jobs)
 
 
@@ -162,11 +173,11 @@ def run_on(backend: Backend, args: argparse.Namespace) -> None:
         deliveries = (args.cycles + 20) * args.claim
         store = store_with_backlog(Path(tmp), url, deliveries, args.subscriptions)
         try:
-            for _ in cycles(store, 20, args.claim):  # warm-up: caches, statements prepared
+            for _ in cycles(store, 20, args.claim, args.failed):  # warm-up: caches, prepared
                 pass
             SPENT.clear()
             server_before = backend.database_cpu_seconds()
-            ran = list(cycles(store, args.cycles, args.claim))
+            ran = list(cycles(store, args.cycles, args.claim, args.failed))
             server_after = backend.database_cpu_seconds()
         finally:
             store.close()
@@ -185,6 +196,9 @@ def main() -> None:
     parser.add_argument("--claim", type=int, default=16)
     parser.add_argument("--subscriptions", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--failed", action="store_true", help="settle every push as failed and retried"
+    )
     add_database_arguments(parser, only=True)
     args = parser.parse_args()
     with backends(args) as found:

@@ -157,9 +157,12 @@ class DeliveryStore:
                 delivery_sql.complete(writes, delivery_sql.completed_ids(settlements))
                 rates_sql.record(writes, _outcomes(settlements, now))
             filed = [
-                None if s.succeeded else self._settle_failure(conn, owner, s, now)
+                None
+                if s.dead_reason is None
+                else self._dead_letter(conn, s.job, s.attempt, s.dead_reason, now)
                 for s in settlements
             ]
+            delivery_sql.retry_all_later(conn, owner, _retries(settlements))
             transitions[:] = self.breaker_store.record_settled(conn, settlements, now)
             return filed
 
@@ -230,18 +233,6 @@ class DeliveryStore:
         if not self._passes.take(now):
             return None
         return retention.retain(self.database, now, self.history_retention)
-
-    def _settle_failure(
-        self, conn: Connection, owner: str, settlement: Settlement, now_ms: int
-    ) -> Filed | None:
-        job = settlement.job
-        if settlement.dead_reason is not None:
-            return self._dead_letter(conn, job, settlement.attempt, settlement.dead_reason, now_ms)
-        assert settlement.retry_at_ms is not None and settlement.attempt is not None
-        delivery_sql.retry_later(
-            conn, job.delivery_id, owner, settlement.attempt, settlement.retry_at_ms
-        )
-        return None
 
     def _dead_letter(
         self,
@@ -344,6 +335,15 @@ class DeliveryStore:
         )
         self.wakeups.announce_deliveries()
         return delivery_id
+
+
+def _retries(settlements: Sequence[Settlement]) -> list[tuple[str, Attempt, int]]:
+    """The failed attempts to try again: each delivery, its attempt and when."""
+    return [
+        (s.job.delivery_id, s.attempt, s.retry_at_ms)
+        for s in settlements
+        if s.dead_reason is None and s.attempt is not None and s.retry_at_ms is not None
+    ]
 
 
 def _outcomes(settlements: Sequence[Settlement], now_ms: int) -> list[rates_sql.PushOutcome]:

@@ -8,13 +8,14 @@ import threading
 
 import pytest
 
-from gateway.delivery.records import Attempt, DeliveryJob
+from gateway.delivery.records import Attempt, DeliveryJob, PushOutcome, Settlement
 from gateway.store.base import Store, compose_store
 from gateway.store.sql import delivery_sql
-from gateway.store.sql.connection import Connection
+from gateway.store.sql.connection import Connection, Cursor, Params
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
+from tests.support.databases import PassingConnection, WrappedWrites
 from tests.support.plans import Recording, plan_of
 
 
@@ -51,12 +52,65 @@ def test_only_the_holder_releases_or_reschedules(stores: tuple[Store, Store], cl
     assert b.deliveries.claim("b", 30, 10, frozenset()) == []
     failed = Attempt(1, a.now_ms(), "http_error", 500)
     later = a.now_ms() + 5000
-    assert not a.database.write(
-        lambda c: delivery_sql.retry_later(c, job.delivery_id, "b", failed, later)
-    )
-    assert a.database.write(
-        lambda c: delivery_sql.retry_later(c, job.delivery_id, "a", failed, later)
-    )
+    retry = [(job.delivery_id, failed, later)]
+    assert a.database.write(lambda c: delivery_sql.retry_all_later(c, "b", retry)) == set()
+    assert a.database.write(lambda c: delivery_sql.retry_all_later(c, "a", retry)) == {
+        job.delivery_id
+    }
+    assert a.database.read(lambda c: delivery_sql.attempts_of(c, job.delivery_id)) == [failed]
+
+
+class CountingWrites(PassingConnection):
+    def __init__(self, inner: Connection, sent: list[str]) -> None:
+        super().__init__(inner)
+        self.sent = sent
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
+        self.sent.append(sql)
+        return self.inner.execute(sql, parameters)
+
+
+def test_a_batch_of_failures_is_retried_where_the_lease_holds(
+    open_database: OpenDatabase, clock: Clock
+) -> None:
+    """Three failed pushes settled together, one of them meanwhile claimed by another worker
+    (its lease had lapsed): the two still held are rescheduled with their attempts recorded,
+    the third is left as the other worker has it. One statement on PostgreSQL, two a delivery
+    on SQLite (the rescheduling, then the attempt where it held)."""
+    sent: list[str] = []
+    database = WrappedWrites(open_database(), lambda conn: CountingWrites(conn, sent))
+    a = compose_store(database, clock)  # type: ignore[arg-type]
+    b = compose_store(open_database(), clock)
+    published(a, 3)
+    jobs = a.deliveries.claim("a", 30, 10, frozenset())
+    lost = jobs[0]
+    clock.now += 31
+    (taken,) = b.deliveries.claim("b", 30, 1, frozenset())
+    assert taken.delivery_id == lost.delivery_id
+    now = a.now_ms()
+    failed = [
+        Settlement(job, Attempt(1, now, PushOutcome.HTTP_ERROR, 503, "busy", 12.5), now + 5000)
+        for job in jobs
+    ]
+    sent.clear()
+    a.deliveries.settle("a", failed)
+    retries = [sql for sql in sent if "delivery_attempts" in sql or "UPDATE deliveries" in sql]
+    on_postgresql = a.database.read(lambda c: c.dialect.writable_cte)
+    assert len(retries) == (1 if on_postgresql else 3 + 2), retries
+
+    def state(conn: Connection, job: DeliveryJob) -> tuple[object, ...]:
+        row = conn.execute(
+            "SELECT attempts, next_attempt_at, lease_owner FROM deliveries WHERE id = ?",
+            (job.delivery_id,),
+        ).fetchone()
+        attempts = delivery_sql.attempts_of(conn, job.delivery_id)
+        return row["attempts"], row["next_attempt_at"], row["lease_owner"], attempts
+
+    assert a.database.read(lambda c: state(c, lost))[2:] == ("b", [])
+    for job in jobs[1:]:
+        assert a.database.read(lambda c, job=job: state(c, job)) == (  # type: ignore[misc]
+            1, now + 5000, None, [failed[0].attempt],
+        )  # fmt: skip
 
 
 #: A route no subscription is on: skipping it takes the per-subscription path of a claim.
