@@ -34,6 +34,22 @@ class PassingConnection:
         return self.inner.atomic()
 
 
+class CountingConnection(PassingConnection):
+    """A :class:`Connection` that appends each statement reaching it to ``sent``."""
+
+    def __init__(self, inner: Connection, sent: list[str]) -> None:
+        super().__init__(inner)
+        self.sent = sent
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
+        self.sent.append(sql)
+        return self.inner.execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any:
+        self.sent.append(sql)
+        return self.inner.executemany(sql, parameters)
+
+
 class WrappedWrites:
     """A :class:`Database` that runs each write on ``wrap(connection)``; the rest as ``inner``
     does. A :class:`SelfContained` write stays one, as the store said of it."""

@@ -11,11 +11,11 @@ import pytest
 from gateway.delivery.records import Attempt, DeliveryJob, PushOutcome, Settlement
 from gateway.store.base import Store, compose_store
 from gateway.store.sql import delivery_sql
-from gateway.store.sql.connection import Connection, Cursor, Params
+from gateway.store.sql.connection import Connection
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
 from tests.support.clock import Clock
-from tests.support.databases import PassingConnection, WrappedWrites
+from tests.support.databases import CountingConnection, WrappedWrites
 from tests.support.plans import Recording, plan_of
 
 
@@ -60,16 +60,6 @@ def test_only_the_holder_releases_or_reschedules(stores: tuple[Store, Store], cl
     assert a.database.read(lambda c: delivery_sql.attempts_of(c, job.delivery_id)) == [failed]
 
 
-class CountingWrites(PassingConnection):
-    def __init__(self, inner: Connection, sent: list[str]) -> None:
-        super().__init__(inner)
-        self.sent = sent
-
-    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
-        self.sent.append(sql)
-        return self.inner.execute(sql, parameters)
-
-
 def test_a_batch_of_failures_is_retried_where_the_lease_holds(
     open_database: OpenDatabase, clock: Clock
 ) -> None:
@@ -78,7 +68,7 @@ def test_a_batch_of_failures_is_retried_where_the_lease_holds(
     the third is left as the other worker has it. One statement on PostgreSQL, two a delivery
     on SQLite (the rescheduling, then the attempt where it held)."""
     sent: list[str] = []
-    database = WrappedWrites(open_database(), lambda conn: CountingWrites(conn, sent))
+    database = WrappedWrites(open_database(), lambda conn: CountingConnection(conn, sent))
     a = compose_store(database, clock)  # type: ignore[arg-type]
     b = compose_store(open_database(), clock)
     published(a, 3)

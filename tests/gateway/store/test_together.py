@@ -3,9 +3,6 @@ one statement on PostgreSQL; and a settle's writes sent that way."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
 import pytest
 
 from gateway.delivery.records import Attempt, PushOutcome, Settlement
@@ -20,7 +17,7 @@ from gateway.store.sql.connection import (
 from gateway.store.sql.together import PARAMETERS_PER_STATEMENT, joined, together
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
-from tests.support.databases import PassingConnection, WrappedWrites
+from tests.support.databases import CountingConnection, PassingConnection, WrappedWrites
 
 
 def test_one_statement_is_sent_as_it_is() -> None:
@@ -67,22 +64,6 @@ def test_parameters_past_the_limit_start_another_statement() -> None:
     assert joined([], limit=3) == []
 
 
-class Counting(PassingConnection):
-    """A :class:`Connection` that keeps the statements reaching it in ``sent``."""
-
-    def __init__(self, inner: Connection, sent: list[str] | None = None) -> None:
-        super().__init__(inner)
-        self.sent = [] if sent is None else sent
-
-    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
-        self.sent.append(sql)
-        return self.inner.execute(sql, parameters)
-
-    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any:
-        self.sent.append(sql)
-        return self.inner.executemany(sql, parameters)
-
-
 def make_tables(conn: Connection) -> None:
     conn.execute("CREATE TABLE kept (name TEXT PRIMARY KEY, n INTEGER NOT NULL)")
     conn.execute("CREATE TABLE gone (name TEXT PRIMARY KEY)")
@@ -104,16 +85,15 @@ def writes(conn: Connection) -> None:
 def test_the_writes_land_in_one_statement_on_postgresql(open_database: OpenDatabase) -> None:
     database = open_database()
     database.write(make_tables)
-    counted: list[Counting] = []
+    sent: list[str] = []
 
     def work(conn: Connection) -> None:
-        counted.append(Counting(conn))
-        with together(counted[0]) as kept:
+        with together(CountingConnection(conn, sent)) as kept:
             writes(kept)
 
     database.write(work)
     assert database.read(tables) == ([("w", 4), ("x", 1), ("y", 2), ("z", 3)], ["b"])
-    assert len(counted[0].sent) == (1 if database.read(lambda c: c.dialect.writable_cte) else 3)
+    assert len(sent) == (1 if database.read(lambda c: c.dialect.writable_cte) else 3)
 
 
 def test_a_block_that_raises_writes_nothing(open_database: OpenDatabase) -> None:
@@ -156,7 +136,7 @@ def test_more_parameters_than_one_statement_takes_are_still_all_or_nothing(
     sent: list[str] = []
 
     def work(conn: Connection) -> None:
-        with together(FailingSecond(Counting(conn, sent))) as kept:
+        with together(FailingSecond(CountingConnection(conn, sent))) as kept:
             insert_rows(kept, "kept (name, n)", rows)
 
     with pytest.raises(LookupError):
@@ -194,7 +174,7 @@ def test_a_settle_sends_its_writes_in_one_statement_on_postgresql(
     """Twelve successes, two of them retried: their history, the deliveries and their attempts
     gone, and the live figures, in one statement (on SQLite, five)."""
     sent: list[str] = []
-    database = WrappedWrites(open_database(), lambda conn: Counting(conn, sent))
+    database = WrappedWrites(open_database(), lambda conn: CountingConnection(conn, sent))
     store = compose_store(database, clock=lambda: 1_700_000_000.0)  # type: ignore[arg-type]
     store.topics.create_topic("t", 65536, False)
     for name in ("s1", "s2"):
