@@ -326,19 +326,20 @@ def attempts_of(conn: Connection, delivery_id: str) -> list[Attempt]:
     return attempts_by_delivery(conn, [delivery_id]).get(delivery_id, [])
 
 
-#: A batch's failed attempts on PostgreSQL: the deliveries whose lease ``owner`` still holds
-#: rescheduled, and their attempts recorded, in one statement (arrays, one per column, so the
-#: statement is the same whatever the batch's size).
+#: A batch's failed attempts on PostgreSQL, in one statement: the deliveries whose lease
+#: ``owner`` still holds rescheduled, and only their attempts recorded. The batch comes as one
+#: array a column, so the statement is the same whatever the batch's size.
 _RETRY_ALL: Final = (
-    "WITH retried AS (UPDATE deliveries d SET attempts = v.attempts,"
-    " next_attempt_at = v.next_attempt_at, lease_owner = NULL, lease_expires_at = NULL"
-    " FROM unnest(?::text[], ?::integer[], ?::bigint[]) AS v (id, attempts, next_attempt_at)"
-    " WHERE d.id = v.id AND d.lease_owner = ? RETURNING d.id),"
+    "WITH batch AS (SELECT * FROM unnest(?::text[], ?::integer[], ?::bigint[], ?::bigint[],"
+    " ?::integer[], ?::text[], ?::text[], ?::double precision[]) AS v (id, attempt,"
+    " next_attempt_at, attempted_at, status_code, outcome, error, latency_ms)),"
+    " retried AS (UPDATE deliveries d SET attempts = batch.attempt,"
+    " next_attempt_at = batch.next_attempt_at, lease_owner = NULL, lease_expires_at = NULL"
+    " FROM batch WHERE d.id = batch.id AND d.lease_owner = ? RETURNING d.id),"
     " recorded AS (INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at,"
-    " status_code, outcome, error, latency_ms) SELECT a.* FROM unnest(?::text[], ?::integer[],"
-    " ?::bigint[], ?::integer[], ?::text[], ?::text[], ?::double precision[]) AS a (delivery_id,"
-    " attempt, attempted_at, status_code, outcome, error, latency_ms)"
-    " WHERE a.delivery_id IN (SELECT id FROM retried) ON CONFLICT DO NOTHING)"
+    " status_code, outcome, error, latency_ms) SELECT id, attempt, attempted_at, status_code,"
+    " outcome, error, latency_ms FROM batch WHERE id IN (SELECT id FROM retried)"
+    " ON CONFLICT DO NOTHING)"
     " SELECT id FROM retried"
 )
 
@@ -354,24 +355,18 @@ def retry_all_later(
         return set()
     if not conn.dialect.writable_cte:
         return {d for d, attempt, at in retries if _retry_later(conn, d, owner, attempt, at)}
-    ids = [delivery_id for delivery_id, _, _ in retries]
     attempts = [attempt for _, attempt, _ in retries]
-    rows = conn.execute(
-        _RETRY_ALL,
-        (
-            ids,
-            [a.attempt for a in attempts],
-            [next_attempt_at for _, _, next_attempt_at in retries],
-            owner,
-            ids,
-            [a.attempt for a in attempts],
-            [a.attempted_at_ms for a in attempts],
-            [a.status_code for a in attempts],
-            [a.outcome.value for a in attempts],
-            [a.error for a in attempts],
-            [a.latency_ms for a in attempts],
-        ),
-    ).fetchall()
+    columns = (
+        [delivery_id for delivery_id, _, _ in retries],
+        [a.attempt for a in attempts],
+        [next_attempt_at for _, _, next_attempt_at in retries],
+        [a.attempted_at_ms for a in attempts],
+        [a.status_code for a in attempts],
+        [a.outcome.value for a in attempts],
+        [a.error for a in attempts],
+        [a.latency_ms for a in attempts],
+    )
+    rows = conn.execute(_RETRY_ALL, (*columns, owner)).fetchall()
     return {row["id"] for row in rows}
 
 
