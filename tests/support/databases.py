@@ -50,6 +50,35 @@ class CountingConnection(PassingConnection):
         return self.inner.executemany(sql, parameters)
 
 
+class InjectedFailure(Exception):
+    """What a :class:`FailingConnection` raises in place of a statement."""
+
+
+class FailingConnection(PassingConnection):
+    """A :class:`Connection` that keeps in ``seen`` the statements ``picks`` chooses (all of
+    them by default) and raises :class:`InjectedFailure` instead of running the one of them
+    numbered ``fail_at`` (from 1; ``None``: none)."""
+
+    def __init__(
+        self,
+        inner: Connection,
+        seen: list[str],
+        fail_at: int | None,
+        picks: Callable[[str], bool] = lambda sql: True,
+    ) -> None:
+        super().__init__(inner)
+        self.seen = seen
+        self.fail_at = fail_at
+        self.picks = picks
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
+        if self.picks(sql):
+            self.seen.append(sql)
+            if len(self.seen) == self.fail_at:
+                raise InjectedFailure(sql[:40])
+        return self.inner.execute(sql, parameters)
+
+
 class WrappedWrites:
     """A :class:`Database` that runs each write on ``wrap(connection)``; the rest as ``inner``
     does. A :class:`SelfContained` write stays one, as the store said of it."""

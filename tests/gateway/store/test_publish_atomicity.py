@@ -16,31 +16,10 @@ import pytest
 
 from gateway.store.backends.database import Database
 from gateway.store.base import compose_store
-from gateway.store.sql.connection import Connection, Cursor, Params
+from gateway.store.sql.connection import Connection
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
-from tests.support.databases import PassingConnection, WrappedWrites
-
-
-class InjectedFailure(Exception):
-    pass
-
-
-class FailingConnection(PassingConnection):
-    """A :class:`Connection` that keeps the statements writing deliveries in ``seen`` and,
-    with ``fail_at``, raises instead of running the one of that number."""
-
-    def __init__(self, inner: Connection, seen: list[str], fail_at: int | None) -> None:
-        super().__init__(inner)
-        self.seen = seen
-        self.fail_at = fail_at
-
-    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
-        if "INSERT INTO deliveries" in sql:
-            self.seen.append(sql)
-            if len(self.seen) == self.fail_at:
-                raise InjectedFailure(sql[:40])
-        return self.inner.execute(sql, parameters)
+from tests.support.databases import FailingConnection, InjectedFailure, WrappedWrites
 
 
 class FailingDatabase(WrappedWrites):
@@ -52,7 +31,11 @@ class FailingDatabase(WrappedWrites):
         self.fail_at: int | None = None
 
     def _connection(self, conn: Connection) -> Connection:
-        return FailingConnection(conn, self.seen, self.fail_at)
+        return FailingConnection(conn, self.seen, self.fail_at, _writes_deliveries)
+
+
+def _writes_deliveries(sql: str) -> bool:
+    return "INSERT INTO deliveries" in sql
 
 
 def _counts(database: Database, topic: str) -> tuple[int, int]:

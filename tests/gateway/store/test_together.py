@@ -9,15 +9,18 @@ from gateway.delivery.records import Attempt, PushOutcome, Settlement
 from gateway.store.base import compose_store
 from gateway.store.sql.connection import (
     Connection,
-    Cursor,
-    Params,
     SelfContained,
     insert_rows,
 )
 from gateway.store.sql.together import PARAMETERS_PER_STATEMENT, joined, together
 from gateway.topics.records import Subscription, TopicMessage
 from tests.conftest import OpenDatabase
-from tests.support.databases import CountingConnection, PassingConnection, WrappedWrites
+from tests.support.databases import (
+    CountingConnection,
+    FailingConnection,
+    InjectedFailure,
+    WrappedWrites,
+)
 
 
 def test_one_statement_is_sent_as_it_is() -> None:
@@ -110,20 +113,6 @@ def test_a_block_that_raises_writes_nothing(open_database: OpenDatabase) -> None
     assert database.read(tables) == ([], ["a", "b", "c"])
 
 
-class FailingSecond(PassingConnection):
-    """A :class:`Connection` whose second statement fails."""
-
-    def __init__(self, inner: Connection) -> None:
-        super().__init__(inner)
-        self.statements = 0
-
-    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
-        self.statements += 1
-        if self.statements == 2:
-            raise LookupError("the second statement")
-        return self.inner.execute(sql, parameters)
-
-
 def test_more_parameters_than_one_statement_takes_are_still_all_or_nothing(
     open_database: OpenDatabase,
 ) -> None:
@@ -136,14 +125,15 @@ def test_more_parameters_than_one_statement_takes_are_still_all_or_nothing(
     sent: list[str] = []
 
     def work(conn: Connection) -> None:
-        with together(FailingSecond(CountingConnection(conn, sent))) as kept:
+        with together(FailingConnection(conn, sent, fail_at=2)) as kept:
             insert_rows(kept, "kept (name, n)", rows)
 
-    with pytest.raises(LookupError):
+    with pytest.raises(InjectedFailure):
         database.write(SelfContained(work))
     assert database.read(tables) == ([], ["a", "b", "c"])
     if database.read(lambda c: c.dialect.writable_cte):
-        assert len(sent) == 1  # of two: one joined under the limit, then the one that failed
+        # Two: one joined under the limit, then the one that failed.
+        assert len(sent) == 2 and sent[0].startswith("WITH joined_1 AS (INSERT INTO kept")
 
 
 def test_a_result_is_not_there_to_read_on_postgresql(open_database: OpenDatabase) -> None:
