@@ -2,11 +2,16 @@
 
 Each read runs in a ``REPEATABLE READ READ ONLY`` transaction (one snapshot for all its
 statements), each write in a READ COMMITTED one: claims rely on it, re-checking their lease
-condition on the row as another transaction left it rather than failing. Writes that lose
-nothing acknowledged when lost (``durable=False``: delivery claims and outcomes) commit with
-``synchronous_commit`` off for that transaction only; everything acknowledged to a client waits
-for the WAL flush as usual. PostgreSQL's own group commit lets concurrent commits share a flush,
-so unlike SQLite there is no writer to funnel writes through.
+condition on the row as another transaction left it rather than failing. A write is the
+*implicit* transaction of its pipeline: no ``BEGIN`` and no ``COMMIT``, its statements up to the
+Sync that ends the pipeline are one transaction, which that Sync commits, or rolls back if one
+of them failed (the protocol's own rule for statements sent without a transaction block): two
+statements less per write than an explicit block, a worker's claim three instead of five
+(docs/benchmarks.md#a-write-without-begin-and-commit). Writes that lose nothing acknowledged when
+lost (``durable=False``: delivery claims and outcomes) commit with ``synchronous_commit`` off for
+that transaction only; everything acknowledged to a client waits for the WAL flush as usual.
+PostgreSQL's own group commit lets concurrent commits share a flush, so unlike SQLite there is
+no writer to funnel writes through.
 
 Under gevent (gunicorn's workers, ``mns-gateway worker``) a query must block only its greenlet:
 :func:`~gateway.store.backends.pg_waiting.cooperative_waiting` makes psycopg wait on gevent's hub.
@@ -26,10 +31,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from functools import lru_cache
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 import psycopg
-from psycopg.pq import TransactionStatus
+from psycopg.pq import ExecStatus, PipelineStatus, TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -54,8 +59,24 @@ DEFAULT_TIMEOUT = 5.0
 #: shutting down or starting (57P01-57P03), or a standby that no longer takes writes (25006,
 #: a connection opened before a failover).
 _UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "25006"})
-_READ = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
-_WRITE = {True: ("BEGIN",), False: ("BEGIN", "SET LOCAL synchronous_commit TO OFF")}
+
+
+class Opening(NamedTuple):
+    """What a transaction sends before its work, and whether that opens a block (which the
+    transaction's end then commits) rather than leaving it the pipeline's implicit one."""
+
+    statements: tuple[str, ...]
+    block: bool
+
+
+#: One snapshot for all of a read's statements.
+_READ = Opening(("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",), block=True)
+#: A write's, by ``durable``. ``set_config(…, true)`` lasts until its transaction ends, an
+#: implicit one too (``SET LOCAL`` would as well, with a warning each time).
+_WRITE = {
+    True: Opening((), block=False),
+    False: Opening(("SELECT set_config('synchronous_commit', 'off', true)",), block=False),
+}
 
 
 @lru_cache(maxsize=2048)
@@ -89,8 +110,20 @@ class PipelinedResult:
     @property
     def rowcount(self) -> int:
         if self._cursor.pgresult is None and self._pipeline is not None:
-            self._pipeline.sync()
+            self._wait()
         return self._cursor.rowcount
+
+    def _wait(self) -> None:
+        """Wait for this statement's result as a fetch does, with a flush: a Sync would end a
+        write's implicit transaction halfway. psycopg's fetch also wants rows, and says so once
+        the result is in ("the last operation didn't produce records"); a row read is put back."""
+        try:
+            if self._cursor.fetchone() is not None:
+                self._cursor.scroll(0, "absolute")
+        except psycopg.ProgrammingError:
+            result = self._cursor.pgresult  # None if the statement itself failed
+            if result is None or result.status != ExecStatus.COMMAND_OK:
+                raise
 
     def fetchone(self) -> Any:
         return self._cursor.fetchone()
@@ -113,10 +146,17 @@ class PgConnection:
     dialect: Dialect = POSTGRESQL
 
     def __init__(
-        self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None
+        self,
+        connection: psycopg.Connection[Any],
+        pipeline: psycopg.Pipeline | None,
+        *,
+        in_block: bool = False,
     ) -> None:
         self._connection = connection
         self._pipeline = pipeline
+        #: Whether a transaction block is open (a read's, or a write's that :meth:`atomic`
+        #: made one), which the transaction's end then commits.
+        self.in_block = in_block
 
     def execute(self, sql: str, parameters: Params = (), /) -> PipelinedResult:
         cursor = psycopg.RawCursor(self._connection)
@@ -129,11 +169,16 @@ class PgConnection:
             cursor.executemany(translate(sql), parameters)
 
     def atomic(self) -> AbstractContextManager[object]:
-        """Inside a write's transaction (pipeline mode) nothing more; a SelfContained write
-        runs statement by statement, so its block gets a transaction of its own."""
-        if self._pipeline is not None:
-            return contextlib.nullcontext()
-        return self._connection.transaction()
+        """Inside a write's transaction (pipeline mode), that transaction made a block: a
+        ``BEGIN`` within an implicit transaction takes in what it ran so far, and the block
+        lasts to the write's end. A SelfContained write runs statement by statement, so its
+        block gets a transaction of its own."""
+        if self._pipeline is None:
+            return self._connection.transaction()
+        if not self.in_block:
+            self._connection.execute("BEGIN")
+            self.in_block = True
+        return contextlib.nullcontext()
 
 
 class PostgresDatabase:
@@ -175,8 +220,8 @@ class PostgresDatabase:
         if migrate:
             self.migrate()
 
-    def _run(self, begin: tuple[str, ...], work: Callable[[PgConnection], T]) -> T:
-        return self._available(lambda: self._transaction(begin, work))
+    def _run(self, opening: Opening, work: Callable[[PgConnection], T]) -> T:
+        return self._available(lambda: self._transaction(opening, work))
 
     def _available(self, call: Callable[[], T]) -> T:
         """``call()``, with a server that cannot serve us turned into StoreUnavailableError."""
@@ -193,14 +238,22 @@ class PostgresDatabase:
         self.outage.succeeded()
         return result
 
-    def _transaction(self, begin: tuple[str, ...], work: Callable[[PgConnection], T]) -> T:
+    def _transaction(self, opening: Opening, work: Callable[[PgConnection], T]) -> T:
+        """``work`` in one transaction: a block (a read's, or one ``work`` asked for) that
+        ``COMMIT`` ends, or else the pipeline's implicit one, which the pipeline's Sync commits."""
         with self._pool.connection() as connection:
             try:
                 with connection.pipeline() as pipeline:
-                    for statement in begin:
+                    for statement in opening.statements:
                         connection.execute(statement)
-                    result = work(PgConnection(connection, pipeline))
-                    connection.execute("COMMIT")
+                    conn = PgConnection(connection, pipeline, in_block=opening.block)
+                    try:
+                        result = work(conn)
+                    except BaseException:
+                        abandon(connection, pipeline)
+                        raise
+                    if conn.in_block:
+                        connection.execute("COMMIT")
             except BaseException:
                 # A broken connection cannot roll back; the pool discards it either way.
                 if connection.info.transaction_status != TransactionStatus.IDLE:
@@ -249,6 +302,24 @@ class PostgresDatabase:
     def close(self) -> None:
         self.notifier.close()
         self._pool.close()
+
+
+def abandon(connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline) -> None:
+    """Roll back what a transaction sent so far, before the Sync that ends its pipeline: that
+    Sync would commit a write's implicit transaction. Not needed once a statement failed (the
+    server then discards the rest and the Sync rolls back). A connection that cannot take the
+    ``ROLLBACK`` is closed, so that no Sync reaches the server: it rolls back as it goes."""
+    if pipeline.status == PipelineStatus.ABORTED:
+        return
+    sent = False
+    try:
+        connection.execute("ROLLBACK")
+        sent = True
+    except psycopg.Error:
+        pass  # the work's own exception says more
+    finally:
+        if not sent:
+            connection.close()
 
 
 def connect_options(timeout: float) -> dict[str, Any]:

@@ -103,9 +103,11 @@ class Connection(Protocol):
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> Any: ...
 
     def atomic(self) -> AbstractContextManager[object]:
-        """The statements run in the block are committed together or not at all. Inside the
-        transaction a write normally runs in, nothing more is needed; a :class:`SelfContained`
-        write, which a database may run without one, gets a transaction around the block."""
+        """The statements run in the block are committed together or not at all, in a
+        transaction block (PostgreSQL's ``LOCK TABLE`` needs one). Inside a write's transaction
+        that may mean nothing more, or (PostgreSQL, whose writes are implicit transactions) the
+        whole write made a block; a :class:`SelfContained` write, which a database may run
+        without a transaction, gets one around the block."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,7 +155,7 @@ def make_ahead(conn: Connection, table: str, now_ms: int, retention_seconds: int
     # The lock CREATE takes anyway, taken before the default partition is read: a row published
     # in between would land in the default inside the range about to be made, and CREATE would
     # then refuse the range (a check violation the worker logged as a bug, under load).
-    conn.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+    _lock_table(conn, table)
     key = PARTITIONED[table]
     highs = [p.high_ms for p in existing if p.high_ms is not None]
     start = first_id_at(max(highs, default=0))
@@ -175,6 +175,14 @@ def make_ahead(conn: Connection, table: str, now_ms: int, retention_seconds: int
         )
         made.append(name)
     return made
+
+
+def _lock_table(conn: Connection, table: str) -> None:
+    """``table`` locked to the write's end. ``LOCK TABLE`` needs a transaction block, which
+    :meth:`~gateway.store.sql.connection.Connection.atomic` makes the write (the rest of it
+    included)."""
+    with conn.atomic():
+        conn.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
 
 
 def droppable(conn: Connection, table: str, cutoff_ms: int) -> list[Partition]:
@@ -207,7 +215,7 @@ def drop(conn: Connection, table: str, partition: Partition) -> bool:
     if messages and _needed(conn, partition):
         return False
     conn.execute(_LOCK)
-    conn.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+    _lock_table(conn, table)
     if messages and _needed(conn, partition):
         return False
     conn.execute(f"DROP TABLE IF EXISTS {partition.name}")
