@@ -252,7 +252,7 @@ class PostgresDatabase:
                     except BaseException:
                         abandon(connection, pipeline)
                         raise
-                    if conn.in_block:
+                    if conn.in_block:  # with the Sync (the pool would, a round trip later)
                         connection.execute("COMMIT")
             except BaseException:
                 # A broken connection cannot roll back; the pool discards it either way.

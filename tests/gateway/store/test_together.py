@@ -3,6 +3,8 @@ one statement on PostgreSQL; and a settle's writes sent that way."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from gateway.delivery.records import Attempt, PushOutcome, Settlement
@@ -113,27 +115,35 @@ def test_a_block_that_raises_writes_nothing(open_database: OpenDatabase) -> None
     assert database.read(tables) == ([], ["a", "b", "c"])
 
 
+@pytest.mark.parametrize("self_contained", [True, False], ids=["self-contained", "in a write"])
 def test_more_parameters_than_one_statement_takes_are_still_all_or_nothing(
-    open_database: OpenDatabase,
+    open_database: OpenDatabase, self_contained: bool
 ) -> None:
-    """Past :data:`PARAMETERS_PER_STATEMENT` PostgreSQL gets two statements: run by a write
-    that needs no transaction of its own (SelfContained), they get one, and the second's
-    failure leaves nothing of the first."""
+    """Past :data:`PARAMETERS_PER_STATEMENT` PostgreSQL gets two statements, in a block: one
+    of their own in a write that needs no transaction (SelfContained), else the write made a
+    block (its implicit transaction would do, but ``atomic`` asks for one). The second's
+    failure leaves nothing of the first; without a failure both are kept."""
     database = open_database()
     database.write(make_tables)
     rows = [(f"n{number:05d}", number) for number in range(PARAMETERS_PER_STATEMENT // 2 + 1)]
     sent: list[str] = []
 
-    def work(conn: Connection) -> None:
-        with together(FailingConnection(conn, sent, fail_at=2)) as kept:
+    def work(fail_at: int | None, conn: Connection) -> None:
+        with together(FailingConnection(conn, sent, fail_at=fail_at)) as kept:
             insert_rows(kept, "kept (name, n)", rows)
 
+    def write(fail_at: int | None) -> None:
+        bound = partial(work, fail_at)
+        database.write(SelfContained(bound) if self_contained else bound)
+
     with pytest.raises(InjectedFailure):
-        database.write(SelfContained(work))
+        write(fail_at=2)
     assert database.read(tables) == ([], ["a", "b", "c"])
     if database.read(lambda c: c.dialect.writable_cte):
         # Two: one joined under the limit, then the one that failed.
         assert len(sent) == 2 and sent[0].startswith("WITH joined_1 AS (INSERT INTO kept")
+    write(fail_at=None)
+    assert len(database.read(tables)[0]) == len(rows)
 
 
 def test_a_result_is_not_there_to_read_on_postgresql(open_database: OpenDatabase) -> None:
