@@ -54,8 +54,7 @@ def test_the_console_and_the_control_plane_answer_an_outage_with_503(
         assert pages.driver.current_url.endswith("/console/queues")
         cookie = browser.get_cookie("mns_console")["value"]
         # The session was saved without waiting for the WAL flush (docs/console.md), and the
-        # crash below may come within that moment (it did, once in twenty runs). An
-        # acknowledged write flushes the WAL through it.
+        # crash below could come before the flush: an acknowledged write flushes through it.
         Account(gateway.url, ACCESS_KEY_ID, ACCESS_KEY_SECRET).get_queue("jobs").create(QueueMeta())
         control = Classic(gateway.port)
 
