@@ -56,11 +56,7 @@ def earlier_attempts(
     """The failed attempts before the successful ones among ``settlements``, by delivery: for
     :func:`record`, read before :func:`delivery_sql.complete` deletes them (only deliveries
     that had any are asked for: the claim says how many)."""
-    retried = [
-        s.job.delivery_id
-        for s in settlements
-        if s.succeeded and s.attempt is not None and s.job.attempts
-    ]
+    retried = [s.job.delivery_id for s in _delivered(settlements) if s.job.attempts]
     return attempts_by_delivery(conn, retried)
 
 
@@ -70,7 +66,7 @@ def record(
     """Keep the successful ones among ``settlements``, with their ``earlier`` attempts
     (:func:`earlier_attempts`). Writes only: it may run in
     :func:`~gateway.store.sql.together.together`."""
-    succeeded = [s for s in settlements if s.succeeded and s.attempt is not None]
+    succeeded = _delivered(settlements)
     if not succeeded:
         return
     rows = []
@@ -94,6 +90,11 @@ def record(
         )
     # A lapsed lease can let two workers settle the same delivery: one row is kept.
     insert_rows(conn, _INTO, rows, on_conflict="ON CONFLICT DO NOTHING")
+
+
+def _delivered(settlements: Sequence[Settlement]) -> list[Settlement]:
+    """The settlements the delivered history keeps: a successful attempt."""
+    return [s for s in settlements if s.succeeded and s.attempt is not None]
 
 
 def of_message(conn: Connection, message_id: str) -> list[Delivered]:
